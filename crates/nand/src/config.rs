@@ -1,0 +1,180 @@
+//! Raw flash configuration (TOML-facing) and the validated [`Geometry`] derived from it.
+
+use serde::{Deserialize, Serialize};
+use sim::SimDuration;
+
+/// A configuration field that is missing, malformed or inconsistent with another.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct ConfigError {
+    /// Path of the offending field, for example `device.nand.channels`.
+    pub field: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigError { field: field.into(), message: message.into() }
+    }
+}
+
+/// Flash geometry and timing, as written in a device TOML file under `[nand]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NandConfig {
+    /// Independent flash channels (buses) from the controller.
+    pub channels: u32,
+    /// Dies (LUNs, "ways") on each channel.
+    pub dies_per_channel: u32,
+    /// Planes per die.
+    pub planes_per_die: u32,
+    /// Erase blocks in each plane.
+    pub blocks_per_plane: u32,
+    /// Pages in each erase block.
+    pub pages_per_block: u32,
+    /// Data bytes in one flash page.
+    pub page_bytes: u32,
+    /// Spare (OOB) bytes per page, where designs keep per-page metadata.
+    pub oob_bytes_per_page: u32,
+    /// Program (and read and erase) all planes of a die at once.
+    #[serde(default)]
+    pub multi_plane: bool,
+    /// Pages programmed together in one program operation (TLC one-shot programming: 3).
+    #[serde(default = "one")]
+    pub pages_per_program: u32,
+    /// Array read time of one page (tR).
+    pub read_latency_ns: u64,
+    /// Program time of one program operation (tPROG).
+    pub program_latency_ns: u64,
+    /// Erase time of one block (tBERS).
+    pub erase_latency_ns: u64,
+    /// Bytes per second on one channel's bus.
+    pub channel_bytes_per_s: u64,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Validated geometry with the derived sizes every layer above needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    pub channels: u32,
+    pub dies_per_channel: u32,
+    pub dies: u32,
+    pub page_bytes: u32,
+    pub oob_bytes_per_page: u32,
+    /// Bytes written by one program operation on one die (pages × planes if multi-plane).
+    pub unit_bytes: u64,
+    /// Program units in one erase unit (a block, or one block per plane if multi-plane).
+    pub units_per_erase_unit: u64,
+    /// Erase units on each die.
+    pub erase_units_per_die: u64,
+    /// Bytes in one erase unit.
+    pub erase_unit_bytes: u64,
+    /// Flash pages (across planes) covered by one program unit.
+    pub pages_per_unit: u64,
+    pub read_latency: SimDuration,
+    pub program_latency: SimDuration,
+    pub erase_latency: SimDuration,
+    pub channel_bytes_per_s: u64,
+}
+
+impl Geometry {
+    pub fn die_bytes(&self) -> u64 {
+        self.erase_unit_bytes * self.erase_units_per_die
+    }
+    pub fn total_bytes(&self) -> u64 {
+        self.die_bytes() * self.dies as u64
+    }
+    /// Time one channel takes to move `bytes`.
+    pub fn transfer_time(&self, bytes: u64) -> SimDuration {
+        SimDuration::for_bytes(bytes, self.channel_bytes_per_s)
+    }
+}
+
+impl NandConfig {
+    /// Check every field and the relations between them; `prefix` names the table (`device.nand`).
+    pub fn validate(&self, prefix: &str) -> Result<Geometry, ConfigError> {
+        let f = |name: &str| format!("{prefix}.{name}");
+        let positive = [
+            ("channels", self.channels as u64),
+            ("dies_per_channel", self.dies_per_channel as u64),
+            ("planes_per_die", self.planes_per_die as u64),
+            ("blocks_per_plane", self.blocks_per_plane as u64),
+            ("pages_per_block", self.pages_per_block as u64),
+            ("page_bytes", self.page_bytes as u64),
+            ("pages_per_program", self.pages_per_program as u64),
+            ("read_latency_ns", self.read_latency_ns),
+            ("program_latency_ns", self.program_latency_ns),
+            ("channel_bytes_per_s", self.channel_bytes_per_s),
+        ];
+        for (name, v) in positive {
+            if v == 0 {
+                return Err(ConfigError::new(f(name), "must be greater than zero"));
+            }
+        }
+        if self.page_bytes % 512 != 0 {
+            return Err(ConfigError::new(f("page_bytes"), format!("{} is not a multiple of 512", self.page_bytes)));
+        }
+        if self.pages_per_block % self.pages_per_program != 0 {
+            return Err(ConfigError::new(
+                f("pages_per_program"),
+                format!("{} does not divide pages_per_block ({})", self.pages_per_program, self.pages_per_block),
+            ));
+        }
+        let dies = self
+            .channels
+            .checked_mul(self.dies_per_channel)
+            .filter(|d| *d <= 1 << 16)
+            .ok_or_else(|| ConfigError::new(f("dies_per_channel"), "more than 65536 dies in total"))?;
+        let planes_together = if self.multi_plane { self.planes_per_die as u64 } else { 1 };
+        let unit_bytes = self.page_bytes as u64 * self.pages_per_program as u64 * planes_together;
+        let units_per_erase_unit = (self.pages_per_block / self.pages_per_program) as u64;
+        let erase_units_per_die = if self.multi_plane {
+            self.blocks_per_plane as u64
+        } else {
+            self.blocks_per_plane as u64 * self.planes_per_die as u64
+        };
+        Ok(Geometry {
+            channels: self.channels,
+            dies_per_channel: self.dies_per_channel,
+            dies,
+            page_bytes: self.page_bytes,
+            oob_bytes_per_page: self.oob_bytes_per_page,
+            unit_bytes,
+            units_per_erase_unit,
+            erase_units_per_die,
+            erase_unit_bytes: unit_bytes * units_per_erase_unit,
+            pages_per_unit: self.pages_per_program as u64 * planes_together,
+            read_latency: SimDuration::from_ns(self.read_latency_ns),
+            program_latency: SimDuration::from_ns(self.program_latency_ns),
+            erase_latency: SimDuration::from_ns(self.erase_latency_ns),
+            channel_bytes_per_s: self.channel_bytes_per_s,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::presets;
+
+    #[test]
+    fn presets_validate_and_cczns_has_its_paper_size() {
+        for (name, cfg) in presets::all() {
+            cfg.validate("nand").unwrap_or_else(|e| panic!("preset {name}: {e}"));
+        }
+        let g = presets::cczns_hpca25().validate("nand").expect("valid");
+        assert_eq!(g.dies, 64);
+        assert_eq!(g.total_bytes(), 128 << 30);
+        assert_eq!(g.erase_unit_bytes, 32 << 20);
+    }
+
+    #[test]
+    fn zero_dies_is_refused_with_the_field_name() {
+        let mut c = presets::test_min();
+        c.dies_per_channel = 0;
+        let e = c.validate("device.nand").expect_err("zero dies");
+        assert_eq!(e.field, "device.nand.dies_per_channel");
+    }
+}

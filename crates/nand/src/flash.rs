@@ -1,0 +1,222 @@
+//! The flash array: one timeline per die and per channel, and the counters.
+
+use sim::{SimDuration, SimInstant};
+
+use crate::{Geometry, Timeline};
+
+/// A die, numbered channel-major: die `d` sits on channel `d % channels`, way `d / channels`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DieId(pub u32);
+
+/// Flash operation kinds, for counters and traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    Read,
+    Program,
+    Erase,
+    Copyback,
+}
+
+/// What the flash array has done so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlashCounters {
+    pub bytes_programmed: u64,
+    pub bytes_read: u64,
+    pub programs: u64,
+    pub reads: u64,
+    pub erases: u64,
+    pub copybacks: u64,
+}
+
+/// The flash array's timing state.
+#[derive(Clone, Debug)]
+pub struct Flash {
+    geometry: Geometry,
+    dies: Vec<Timeline>,
+    channels: Vec<Timeline>,
+    counters: FlashCounters,
+}
+
+impl Flash {
+    pub fn new(geometry: Geometry) -> Self {
+        Flash {
+            dies: vec![Timeline::new(); geometry.dies as usize],
+            channels: vec![Timeline::new(); geometry.channels as usize],
+            counters: FlashCounters::default(),
+            geometry,
+        }
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    pub fn counters(&self) -> &FlashCounters {
+        &self.counters
+    }
+
+    pub fn channel_of(&self, die: DieId) -> usize {
+        (die.0 % self.geometry.channels) as usize
+    }
+
+    /// Drop reservations that ended before `now`.
+    pub fn prune(&mut self, now: SimInstant) {
+        for t in self.dies.iter_mut().chain(self.channels.iter_mut()) {
+            t.prune(now.as_ns());
+        }
+    }
+
+    /// Read `bytes` (at most one program unit) from `die`: array read, then transfer.
+    /// Returns when the data is in the controller.
+    pub fn read(&mut self, die: DieId, bytes: u64, ready: SimInstant) -> SimInstant {
+        let t_r = self.geometry.read_latency.as_ns();
+        let x = self.geometry.transfer_time(bytes).as_ns();
+        let ch = self.channel_of(die);
+        let d = die.0 as usize;
+        let mut t = ready.as_ns();
+        let start = loop {
+            let s = self.dies[d].fit(t, t_r + x);
+            let c = self.channels[ch].fit(s + t_r, x);
+            if c == s + t_r {
+                break s;
+            }
+            t = c - t_r;
+        };
+        self.dies[d].reserve(start, t_r + x);
+        self.channels[ch].reserve(start + t_r, x);
+        self.counters.reads += 1;
+        self.counters.bytes_read += bytes;
+        SimInstant::from_ns(start + t_r + x)
+    }
+
+    /// Program one unit of `bytes` on `die`: transfer, then program. Returns when it is durable.
+    pub fn program(&mut self, die: DieId, bytes: u64, ready: SimInstant) -> SimInstant {
+        let t_p = self.geometry.program_latency.as_ns();
+        let x = self.geometry.transfer_time(bytes).as_ns();
+        let ch = self.channel_of(die);
+        let d = die.0 as usize;
+        let mut t = ready.as_ns();
+        let start = loop {
+            let s = self.dies[d].fit(t, x + t_p);
+            let c = self.channels[ch].fit(s, x);
+            if c == s {
+                break s;
+            }
+            t = c;
+        };
+        self.dies[d].reserve(start, x + t_p);
+        self.channels[ch].reserve(start, x);
+        self.counters.programs += 1;
+        self.counters.bytes_programmed += bytes;
+        SimInstant::from_ns(start + x + t_p)
+    }
+
+    /// Program `units` whole units on `die` back to back (finish padding). The channel is
+    /// charged one transfer per unit, each placed right before its program.
+    pub fn program_many(&mut self, die: DieId, units: u64, ready: SimInstant) -> SimInstant {
+        let mut t = ready;
+        for _ in 0..units {
+            t = self.program(die, self.geometry.unit_bytes, t);
+        }
+        t
+    }
+
+    /// Erase `count` erase units on `die`, one after another.
+    pub fn erase(&mut self, die: DieId, count: u64, ready: SimInstant) -> SimInstant {
+        let dur = self.geometry.erase_latency.checked_mul(count).expect("erase time overflow").as_ns();
+        let d = die.0 as usize;
+        let start = self.dies[d].fit(ready.as_ns(), dur);
+        self.dies[d].reserve(start, dur);
+        self.counters.erases += count;
+        SimInstant::from_ns(start + dur)
+    }
+
+    /// Copy one unit inside `die` without crossing the channel (copyback: read then program).
+    pub fn copyback(&mut self, die: DieId, ready: SimInstant) -> SimInstant {
+        let dur = (self.geometry.read_latency + self.geometry.program_latency).as_ns();
+        let d = die.0 as usize;
+        let start = self.dies[d].fit(ready.as_ns(), dur);
+        self.dies[d].reserve(start, dur);
+        self.counters.copybacks += 1;
+        self.counters.bytes_programmed += self.geometry.unit_bytes;
+        SimInstant::from_ns(start + dur)
+    }
+
+    /// Busy time reserved so far on each die.
+    pub fn die_busy(&self) -> Vec<SimDuration> {
+        self.dies.iter().map(|t| SimDuration::from_ns(t.busy_ns())).collect()
+    }
+
+    /// Busy time reserved so far on each channel.
+    pub fn channel_busy(&self) -> Vec<SimDuration> {
+        self.channels.iter().map(|t| SimDuration::from_ns(t.busy_ns())).collect()
+    }
+
+    /// When the last reservation on any die ends.
+    pub fn idle_at(&self) -> SimInstant {
+        SimInstant::from_ns(self.dies.iter().map(|t| t.last_end()).max().unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::presets;
+
+    fn flash() -> Flash {
+        Flash::new(presets::cczns_hpca25().validate("nand").expect("valid"))
+    }
+
+    #[test]
+    fn read_is_array_read_then_transfer() {
+        let mut f = flash();
+        let g = f.geometry().clone();
+        let done = f.read(DieId(0), 4096, SimInstant::ZERO);
+        assert_eq!(done.as_ns(), g.read_latency.as_ns() + g.transfer_time(4096).as_ns());
+        // A second read on the same die waits for the first; one on another channel does not.
+        let second = f.read(DieId(0), 4096, SimInstant::ZERO);
+        assert_eq!(second.as_ns(), 2 * done.as_ns());
+        let other = f.read(DieId(1), 4096, SimInstant::ZERO);
+        assert_eq!(other, done);
+    }
+
+    #[test]
+    fn dies_on_one_channel_share_the_bus() {
+        let mut f = flash();
+        let g = f.geometry().clone();
+        let x = g.transfer_time(16384).as_ns();
+        // Dies 0 and 8 are both on channel 0: their transfers cannot overlap.
+        let a = f.read(DieId(0), 16384, SimInstant::ZERO);
+        let b = f.read(DieId(8), 16384, SimInstant::ZERO);
+        assert_eq!(b.as_ns(), a.as_ns() + x);
+    }
+
+    #[test]
+    fn channel_is_not_held_behind_a_busy_die() {
+        let mut f = flash();
+        let g = f.geometry().clone();
+        // Queue three programs on die 0; die 8 (same channel) must still start at once.
+        for _ in 0..3 {
+            f.program(DieId(0), g.unit_bytes, SimInstant::ZERO);
+        }
+        let other = f.program(DieId(8), g.unit_bytes, SimInstant::ZERO);
+        let x = g.transfer_time(g.unit_bytes).as_ns();
+        assert_eq!(other.as_ns(), 2 * x + g.program_latency.as_ns());
+        assert_eq!(f.counters().programs, 4);
+        assert_eq!(f.counters().bytes_programmed, 4 * g.unit_bytes);
+    }
+
+    #[test]
+    fn erase_and_copyback_hold_only_the_die() {
+        let mut f = flash();
+        let g = f.geometry().clone();
+        let e = f.erase(DieId(0), 2, SimInstant::ZERO);
+        assert_eq!(e.as_ns(), 2 * g.erase_latency.as_ns());
+        let r = f.read(DieId(8), 4096, SimInstant::ZERO);
+        assert_eq!(r.as_ns(), g.read_latency.as_ns() + g.transfer_time(4096).as_ns());
+        let c = f.copyback(DieId(1), SimInstant::ZERO);
+        assert_eq!(c.as_ns(), (g.read_latency + g.program_latency).as_ns());
+        assert_eq!(f.channel_busy()[1].as_ns(), 0);
+        assert_eq!(f.die_busy()[0].as_ns(), 2 * g.erase_latency.as_ns());
+    }
+}
