@@ -1,1 +1,32 @@
+//! # device: an NVMe ZNS controller on the flash model (layer 4)
+//!
+//! One controller owns what every ZNS device has: the namespace and its zones with the state
+//! machine and open/active limits of the ZNS command set, a PCIe link, a capacitor-protected
+//! write buffer flushed to flash in page or stripe units, device DRAM accounting, and storage
+//! for the real bytes (sparse in memory, or an image file that persists between runs).
+//!
+//! Each command is handled in three steps kept apart: *validate* (returns an NVMe [`Status`] and
+//! changes nothing), *apply* (zone state and bytes), *cost* (reservations on the PCIe and flash
+//! timelines, which give the completion time). Commands live one per file under `cmd/`.
+//!
+//! May depend on: `sim`, `nand`. Leaves out: anything about the host software that drives it.
 
+pub mod cmd;
+mod config;
+mod controller;
+mod handle;
+mod layout;
+pub mod presets;
+mod status;
+mod storage;
+mod zone;
+
+pub use cmd::{parse_report, Command, Completion, ReportFilter, ZoneAction, REPORT_DESCRIPTOR_BYTES, REPORT_HEADER_BYTES};
+pub use config::FlushUnit;
+pub use config::{ControllerConfig, DeviceConfig, LbaConfig, PcieConfig, ZoneMapping, ZonesConfig};
+pub use controller::{Controller, DeviceCounters, DeviceError, DramUsage, Identify};
+pub use handle::DeviceHandle;
+pub use layout::Layout;
+pub use nand::ConfigError;
+pub use status::Status;
+pub use zone::{ZoneDescriptor, ZoneState};

@@ -1,0 +1,128 @@
+//! The commands the controller accepts, one file each, and what a command returns.
+//!
+//! Every handler follows the same three steps: validate (return a [`Status`] and change
+//! nothing), apply (zone state and bytes), cost (link and flash reservations → `done_at`).
+
+mod flush;
+mod read;
+mod write;
+mod zone_mgmt_recv;
+mod zone_mgmt_send;
+
+use sim::SimInstant;
+
+use crate::status::Status;
+use crate::zone::ZoneState;
+
+pub use zone_mgmt_recv::{parse_report, REPORT_DESCRIPTOR_BYTES, REPORT_HEADER_BYTES};
+
+/// One NVMe command with its data buffers. `nlb` is a count of blocks (1-based; NVMe's wire
+/// field is 0's based). Metadata buffers are empty or hold `nlb × MS` bytes.
+#[derive(Debug)]
+pub enum Command<'a> {
+    /// Read (02h).
+    Read { slba: u64, nlb: u32, data: &'a mut [u8], metadata: &'a mut [u8] },
+    /// Write (01h): must start at the zone's write pointer.
+    Write { slba: u64, nlb: u32, data: &'a [u8], metadata: &'a [u8] },
+    /// Zone Append (7Dh): `zslba` names the zone; the result is the LBA written.
+    ZoneAppend { zslba: u64, nlb: u32, data: &'a [u8], metadata: &'a [u8] },
+    /// Zone Management Send (79h).
+    ZoneMgmtSend { slba: u64, action: ZoneAction, select_all: bool },
+    /// Zone Management Receive (7Ah), Report Zones into `buffer` in the spec's layout.
+    /// `filter` is the raw ZRASF value (0-7).
+    ZoneMgmtRecv { slba: u64, filter: u8, partial: bool, extended: bool, buffer: &'a mut [u8] },
+    /// Flush (00h).
+    Flush,
+}
+
+/// Zone Send Action (ZSA).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneAction {
+    Close,
+    Finish,
+    Open,
+    Reset,
+    Offline,
+    /// Any other ZSA value; refused with Invalid Field.
+    Other(u8),
+}
+
+impl ZoneAction {
+    pub fn from_code(code: u8) -> ZoneAction {
+        match code {
+            1 => ZoneAction::Close,
+            2 => ZoneAction::Finish,
+            3 => ZoneAction::Open,
+            4 => ZoneAction::Reset,
+            5 => ZoneAction::Offline,
+            c => ZoneAction::Other(c),
+        }
+    }
+
+    pub fn code(self) -> u8 {
+        match self {
+            ZoneAction::Close => 1,
+            ZoneAction::Finish => 2,
+            ZoneAction::Open => 3,
+            ZoneAction::Reset => 4,
+            ZoneAction::Offline => 5,
+            ZoneAction::Other(c) => c,
+        }
+    }
+
+    /// The zones a Select All applies to (ZNS §5.3: which states each action takes).
+    pub(crate) fn select_all_scope(self, state: ZoneState) -> bool {
+        use ZoneState::*;
+        match self {
+            ZoneAction::Open => state == Closed,
+            ZoneAction::Close => state.is_open(),
+            ZoneAction::Finish => state.is_active(),
+            ZoneAction::Reset => state.is_active() || state == Full,
+            ZoneAction::Offline => state == ReadOnly,
+            ZoneAction::Other(_) => false,
+        }
+    }
+}
+
+/// Report Zones filter (ZRASF).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportFilter {
+    All = 0,
+    Empty = 1,
+    ImplicitlyOpened = 2,
+    ExplicitlyOpened = 3,
+    Closed = 4,
+    Full = 5,
+    ReadOnly = 6,
+    Offline = 7,
+}
+
+impl ReportFilter {
+    pub fn from_code(code: u8) -> Option<ReportFilter> {
+        use ReportFilter::*;
+        [All, Empty, ImplicitlyOpened, ExplicitlyOpened, Closed, Full, ReadOnly, Offline].get(code as usize).copied()
+    }
+
+    pub fn matches(self, state: ZoneState) -> bool {
+        use ZoneState as S;
+        match self {
+            ReportFilter::All => true,
+            ReportFilter::Empty => state == S::Empty,
+            ReportFilter::ImplicitlyOpened => state == S::ImplicitlyOpened,
+            ReportFilter::ExplicitlyOpened => state == S::ExplicitlyOpened,
+            ReportFilter::Closed => state == S::Closed,
+            ReportFilter::Full => state == S::Full,
+            ReportFilter::ReadOnly => state == S::ReadOnly,
+            ReportFilter::Offline => state == S::Offline,
+        }
+    }
+}
+
+/// A command's completion: its status, its result dwords and when the host sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub status: Status,
+    /// Completion dwords 0-1: the LBA written by Zone Append, 0 otherwise.
+    pub result: u64,
+    pub done_at: SimInstant,
+}

@@ -1,0 +1,80 @@
+//! Read (02h).
+//!
+//! Validate: block count and buffers, transfer size, namespace range, zone boundary (Read Across
+//! Zone Boundaries is not supported), offline zone. Apply: copy the bytes; blocks above the
+//! written data read as zeros without touching flash. Cost: one array read plus transfer per
+//! flash page not in the write buffer, then the transfer to the host.
+
+use sim::SimInstant;
+
+use crate::controller::Controller;
+use crate::status::Status;
+use crate::zone::ZoneState;
+
+impl Controller {
+    pub(crate) fn read(
+        &mut self,
+        ready: SimInstant,
+        slba: u64,
+        nlb: u32,
+        data: &mut [u8],
+        metadata: &mut [u8],
+    ) -> Result<(u64, SimInstant), Status> {
+        let lba = self.layout.lba_bytes;
+        let ms = self.layout.metadata_bytes;
+        let bytes = nlb as u64 * lba;
+        if nlb == 0 || data.len() as u64 != bytes || !(metadata.is_empty() || metadata.len() as u64 == nlb as u64 * ms) {
+            return Err(Status::INVALID_FIELD);
+        }
+        if bytes > self.layout.max_transfer_bytes {
+            return Err(Status::INVALID_FIELD);
+        }
+        let end = slba.checked_add(nlb as u64).ok_or(Status::LBA_OUT_OF_RANGE)?;
+        if end > self.layout.namespace_lbas() {
+            return Err(Status::LBA_OUT_OF_RANGE);
+        }
+        let zi = self.zone_index(slba);
+        if self.zone_index(end - 1) != zi {
+            return Err(Status::ZONE_BOUNDARY_ERROR);
+        }
+        if self.zones[zi].state == ZoneState::Offline {
+            return Err(Status::ZONE_OFFLINE);
+        }
+
+        // Apply: the bytes below the written end come from storage, the rest are zeros.
+        let zone = self.zones[zi];
+        let first = slba - zone.zslba;
+        let have = zone.written.saturating_sub(first).min(nlb as u64);
+        let (stored, zeros) = data.split_at_mut((have * lba) as usize);
+        let meta_split = if metadata.is_empty() { 0 } else { (have * ms) as usize };
+        let (stored_meta, zero_meta) = metadata.split_at_mut(meta_split);
+        if have > 0 {
+            self.storage
+                .read(zi as u32, first * lba, stored, first * ms, stored_meta)
+                .map_err(|_| Status::INTERNAL_ERROR)?;
+        }
+        zeros.fill(0);
+        zero_meta.fill(0);
+
+        // Cost: flash pages not in the buffer, then the link.
+        let t = ready.as_ns();
+        let page = self.layout.geometry.page_bytes as u64;
+        let mut data_ready = t;
+        let mut off = first * lba;
+        let stop = (first + have) * lba;
+        while off < stop {
+            let chunk_end = ((off / page + 1) * page).min(stop);
+            if self.in_buffer(zi, off, t) {
+                self.counters.buffer_read_bytes += chunk_end - off;
+            } else {
+                let (die, _) = self.layout.locate(zi as u32, off);
+                data_ready = data_ready.max(self.flash.read(die, chunk_end - off, ready).as_ns());
+            }
+            off = chunk_end;
+        }
+        let done = self.to_host(data_ready, bytes + metadata.len() as u64);
+        self.counters.reads += 1;
+        self.counters.host_bytes_read += bytes;
+        Ok((0, SimInstant::from_ns(done)))
+    }
+}

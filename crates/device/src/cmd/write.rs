@@ -1,0 +1,90 @@
+//! Write (01h) and Zone Append (7Dh).
+//!
+//! Validate, in this order: block count and buffers; transfer size (MDTS, and ZASL for
+//! append); namespace range; for append, that the LBA is a zone start (Invalid Field, as QEMU
+//! does after its fix); zone state (Full, Read Only, Offline); write pointer (write only);
+//! zone capacity (Zone Boundary Error); open and active resources, last, so that an implicit
+//! close happens only for a command that succeeds. Apply: store the bytes, advance the write
+//! pointer, Empty/Closed → Implicitly Opened, → Full at capacity. Cost: write-buffer space,
+//! then the transfer over the link; the programs of completed flash units follow in the
+//! background.
+
+use sim::SimInstant;
+
+use crate::controller::Controller;
+use crate::status::Status;
+use crate::zone::ZoneState;
+
+impl Controller {
+    pub(crate) fn write(
+        &mut self,
+        ready: SimInstant,
+        slba: u64,
+        nlb: u32,
+        data: &[u8],
+        metadata: &[u8],
+        append: bool,
+    ) -> Result<(u64, SimInstant), Status> {
+        let lba = self.layout.lba_bytes;
+        let ms = self.layout.metadata_bytes;
+        let bytes = nlb as u64 * lba;
+        if nlb == 0 || data.len() as u64 != bytes || !(metadata.is_empty() || metadata.len() as u64 == nlb as u64 * ms) {
+            return Err(Status::INVALID_FIELD);
+        }
+        if bytes > self.layout.max_transfer_bytes || (append && bytes > self.layout.zone_append_max_bytes) {
+            return Err(Status::INVALID_FIELD);
+        }
+        if slba >= self.layout.namespace_lbas() {
+            return Err(Status::LBA_OUT_OF_RANGE);
+        }
+        let zi = self.zone_index(slba);
+        let zone = self.zones[zi];
+        if append && slba != zone.zslba {
+            return Err(Status::INVALID_FIELD);
+        }
+        match zone.state {
+            ZoneState::Full => return Err(Status::ZONE_FULL),
+            ZoneState::ReadOnly => return Err(Status::ZONE_READ_ONLY),
+            ZoneState::Offline => return Err(Status::ZONE_OFFLINE),
+            _ => {}
+        }
+        let start = if append { zone.wp } else { slba };
+        if start != zone.wp {
+            return Err(Status::ZONE_INVALID_WRITE);
+        }
+        if start + nlb as u64 > zone.end_of_capacity() {
+            return Err(Status::ZONE_BOUNDARY_ERROR);
+        }
+        self.claim_open(zi)?;
+
+        // Apply.
+        let offset_lbas = start - zone.zslba;
+        self.storage
+            .write(zi as u32, offset_lbas * lba, data, offset_lbas * ms, metadata)
+            .map_err(|_| Status::INTERNAL_ERROR)?;
+        if !zone.state.is_open() {
+            self.set_state(zi, ZoneState::ImplicitlyOpened);
+        }
+        let z = &mut self.zones[zi];
+        z.wp = start + nlb as u64;
+        z.written = z.wp - z.zslba;
+        let full = z.wp == z.end_of_capacity();
+        let written_bytes = z.written * lba;
+        if full {
+            self.set_state(zi, ZoneState::Full);
+        }
+        self.mark_zones_dirty();
+
+        // Cost.
+        let admitted = self.buffer_admit(ready.as_ns(), bytes);
+        let in_device = self.to_device(admitted, bytes + metadata.len() as u64);
+        self.flush_zone_units(zi, written_bytes, in_device);
+        if append {
+            self.counters.appends += 1;
+        } else {
+            self.counters.writes += 1;
+        }
+        self.counters.host_bytes_written += bytes;
+        Ok((start, SimInstant::from_ns(in_device)))
+    }
+}

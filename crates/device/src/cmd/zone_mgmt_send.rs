@@ -1,0 +1,108 @@
+//! Zone Management Send (79h): Open, Close, Finish, Reset, Offline, each for one zone or with
+//! Select All.
+//!
+//! Transitions (research/simulator-anchors.md §6.3; anything else is Invalid Zone State
+//! Transition):
+//!
+//! | from \ action | Open | Close | Finish | Reset | Offline |
+//! |---|---|---|---|---|---|
+//! | Empty | → EO (active + open) | invalid | → Full | no-op | invalid |
+//! | Impl. opened | → EO | → Closed | → Full | → Empty | invalid |
+//! | Expl. opened | no-op | → Closed | → Full | → Empty | invalid |
+//! | Closed | → EO (open) | no-op | → Full | → Empty | invalid |
+//! | Full | invalid | invalid | no-op | → Empty | invalid |
+//! | Read only | invalid | invalid | invalid | invalid | → Offline |
+//! | Offline | invalid | invalid | invalid | invalid | no-op |
+//!
+//! Closing an open zone whose write pointer is still at its start leaves it Closed (QEMU's
+//! choice; null_blk makes it Empty). Finish pads the rest of the zone on flash and Reset
+//! erases the blocks it programmed; both hold the dies, so they contend with host I/O, and the
+//! command completes when the flash work is done. Select All walks zones in LBA order and stops
+//! at the first failure, leaving the zones before it changed, as the spec allows.
+
+use sim::SimInstant;
+
+use crate::cmd::ZoneAction;
+use crate::controller::Controller;
+use crate::status::Status;
+use crate::zone::ZoneState;
+
+impl Controller {
+    pub(crate) fn zone_mgmt_send(
+        &mut self,
+        ready: SimInstant,
+        slba: u64,
+        action: ZoneAction,
+        select_all: bool,
+    ) -> Result<(u64, SimInstant), Status> {
+        if let ZoneAction::Other(_) = action {
+            return Err(Status::INVALID_FIELD);
+        }
+        self.counters.zone_management += 1;
+        if select_all {
+            let mut done = ready.as_ns();
+            for zi in 0..self.zones.len() {
+                if action.select_all_scope(self.zones[zi].state) {
+                    done = done.max(self.zone_action(zi, action, ready.as_ns())?);
+                }
+            }
+            return Ok((0, SimInstant::from_ns(done)));
+        }
+        if slba >= self.layout.namespace_lbas() {
+            return Err(Status::LBA_OUT_OF_RANGE);
+        }
+        if slba % self.layout.zone_size_lbas != 0 {
+            return Err(Status::INVALID_FIELD);
+        }
+        let done = self.zone_action(self.zone_index(slba), action, ready.as_ns())?;
+        Ok((0, SimInstant::from_ns(done)))
+    }
+
+    /// One zone's transition; returns when its flash work (if any) completes.
+    fn zone_action(&mut self, zi: usize, action: ZoneAction, ready: u64) -> Result<u64, Status> {
+        use ZoneState::*;
+        let state = self.zones[zi].state;
+        match (action, state) {
+            (ZoneAction::Open, ExplicitlyOpened) => Ok(ready),
+            (ZoneAction::Open, Empty | Closed | ImplicitlyOpened) => {
+                self.claim_open(zi)?;
+                self.set_state(zi, ExplicitlyOpened);
+                Ok(ready)
+            }
+            (ZoneAction::Close, Closed) => Ok(ready),
+            (ZoneAction::Close, ImplicitlyOpened | ExplicitlyOpened) => {
+                self.set_state(zi, Closed);
+                Ok(ready)
+            }
+            (ZoneAction::Finish, Full) => Ok(ready),
+            (ZoneAction::Finish, Empty | ImplicitlyOpened | ExplicitlyOpened | Closed) => {
+                // A zone that holds no data has no flash to pad.
+                let done = if self.zones[zi].written > 0 { self.pad_zone(zi, ready) } else { ready };
+                let z = &mut self.zones[zi];
+                z.wp = z.end_of_capacity();
+                self.set_state(zi, Full);
+                self.counters.zone_finishes += 1;
+                Ok(done)
+            }
+            (ZoneAction::Reset, Empty) => Ok(ready),
+            (ZoneAction::Reset, ImplicitlyOpened | ExplicitlyOpened | Closed | Full) => {
+                self.discard_buffered(zi);
+                let done = self.erase_zone(zi, ready);
+                self.storage.reset(zi as u32);
+                let z = &mut self.zones[zi];
+                z.wp = z.zslba;
+                z.written = 0;
+                z.attributes = 0;
+                self.set_state(zi, Empty);
+                self.counters.zone_resets += 1;
+                Ok(done)
+            }
+            (ZoneAction::Offline, Offline) => Ok(ready),
+            (ZoneAction::Offline, ReadOnly) => {
+                self.set_state(zi, Offline);
+                Ok(ready)
+            }
+            _ => Err(Status::ZONE_INVALID_TRANSITION),
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! Device configuration as written in TOML: `[nand]`, `[zones]`, `[lba]`, `[pcie]`, `[controller]`.
+
+use nand::{ConfigError, NandConfig};
+use serde::{Deserialize, Serialize};
+
+/// A whole device: flash, zones, LBA format, host link and controller.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// Preset or user name, shown in reports.
+    pub name: String,
+    pub nand: NandConfig,
+    pub zones: ZonesConfig,
+    #[serde(default)]
+    pub lba: LbaConfig,
+    #[serde(default)]
+    pub pcie: PcieConfig,
+    #[serde(default)]
+    pub controller: ControllerConfig,
+}
+
+/// Which dies a zone is striped over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ZoneMapping {
+    /// Every zone spans every die (large-zone devices).
+    AllDies,
+    /// Even zones on the first half of the channels, odd zones on the second half, all dies of
+    /// those channels (the CCZNS §V setup, "similar to WD ZN540").
+    HalfDies,
+    /// Each zone lives on `channels_per_zone × dies_per_channel_per_zone` dies; zones in
+    /// different groups share no die (ConfZNS mapping; small-zone devices for ZenFS+).
+    DieGroups { channels_per_zone: u32, dies_per_channel_per_zone: u32 },
+}
+
+/// Zone geometry and limits, under `[zones]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZonesConfig {
+    pub mapping: ZoneMapping,
+    /// Erase units (blocks) a zone takes on each of its dies.
+    #[serde(default = "one_u64")]
+    pub erase_units_per_die: u64,
+    /// Writable bytes per zone (ZCAP); default: everything the zone's blocks hold.
+    #[serde(default)]
+    pub capacity_bytes: Option<u64>,
+    /// LBA span per zone (ZSZE); default: the capacity. May exceed it (ZN540: 2 GiB vs 1077 MiB).
+    #[serde(default)]
+    pub size_bytes: Option<u64>,
+    /// Number of zones; default: as many as the flash holds.
+    #[serde(default)]
+    pub count: Option<u32>,
+    /// Max open zones (0 = no limit).
+    #[serde(default)]
+    pub max_open: u32,
+    /// Max active zones (0 = no limit).
+    #[serde(default)]
+    pub max_active: u32,
+}
+
+fn one_u64() -> u64 {
+    1
+}
+
+/// LBA format, under `[lba]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LbaConfig {
+    /// Logical block size (LBADS as bytes): 512 or 4096.
+    #[serde(default = "lba_bytes_default")]
+    pub bytes: u32,
+    /// Metadata bytes that travel with each block (MS), as a separate buffer.
+    #[serde(default)]
+    pub metadata_bytes: u32,
+}
+
+fn lba_bytes_default() -> u32 {
+    4096
+}
+
+impl Default for LbaConfig {
+    fn default() -> Self {
+        LbaConfig { bytes: 4096, metadata_bytes: 0 }
+    }
+}
+
+/// The host link, under `[pcie]`. Each direction is a separate timeline.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcieConfig {
+    pub lanes: u32,
+    /// Usable bytes per second per lane and direction (Gen3: 985 MB/s after 128b/130b).
+    pub lane_bytes_per_s: u64,
+}
+
+impl Default for PcieConfig {
+    /// PCIe Gen3 ×4, the link of the FEMU-emulated and ZN540 devices.
+    fn default() -> Self {
+        PcieConfig { lanes: 4, lane_bytes_per_s: 985_000_000 }
+    }
+}
+
+/// How the write buffer hands data to flash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlushUnit {
+    /// Program each die's unit as soon as it is full.
+    Page,
+    /// Wait for a whole stripe (one unit on every die of the zone), then program them together.
+    Stripe,
+}
+
+/// Controller behaviour, under `[controller]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerConfig {
+    /// Capacitor-protected write buffer shared by all zones.
+    pub write_buffer_bytes: u64,
+    pub flush_unit: FlushUnit,
+    /// Fixed firmware and queue handling per command (fetch, decode, completion post).
+    pub command_overhead_ns: u64,
+    /// Maximum data transfer size per command (MDTS) in bytes.
+    pub max_transfer_bytes: u64,
+    /// Zone Append size limit (ZASL) in bytes; 0 means the MDTS.
+    pub zone_append_max_bytes: u64,
+    /// Close an implicitly opened zone to make room when the open limit is hit (QEMU default).
+    pub auto_transition: bool,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig {
+            // An assumption: 8 MiB, two pages on each of 64 dies and then some; no paper gives it.
+            write_buffer_bytes: 8 << 20,
+            flush_unit: FlushUnit::Page,
+            // NVMeVirt WD_ZN540 firmware read latency is 13-20 µs; FEMU adds none. 5 µs assumed.
+            command_overhead_ns: 5_000,
+            max_transfer_bytes: 2 << 20,
+            zone_append_max_bytes: 0,
+            auto_transition: true,
+        }
+    }
+}
+
+
+impl DeviceConfig {
+    /// Parse a device TOML file's text; unknown fields are refused with their names.
+    pub fn from_toml(text: &str) -> Result<DeviceConfig, ConfigError> {
+        toml::from_str(text).map_err(|e| {
+            let field = e.span().map(|s| text[s].chars().take(60).collect::<String>()).unwrap_or_default();
+            ConfigError::new(format!("device file near `{field}`"), e.message().to_string())
+        })
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a DeviceConfig always serialises")
+    }
+}
+
+pub(crate) fn err(field: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError::new(format!("device.{field}"), message)
+}

@@ -1,0 +1,561 @@
+//! The controller: zones and their resources, the write buffer, timing state and counters.
+//! Commands are dispatched from here to one file each under `cmd/`.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::io;
+use std::path::Path;
+
+use nand::{ConfigError, Flash, FlashCounters, Timeline};
+use sim::{SimDuration, SimInstant};
+
+use crate::cmd::{Command, Completion};
+use crate::config::{DeviceConfig, FlushUnit};
+use crate::layout::Layout;
+use crate::status::Status;
+use crate::storage::{ImageFile, Storage};
+use crate::zone::{Zone, ZoneDescriptor, ZoneState};
+
+/// Opening or creating a device failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeviceError {
+    #[error("invalid device configuration: {0}")]
+    Config(#[from] ConfigError),
+    #[error("device image {path}: {source}")]
+    Image { path: String, source: io::Error },
+}
+
+/// What the device has done, as the host would count it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceCounters {
+    pub commands: u64,
+    pub failed_commands: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub appends: u64,
+    pub zone_management: u64,
+    pub host_bytes_written: u64,
+    pub host_bytes_read: u64,
+    /// Bytes read that came from the write buffer instead of flash.
+    pub buffer_read_bytes: u64,
+    /// Bytes programmed as padding by Finish.
+    pub padded_bytes: u64,
+    pub zone_resets: u64,
+    pub zone_finishes: u64,
+    pub implicit_closes: u64,
+}
+
+/// Device DRAM in use, by purpose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DramUsage {
+    /// The zone table: state, write pointer and flash mapping of every zone.
+    pub zone_map_bytes: u64,
+    pub write_buffer_bytes: u64,
+}
+
+impl DramUsage {
+    pub fn total_bytes(&self) -> u64 {
+        self.zone_map_bytes + self.write_buffer_bytes
+    }
+}
+
+/// Identify Namespace (NVM and ZNS command set fields) and the controller's limits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identify {
+    /// Namespace size in LBAs.
+    pub nsze: u64,
+    pub ncap: u64,
+    /// LBAs holding data.
+    pub nuse: u64,
+    pub lba_bytes: u64,
+    /// Metadata bytes per LBA (MS).
+    pub metadata_bytes: u64,
+    /// Zone size in LBAs (ZSZE).
+    pub zsze: u64,
+    /// Zone capacity in LBAs (the same for every zone here).
+    pub zcap: u64,
+    pub zone_count: u32,
+    /// Max open resources, 0's based; `0xffff_ffff` = no limit.
+    pub mor: u32,
+    /// Max active resources, 0's based; `0xffff_ffff` = no limit.
+    pub mar: u32,
+    /// Zone Append size limit in bytes.
+    pub zasl_bytes: u64,
+    /// Maximum data transfer size in bytes.
+    pub mdts_bytes: u64,
+    /// Zone operation characteristics (no variable capacity, no active excursions).
+    pub zoc: u16,
+    /// Optional zoned command support (no read across zone boundaries, no ZRWA).
+    pub ozcs: u16,
+}
+
+/// Write buffer space: bytes in use and when programs give them back.
+struct WriteBuffer {
+    capacity: u64,
+    in_use: u64,
+    releases: BinaryHeap<Reverse<(u64, u64)>>,
+    /// Admission is first come, first served.
+    admit_floor: u64,
+}
+
+impl WriteBuffer {
+    /// Earliest time at or after `t` when `bytes` fit; takes them.
+    fn admit(&mut self, t: u64, bytes: u64) -> u64 {
+        let mut t = t.max(self.admit_floor);
+        while let Some(Reverse((rt, b))) = self.releases.peek().copied() {
+            let short = self.in_use + bytes > self.capacity;
+            if rt > t && !short {
+                break;
+            }
+            self.releases.pop();
+            t = t.max(rt);
+            self.in_use -= b;
+        }
+        // Only partial units are held and nothing will be released: let the write through.
+        self.in_use += bytes;
+        self.admit_floor = t;
+        t
+    }
+
+    fn release_at(&mut self, t: u64, bytes: u64) {
+        if bytes > 0 {
+            self.releases.push(Reverse((t, bytes)));
+        }
+    }
+
+    fn discard(&mut self, bytes: u64) {
+        self.in_use -= bytes;
+    }
+}
+
+/// Per zone: how much of it has gone to flash, and which programs are still running.
+#[derive(Default, Clone)]
+pub(crate) struct ZoneFlash {
+    /// Bytes from the zone start handed to flash (a multiple of the program unit).
+    pub issued: u64,
+    /// (end offset of a unit, program completion in ns), in offset order.
+    pub pending: VecDeque<(u64, u64)>,
+    /// When the zone's last program or erase completes.
+    pub busy_until: u64,
+    /// When the zone's last erase completes; its programs may not start before.
+    pub erased_at: u64,
+}
+
+/// An NVMe ZNS controller with one zoned namespace.
+pub struct Controller {
+    pub(crate) config: DeviceConfig,
+    pub(crate) layout: Layout,
+    pub(crate) zones: Vec<Zone>,
+    pub(crate) zone_flash: Vec<ZoneFlash>,
+    pub(crate) open_count: u32,
+    pub(crate) active_count: u32,
+    open_seq: u64,
+    pub(crate) flash: Flash,
+    pub(crate) link_to_device: Timeline,
+    pub(crate) link_to_host: Timeline,
+    write_buffer: WriteBuffer,
+    pub(crate) storage: Storage,
+    pub(crate) counters: DeviceCounters,
+    pub(crate) overhead: SimDuration,
+    zones_dirty: bool,
+}
+
+impl Controller {
+    /// A device whose bytes live in memory (sparse: only written data costs memory).
+    pub fn in_memory(config: DeviceConfig) -> Result<Controller, DeviceError> {
+        let layout = config.layout()?;
+        let storage = Storage::memory(layout.zone_count);
+        Ok(Self::build(config, layout, storage))
+    }
+
+    /// Create a device image file (replacing any file at `path`).
+    pub fn create_image(path: &Path, config: DeviceConfig) -> Result<Controller, DeviceError> {
+        let layout = config.layout()?;
+        let io_err = |source| DeviceError::Image { path: path.display().to_string(), source };
+        let img = ImageFile::create(path, &layout, &config.to_toml()).map_err(io_err)?;
+        let c = Self::build(config, layout, Storage::Image(img));
+        c.save_zone_table().map_err(io_err)?;
+        Ok(c)
+    }
+
+    /// Open a device image made by [`create_image`](Self::create_image).
+    pub fn open_image(path: &Path) -> Result<Controller, DeviceError> {
+        let io_err = |source| DeviceError::Image { path: path.display().to_string(), source };
+        let (file, text) = ImageFile::read_config(path).map_err(io_err)?;
+        let config = DeviceConfig::from_toml(&text)?;
+        let layout = config.layout()?;
+        let img = ImageFile::open(file, &layout);
+        let mut c = Self::build(config, layout, Storage::Image(img));
+        if let Storage::Image(img) = &c.storage {
+            img.load_zones(&mut c.zones).map_err(io_err)?;
+        }
+        c.recount_resources();
+        // Everything written earlier is on flash now: the buffer emptied at power-off.
+        for (z, zf) in c.zones.iter().zip(c.zone_flash.iter_mut()) {
+            let written = z.written * c.layout.lba_bytes;
+            let u = c.layout.geometry.unit_bytes;
+            zf.issued = if z.state == ZoneState::Full { z.capacity * c.layout.lba_bytes } else { written / u * u };
+        }
+        Ok(c)
+    }
+
+    fn build(config: DeviceConfig, layout: Layout, storage: Storage) -> Controller {
+        let zones = (0..layout.zone_count)
+            .map(|i| {
+                let zslba = i as u64 * layout.zone_size_lbas;
+                Zone {
+                    state: ZoneState::Empty,
+                    zslba,
+                    capacity: layout.zone_capacity_lbas,
+                    wp: zslba,
+                    written: 0,
+                    attributes: 0,
+                    open_seq: 0,
+                }
+            })
+            .collect();
+        Controller {
+            zone_flash: vec![ZoneFlash::default(); layout.zone_count as usize],
+            zones,
+            open_count: 0,
+            active_count: 0,
+            open_seq: 0,
+            flash: Flash::new(layout.geometry.clone()),
+            link_to_device: Timeline::new(),
+            link_to_host: Timeline::new(),
+            write_buffer: WriteBuffer {
+                capacity: config.controller.write_buffer_bytes,
+                in_use: 0,
+                releases: BinaryHeap::new(),
+                admit_floor: 0,
+            },
+            storage,
+            counters: DeviceCounters::default(),
+            overhead: SimDuration::from_ns(config.controller.command_overhead_ns),
+            zones_dirty: false,
+            config,
+            layout,
+        }
+    }
+
+    pub fn config(&self) -> &DeviceConfig {
+        &self.config
+    }
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    pub fn counters(&self) -> &DeviceCounters {
+        &self.counters
+    }
+    pub fn flash(&self) -> &Flash {
+        &self.flash
+    }
+    pub fn flash_counters(&self) -> &FlashCounters {
+        self.flash.counters()
+    }
+    pub fn open_zones(&self) -> u32 {
+        self.open_count
+    }
+    pub fn active_zones(&self) -> u32 {
+        self.active_count
+    }
+
+    /// Busy time of the host link in each direction (to device, to host).
+    pub fn link_busy(&self) -> (SimDuration, SimDuration) {
+        (SimDuration::from_ns(self.link_to_device.busy_ns()), SimDuration::from_ns(self.link_to_host.busy_ns()))
+    }
+
+    pub fn dram(&self) -> DramUsage {
+        DramUsage {
+            // State, attributes, write pointer, written length and flash base of each zone.
+            zone_map_bytes: self.layout.zone_count as u64 * 32,
+            write_buffer_bytes: self.write_buffer.capacity,
+        }
+    }
+
+    /// Host memory holding the device's bytes (memory storage only).
+    pub fn resident_bytes(&self) -> u64 {
+        self.storage.resident_bytes()
+    }
+
+    pub fn zone_count(&self) -> u32 {
+        self.layout.zone_count
+    }
+
+    /// The descriptor of zone `index` (no command, no cost).
+    pub fn zone(&self, index: u32) -> ZoneDescriptor {
+        self.zones[index as usize].descriptor()
+    }
+
+    pub fn identify(&self) -> Identify {
+        let zero_based = |n: u32| if n == 0 { u32::MAX } else { n - 1 };
+        Identify {
+            nsze: self.layout.namespace_lbas(),
+            ncap: self.layout.namespace_lbas(),
+            nuse: self.zones.iter().map(|z| z.written).sum(),
+            lba_bytes: self.layout.lba_bytes,
+            metadata_bytes: self.layout.metadata_bytes,
+            zsze: self.layout.zone_size_lbas,
+            zcap: self.layout.zone_capacity_lbas,
+            zone_count: self.layout.zone_count,
+            mor: zero_based(self.layout.max_open),
+            mar: zero_based(self.layout.max_active),
+            zasl_bytes: self.layout.zone_append_max_bytes,
+            mdts_bytes: self.layout.max_transfer_bytes,
+            zoc: 0,
+            ozcs: 0,
+        }
+    }
+
+    /// Execute one command submitted at `now`. The functional result (status, state, bytes) is
+    /// applied at once; `done_at` says when the host sees the completion.
+    pub fn submit(&mut self, now: SimInstant, command: Command<'_>) -> Completion {
+        self.counters.commands += 1;
+        if self.counters.commands % 64 == 0 {
+            self.flash.prune(now);
+            self.link_to_device.prune(now.as_ns());
+            self.link_to_host.prune(now.as_ns());
+        }
+        let ready = now + self.overhead;
+        let result = match command {
+            Command::Read { slba, nlb, data, metadata } => self.read(ready, slba, nlb, data, metadata),
+            Command::Write { slba, nlb, data, metadata } => self.write(ready, slba, nlb, data, metadata, false),
+            Command::ZoneAppend { zslba, nlb, data, metadata } => self.write(ready, zslba, nlb, data, metadata, true),
+            Command::ZoneMgmtSend { slba, action, select_all } => self.zone_mgmt_send(ready, slba, action, select_all),
+            Command::ZoneMgmtRecv { slba, filter, partial, extended, buffer } => {
+                self.zone_mgmt_recv(ready, slba, filter, partial, extended, buffer)
+            }
+            Command::Flush => self.flush(ready),
+        };
+        match result {
+            Ok((result, done)) => Completion { status: Status::SUCCESS, result, done_at: done },
+            Err(status) => {
+                self.counters.failed_commands += 1;
+                Completion { status, result: 0, done_at: ready }
+            }
+        }
+    }
+
+    /// Turn a zone read-only or offline, as a media failure would (for tests and torture).
+    /// Releases the zone's open and active resources; buffered data is kept readable.
+    pub fn inject_zone_condition(&mut self, index: u32, state: ZoneState) {
+        assert!(matches!(state, ZoneState::ReadOnly | ZoneState::Offline), "only READONLY or OFFLINE can be injected");
+        self.set_state(index as usize, state);
+    }
+
+    /// Save the zone table to the image (no-op in memory). Also done by Flush and on drop.
+    pub fn save_zone_table(&self) -> io::Result<()> {
+        match &self.storage {
+            Storage::Image(img) => img.save_zones(&self.zones),
+            Storage::Memory(_) => Ok(()),
+        }
+    }
+
+    /// Persist and close; reports an image write failure that drop would have to swallow.
+    pub fn close(mut self) -> io::Result<()> {
+        self.zones_dirty = false;
+        self.save_zone_table()
+    }
+
+    // ---- zone resources -------------------------------------------------------------------
+
+    /// Move zone `zi` to `new`, keeping the open and active counts right.
+    pub(crate) fn set_state(&mut self, zi: usize, new: ZoneState) {
+        let old = self.zones[zi].state;
+        if old.is_open() {
+            self.open_count -= 1;
+        }
+        if old.is_active() {
+            self.active_count -= 1;
+        }
+        if new.is_open() {
+            self.open_count += 1;
+            if !old.is_open() {
+                self.open_seq += 1;
+                self.zones[zi].open_seq = self.open_seq;
+            }
+        }
+        if new.is_active() {
+            self.active_count += 1;
+        }
+        self.zones[zi].state = new;
+        self.zones_dirty = true;
+    }
+
+    fn recount_resources(&mut self) {
+        self.open_count = self.zones.iter().filter(|z| z.state.is_open()).count() as u32;
+        self.active_count = self.zones.iter().filter(|z| z.state.is_active()).count() as u32;
+    }
+
+    /// Check (and make room for) the resources zone `zi` needs to become open: an active
+    /// resource if it is not active yet, and an open one. May implicitly close the oldest
+    /// implicitly opened zone. Changes nothing when it fails.
+    pub(crate) fn claim_open(&mut self, zi: usize) -> Result<(), Status> {
+        let state = self.zones[zi].state;
+        if state.is_open() {
+            return Ok(());
+        }
+        let (mor, mar) = (self.layout.max_open, self.layout.max_active);
+        if !state.is_active() && mar != 0 && self.active_count >= mar {
+            return Err(Status::ZONE_TOO_MANY_ACTIVE);
+        }
+        if mor != 0 && self.open_count >= mor {
+            if !self.config.controller.auto_transition {
+                return Err(Status::ZONE_TOO_MANY_OPEN);
+            }
+            let victim = self
+                .zones
+                .iter()
+                .enumerate()
+                .filter(|(i, z)| *i != zi && z.state == ZoneState::ImplicitlyOpened)
+                .min_by_key(|(_, z)| z.open_seq)
+                .map(|(i, _)| i);
+            match victim {
+                Some(v) => {
+                    self.set_state(v, ZoneState::Closed);
+                    self.counters.implicit_closes += 1;
+                }
+                None => return Err(Status::ZONE_TOO_MANY_OPEN),
+            }
+        }
+        Ok(())
+    }
+
+    // ---- timing helpers -------------------------------------------------------------------
+
+    /// Move `bytes` across the link toward the device starting no earlier than `t`.
+    pub(crate) fn to_device(&mut self, t: u64, bytes: u64) -> u64 {
+        let d = SimDuration::for_bytes(bytes, self.layout.link_bytes_per_s).as_ns();
+        let s = self.link_to_device.fit(t, d);
+        self.link_to_device.reserve(s, d);
+        s + d
+    }
+
+    /// Move `bytes` across the link toward the host starting no earlier than `t`.
+    pub(crate) fn to_host(&mut self, t: u64, bytes: u64) -> u64 {
+        let d = SimDuration::for_bytes(bytes, self.layout.link_bytes_per_s).as_ns();
+        let s = self.link_to_host.fit(t, d);
+        self.link_to_host.reserve(s, d);
+        s + d
+    }
+
+    pub(crate) fn buffer_admit(&mut self, t: u64, bytes: u64) -> u64 {
+        self.write_buffer.admit(t, bytes)
+    }
+
+    /// Hand every complete unit (or stripe) of zone `zi` up to `end` bytes to flash, with the
+    /// data ready at `ready`. Returns nothing: the write completed when it reached the buffer.
+    pub(crate) fn flush_zone_units(&mut self, zi: usize, end: u64, ready: u64) {
+        let unit = self.layout.geometry.unit_bytes;
+        let grain = match self.config.controller.flush_unit {
+            FlushUnit::Page => unit,
+            FlushUnit::Stripe => self.layout.stripe_bytes,
+        };
+        let target = end / grain * grain;
+        let zone = zi as u32;
+        while self.zone_flash[zi].issued < target {
+            let off = self.zone_flash[zi].issued;
+            let (die, _) = self.layout.locate(zone, off);
+            let start = ready.max(self.zone_flash[zi].erased_at);
+            let done = self.flash.program(die, unit, SimInstant::from_ns(start)).as_ns();
+            self.write_buffer.release_at(done, unit);
+            let zf = &mut self.zone_flash[zi];
+            zf.pending.push_back((off + unit, done));
+            zf.busy_until = zf.busy_until.max(done);
+            zf.issued = off + unit;
+        }
+    }
+
+    /// Is byte `offset` of zone `zi` still held in the write buffer at time `t`?
+    pub(crate) fn in_buffer(&mut self, zi: usize, offset: u64, t: u64) -> bool {
+        let zf = &mut self.zone_flash[zi];
+        while let Some(&(_, done)) = zf.pending.front() {
+            if done > t {
+                break;
+            }
+            zf.pending.pop_front();
+        }
+        if offset >= zf.issued {
+            return true;
+        }
+        let i = zf.pending.partition_point(|&(end, _)| end <= offset);
+        zf.pending.get(i).is_some_and(|&(end, done)| end - self.layout.geometry.unit_bytes <= offset && done > t)
+    }
+
+    /// Drop a zone's buffered bytes that never reached flash (reset).
+    pub(crate) fn discard_buffered(&mut self, zi: usize) {
+        let written = self.zones[zi].written * self.layout.lba_bytes;
+        let issued = self.zone_flash[zi].issued;
+        self.write_buffer.discard(written.saturating_sub(issued));
+    }
+
+    /// Pad zone `zi` to its capacity (Finish): the partial unit and every unit left.
+    pub(crate) fn pad_zone(&mut self, zi: usize, ready: u64) -> u64 {
+        let lba = self.layout.lba_bytes;
+        let unit = self.layout.geometry.unit_bytes;
+        let cap = self.zones[zi].capacity * lba;
+        let written = self.zones[zi].written * lba;
+        let issued = self.zone_flash[zi].issued;
+        let start = ready.max(self.zone_flash[zi].busy_until);
+        let d = self.layout.dies_per_zone as u64;
+        let first = issued / unit;
+        let units = (cap - issued) / unit;
+        let mut done = start;
+        for pos in 0..d.min(units) {
+            // Units first, first + 1, ... land on stripe positions (first + k) % d.
+            let n = (units - pos).div_ceil(d);
+            let die = self.layout.die_of(zi as u32, ((first + pos) % d) as u32);
+            done = done.max(self.flash.program_many(die, n, SimInstant::from_ns(start)).as_ns());
+        }
+        self.write_buffer.release_at(done, written - issued);
+        self.counters.padded_bytes += cap - written;
+        let zf = &mut self.zone_flash[zi];
+        zf.pending.push_back((cap, done));
+        zf.issued = cap;
+        zf.busy_until = zf.busy_until.max(done);
+        done
+    }
+
+    /// Erase the blocks zone `zi` has programmed (Reset).
+    pub(crate) fn erase_zone(&mut self, zi: usize, ready: u64) -> u64 {
+        let unit = self.layout.geometry.unit_bytes;
+        let per_eu = self.layout.geometry.units_per_erase_unit;
+        let units = self.zone_flash[zi].issued / unit;
+        let d = self.layout.dies_per_zone as u64;
+        let start = ready.max(self.zone_flash[zi].busy_until);
+        let mut done = start;
+        for pos in 0..d.min(units) {
+            let on_die = (units - pos).div_ceil(d);
+            let die = self.layout.die_of(zi as u32, pos as u32);
+            done = done.max(self.flash.erase(die, on_die.div_ceil(per_eu), SimInstant::from_ns(start)).as_ns());
+        }
+        self.zone_flash[zi] = ZoneFlash { issued: 0, pending: VecDeque::new(), busy_until: done, erased_at: done };
+        done
+    }
+
+    pub(crate) fn zone_index(&self, lba: u64) -> usize {
+        (lba / self.layout.zone_size_lbas) as usize
+    }
+
+    pub(crate) fn mark_zones_dirty(&mut self) {
+        self.zones_dirty = true;
+    }
+
+    pub(crate) fn save_if_dirty(&mut self) -> io::Result<()> {
+        if self.zones_dirty {
+            self.zones_dirty = false;
+            self.save_zone_table()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        if self.zones_dirty {
+            // Errors here cannot be returned; `close` reports them for callers that care.
+            let _ = self.save_zone_table();
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Named devices, each with its source. `znslab devices` lists these.
+
+use crate::config::{ControllerConfig, DeviceConfig, LbaConfig, PcieConfig, ZoneMapping, ZonesConfig};
+
+/// A preset: its name, one line on what it is, and the configuration.
+pub struct Preset {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub config: fn() -> DeviceConfig,
+}
+
+/// The default device: the CCZNS paper's evaluation SSD (plain ZNS here).
+pub const DEFAULT: &str = "cczns";
+
+/// CCZNS (HPCA'25) §V: 64 dies, 1 GiB zones each over 32 blocks on half of the dies (even zones
+/// on channels 0-3, odd on 4-7, "similar to WD ZN540"), 128 GiB, 4 KiB blocks with 64 B of
+/// metadata each. Open/active limits are not given; ZN540's 14 is used.
+pub fn cczns() -> DeviceConfig {
+    DeviceConfig {
+        name: "cczns".into(),
+        nand: nand::presets::cczns_hpca25(),
+        zones: ZonesConfig {
+            mapping: ZoneMapping::HalfDies,
+            erase_units_per_die: 1,
+            capacity_bytes: None,
+            size_bytes: None,
+            count: None,
+            max_open: 14,
+            max_active: 14,
+        },
+        lba: LbaConfig { bytes: 4096, metadata_bytes: 64 },
+        pcie: PcieConfig::default(),
+        controller: ControllerConfig::default(),
+    }
+}
+
+/// The CCZNS flash with small zones: one die per zone, 64 independent zone groups (ConfZNS
+/// "SU" mapping; the small-zone devices of ZenFS+). 384 open/active zones as Samsung PM1731a.
+pub fn cczns_small_zones() -> DeviceConfig {
+    DeviceConfig {
+        name: "cczns-small-zones".into(),
+        zones: ZonesConfig {
+            mapping: ZoneMapping::DieGroups { channels_per_zone: 1, dies_per_channel_per_zone: 1 },
+            max_open: 384,
+            max_active: 384,
+            ..cczns().zones
+        },
+        lba: LbaConfig::default(),
+        ..cczns()
+    }
+}
+
+fn znsplus(name: &str, nand: nand::NandConfig) -> DeviceConfig {
+    DeviceConfig {
+        name: name.into(),
+        nand,
+        // §4: D_zone = 16 chips, one 2 MiB block each: 32 MiB zones.
+        zones: ZonesConfig {
+            mapping: ZoneMapping::AllDies,
+            erase_units_per_die: 1,
+            capacity_bytes: None,
+            size_bytes: None,
+            count: None,
+            max_open: 0,
+            max_active: 0,
+        },
+        lba: LbaConfig::default(),
+        // Table 2: PCIe Gen2 ×2, 1.2 GB/s (600 MB/s per lane, §4.5).
+        pcie: PcieConfig { lanes: 2, lane_bytes_per_s: 600_000_000 },
+        controller: ControllerConfig { write_buffer_bytes: 2 << 20, ..ControllerConfig::default() },
+    }
+}
+
+/// ZNS+ (OSDI'21) Table 2 with TLC flash.
+pub fn znsplus_tlc() -> DeviceConfig {
+    znsplus("znsplus-tlc", nand::presets::znsplus_tlc())
+}
+/// ZNS+ Table 2 with MLC flash.
+pub fn znsplus_mlc() -> DeviceConfig {
+    znsplus("znsplus-mlc", nand::presets::znsplus_mlc())
+}
+/// ZNS+ Table 2 with Z-NAND.
+pub fn znsplus_znand() -> DeviceConfig {
+    znsplus("znsplus-znand", nand::presets::znsplus_znand())
+}
+
+/// Balloon-ZNS (DAC'24) §4 base device: QLC, 2 GiB zones each a superblock over all 64 dies.
+pub fn balloon_qlc() -> DeviceConfig {
+    DeviceConfig {
+        name: "balloon-qlc".into(),
+        nand: nand::presets::balloon_qlc(),
+        zones: ZonesConfig {
+            mapping: ZoneMapping::AllDies,
+            erase_units_per_die: 1,
+            capacity_bytes: None,
+            size_bytes: None,
+            count: None,
+            max_open: 14,
+            max_active: 14,
+        },
+        lba: LbaConfig::default(),
+        pcie: PcieConfig::default(),
+        controller: ControllerConfig::default(),
+    }
+}
+
+/// WD ZN540-like (research/zenfs-rocksdb.md §4.1, NVMeVirt WD_ZN540): 904 zones of 2 GiB LBA
+/// span and 1077 MiB capacity over 32 dies, 14 open/active, PCIe 3050 MB/s, firmware 13 µs,
+/// a write buffer of 10 one-shot units for each of the 14 open zones.
+pub fn zn540() -> DeviceConfig {
+    DeviceConfig {
+        name: "zn540".into(),
+        nand: nand::presets::zn540_like(),
+        zones: ZonesConfig {
+            mapping: ZoneMapping::AllDies,
+            erase_units_per_die: 1,
+            capacity_bytes: Some(1077 << 20),
+            size_bytes: Some(2 << 30),
+            count: None,
+            max_open: 14,
+            max_active: 14,
+        },
+        lba: LbaConfig::default(),
+        pcie: PcieConfig { lanes: 4, lane_bytes_per_s: 762_500_000 },
+        controller: ControllerConfig {
+            write_buffer_bytes: 14 * 10 * 96 << 10,
+            command_overhead_ns: 13_000,
+            ..ControllerConfig::default()
+        },
+    }
+}
+
+/// A tiny device for fast tests: 4 dies, 16 zones of 256 KiB (64 blocks of 4 KiB), 16 B of
+/// metadata per block, 4 open / 6 active zones.
+pub fn test_min() -> DeviceConfig {
+    DeviceConfig {
+        name: "test-min".into(),
+        nand: nand::presets::test_min(),
+        zones: ZonesConfig {
+            mapping: ZoneMapping::AllDies,
+            erase_units_per_die: 1,
+            capacity_bytes: None,
+            size_bytes: None,
+            count: None,
+            max_open: 4,
+            max_active: 6,
+        },
+        lba: LbaConfig { bytes: 4096, metadata_bytes: 16 },
+        pcie: PcieConfig::default(),
+        controller: ControllerConfig { write_buffer_bytes: 64 << 10, ..ControllerConfig::default() },
+    }
+}
+
+pub fn all() -> Vec<Preset> {
+    vec![
+        Preset { name: "cczns", summary: "CCZNS HPCA'25 SSD: 64 TLC dies, 1 GiB zones on half the dies, 128 GiB", config: cczns },
+        Preset {
+            name: "cczns-small-zones",
+            summary: "CCZNS flash with one die per zone: 32 MiB zones in 64 independent groups",
+            config: cczns_small_zones,
+        },
+        Preset { name: "znsplus-tlc", summary: "ZNS+ OSDI'21 Table 2 TLC: 16 chips, 32 MiB zones, PCIe Gen2 x2", config: znsplus_tlc },
+        Preset { name: "znsplus-mlc", summary: "ZNS+ OSDI'21 Table 2 MLC: 16 chips, 32 MiB zones", config: znsplus_mlc },
+        Preset { name: "znsplus-znand", summary: "ZNS+ OSDI'21 Table 2 Z-NAND: 16 chips, 32 MiB zones", config: znsplus_znand },
+        Preset { name: "balloon-qlc", summary: "Balloon-ZNS DAC'24 base: 64 QLC dies, 2 GiB superblock zones, 256 GiB", config: balloon_qlc },
+        Preset { name: "zn540", summary: "WD ZN540-like: 32 dies, 904 zones of 2 GiB size / 1077 MiB capacity", config: zn540 },
+        Preset { name: "test-min", summary: "tiny device for tests: 4 dies, 16 zones of 256 KiB", config: test_min },
+    ]
+}
+
+/// The preset called `name`.
+pub fn by_name(name: &str) -> Option<DeviceConfig> {
+    all().into_iter().find(|p| p.name == name).map(|p| (p.config)())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_preset_validates_and_round_trips_through_toml() {
+        for p in super::all() {
+            let cfg = (p.config)();
+            assert_eq!(cfg.name, p.name);
+            cfg.layout().unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            let back = crate::DeviceConfig::from_toml(&cfg.to_toml()).expect("round trip");
+            assert_eq!(back, cfg);
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_named() {
+        let mut text = super::test_min().to_toml();
+        text = text.replace("[nand]", "[nand]\nchanels = 3");
+        let e = crate::DeviceConfig::from_toml(&text).expect_err("typo");
+        assert!(e.to_string().contains("chanels"), "{e}");
+    }
+}

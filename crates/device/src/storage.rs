@@ -1,0 +1,206 @@
+//! Where the real bytes live: sparse in memory, or in an image file.
+//!
+//! Zones are written sequentially, so a zone's data is always a prefix of it: the memory store
+//! keeps one growing buffer per zone (only written bytes cost memory), and the image file keeps
+//! each zone at a fixed offset of a sparse file. The image also holds the device configuration
+//! and the zone table, so `znslab nvme` commands can reopen it. Layout:
+//!
+//! | offset | bytes | what |
+//! |---|---|---|
+//! | 0 | 8 | magic `ZNSLABv1` |
+//! | 8 | 4 | config length N, little endian |
+//! | 12 | N | device configuration, TOML |
+//! | 64 KiB | 32 × zones | zone records: state u8, attributes u8, 6 reserved, wp u64, written u64, reserved u64 |
+//! | data_offset | capacity × zones | zone data, zone `z` at `data_offset + z × capacity_bytes` |
+//! | meta_offset | capacity_lbas × ms × zones | per-LBA metadata, same order |
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use crate::layout::Layout;
+use crate::zone::{Zone, ZoneState};
+
+const MAGIC: &[u8; 8] = b"ZNSLABv1";
+const TABLE_OFFSET: u64 = 64 << 10;
+const RECORD_BYTES: u64 = 32;
+
+pub(crate) enum Storage {
+    Memory(Vec<ZoneBytes>),
+    Image(ImageFile),
+}
+
+#[derive(Default)]
+pub(crate) struct ZoneBytes {
+    data: Vec<u8>,
+    metadata: Vec<u8>,
+}
+
+pub(crate) struct ImageFile {
+    file: File,
+    data_offset: u64,
+    meta_offset: u64,
+    zone_bytes: u64,
+    zone_meta_bytes: u64,
+}
+
+fn align_up(x: u64, a: u64) -> u64 {
+    x.div_ceil(a) * a
+}
+
+impl ImageFile {
+    fn offsets(layout: &Layout) -> (u64, u64, u64, u64) {
+        let zones = layout.zone_count as u64;
+        let data_offset = align_up(TABLE_OFFSET + RECORD_BYTES * zones, 1 << 20);
+        let zone_bytes = layout.zone_capacity_bytes();
+        let zone_meta_bytes = layout.zone_capacity_lbas * layout.metadata_bytes;
+        let meta_offset = align_up(data_offset + zone_bytes * zones, 1 << 20);
+        (data_offset, meta_offset, zone_bytes, zone_meta_bytes)
+    }
+
+    /// Create (or truncate) an image for `layout`, storing `config_toml` in its header.
+    pub fn create(path: &Path, layout: &Layout, config_toml: &str) -> io::Result<ImageFile> {
+        let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path)?;
+        if config_toml.len() as u64 > TABLE_OFFSET - 12 {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "device configuration too large for the image header"));
+        }
+        let mut header = Vec::with_capacity(12 + config_toml.len());
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(&(config_toml.len() as u32).to_le_bytes());
+        header.extend_from_slice(config_toml.as_bytes());
+        file.write_all_at(&header, 0)?;
+        let (data_offset, meta_offset, zone_bytes, zone_meta_bytes) = Self::offsets(layout);
+        file.set_len(meta_offset + zone_meta_bytes * layout.zone_count as u64)?;
+        Ok(ImageFile { file, data_offset, meta_offset, zone_bytes, zone_meta_bytes })
+    }
+
+    /// Read the configuration text stored in an image's header.
+    pub fn read_config(path: &Path) -> io::Result<(File, String)> {
+        let file = OpenOptions::new().read(true).write(true).open(path)?;
+        let mut head = [0u8; 12];
+        file.read_exact_at(&mut head, 0)?;
+        if &head[..8] != MAGIC {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "not a znslab device image (bad magic)"));
+        }
+        let len = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as u64;
+        if len > TABLE_OFFSET - 12 {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "corrupt image header (config length)"));
+        }
+        let mut text = vec![0u8; len as usize];
+        file.read_exact_at(&mut text, 12)?;
+        let text = String::from_utf8(text)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "corrupt image header (config is not UTF-8)"))?;
+        Ok((file, text))
+    }
+
+    pub fn open(file: File, layout: &Layout) -> ImageFile {
+        let (data_offset, meta_offset, zone_bytes, zone_meta_bytes) = Self::offsets(layout);
+        ImageFile { file, data_offset, meta_offset, zone_bytes, zone_meta_bytes }
+    }
+
+    /// Load zone records saved by [`save_zones`](Self::save_zones) into `zones`.
+    pub fn load_zones(&self, zones: &mut [Zone]) -> io::Result<()> {
+        let mut buf = vec![0u8; RECORD_BYTES as usize * zones.len()];
+        self.file.read_exact_at(&mut buf, TABLE_OFFSET)?;
+        for (z, rec) in zones.iter_mut().zip(buf.chunks_exact(RECORD_BYTES as usize)) {
+            if rec[0] == 0 {
+                continue; // never saved: stays empty
+            }
+            let state = ZoneState::from_code(rec[0])
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("bad zone state {:#x} in image", rec[0])))?;
+            let wp = u64::from_le_bytes(rec[8..16].try_into().expect("8 bytes"));
+            let written = u64::from_le_bytes(rec[16..24].try_into().expect("8 bytes"));
+            if wp < z.zslba || wp > z.end_of_capacity() || written > z.capacity {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, format!("zone at LBA {} has a corrupt record", z.zslba)));
+            }
+            z.state = state;
+            z.attributes = rec[1];
+            z.wp = wp;
+            z.written = written;
+        }
+        Ok(())
+    }
+
+    pub fn save_zones(&self, zones: &[Zone]) -> io::Result<()> {
+        let mut buf = vec![0u8; RECORD_BYTES as usize * zones.len()];
+        for (z, rec) in zones.iter().zip(buf.chunks_exact_mut(RECORD_BYTES as usize)) {
+            rec[0] = z.state.code();
+            rec[1] = z.attributes;
+            rec[8..16].copy_from_slice(&z.wp.to_le_bytes());
+            rec[16..24].copy_from_slice(&z.written.to_le_bytes());
+        }
+        self.file.write_all_at(&buf, TABLE_OFFSET)?;
+        self.file.sync_data()
+    }
+}
+
+impl Storage {
+    pub fn memory(zones: u32) -> Storage {
+        Storage::Memory((0..zones).map(|_| ZoneBytes::default()).collect())
+    }
+
+    /// Store `data` at byte `offset` of zone `zone` (always at the zone's written end).
+    pub fn write(&mut self, zone: u32, offset: u64, data: &[u8], meta_offset: u64, metadata: &[u8]) -> io::Result<()> {
+        match self {
+            Storage::Memory(zones) => {
+                let z = &mut zones[zone as usize];
+                assert_eq!(z.data.len() as u64, offset, "zone data is written sequentially");
+                z.data.extend_from_slice(data);
+                if !metadata.is_empty() {
+                    z.metadata.resize(meta_offset as usize, 0);
+                    z.metadata.extend_from_slice(metadata);
+                }
+                Ok(())
+            }
+            Storage::Image(img) => {
+                img.file.write_all_at(data, img.data_offset + zone as u64 * img.zone_bytes + offset)?;
+                if !metadata.is_empty() {
+                    img.file.write_all_at(metadata, img.meta_offset + zone as u64 * img.zone_meta_bytes + meta_offset)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Fill `buf` from byte `offset` of zone `zone`; the caller zero-fills beyond written data.
+    pub fn read(&self, zone: u32, offset: u64, buf: &mut [u8], meta_offset: u64, metadata: &mut [u8]) -> io::Result<()> {
+        match self {
+            Storage::Memory(zones) => {
+                let z = &zones[zone as usize];
+                let o = offset as usize;
+                buf.copy_from_slice(&z.data[o..o + buf.len()]);
+                if !metadata.is_empty() {
+                    let mo = meta_offset as usize;
+                    let have = z.metadata.len().saturating_sub(mo).min(metadata.len());
+                    metadata[..have].copy_from_slice(&z.metadata[mo..mo + have]);
+                    metadata[have..].fill(0);
+                }
+                Ok(())
+            }
+            Storage::Image(img) => {
+                img.file.read_exact_at(buf, img.data_offset + zone as u64 * img.zone_bytes + offset)?;
+                if !metadata.is_empty() {
+                    img.file.read_exact_at(metadata, img.meta_offset + zone as u64 * img.zone_meta_bytes + meta_offset)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Forget a zone's data (reset).
+    pub fn reset(&mut self, zone: u32) {
+        if let Storage::Memory(zones) = self {
+            zones[zone as usize] = ZoneBytes::default();
+        }
+        // Image: the old bytes stay in the file but are never read again (written = 0).
+    }
+
+    /// Bytes of host memory the store holds.
+    pub fn resident_bytes(&self) -> u64 {
+        match self {
+            Storage::Memory(zones) => zones.iter().map(|z| (z.data.capacity() + z.metadata.capacity()) as u64).sum(),
+            Storage::Image(_) => 0,
+        }
+    }
+}
