@@ -19,4 +19,5 @@ pub mod sync;
 mod time;
 
 pub use executor::{JoinHandle, RunOutcome, Sim, Sleep};
+pub use rng::Rng;
 pub use time::{SimDuration, SimInstant};

@@ -2,7 +2,8 @@
 //!
 //! Validate, in this order: block count and buffers; transfer size (MDTS, and ZASL for
 //! append); namespace range; for append, that the LBA is a zone start (Invalid Field, as QEMU
-//! does after its fix); zone state (Full, Read Only, Offline); write pointer (write only);
+//! does after its fix); zone state (Full, Read Only, Offline); an LBA in the gap between capacity and size (Zone
+//! Boundary Error); write pointer (write only);
 //! zone capacity (Zone Boundary Error); open and active resources, last, so that an implicit
 //! close happens only for a command that succeeds. Apply: store the bytes, advance the write
 //! pointer, Empty/Closed → Implicitly Opened, → Full at capacity. Cost: write-buffer space,
@@ -47,6 +48,10 @@ impl Controller {
             ZoneState::ReadOnly => return Err(Status::ZONE_READ_ONLY),
             ZoneState::Offline => return Err(Status::ZONE_OFFLINE),
             _ => {}
+        }
+        // LBAs between the zone capacity and the zone size are not writable at all.
+        if slba >= zone.end_of_capacity() {
+            return Err(Status::ZONE_BOUNDARY_ERROR);
         }
         let start = if append { zone.wp } else { slba };
         if start != zone.wp {
