@@ -30,7 +30,10 @@ pub enum ZoneMapping {
     HalfDies,
     /// Each zone lives on `channels_per_zone × dies_per_channel_per_zone` dies; zones in
     /// different groups share no die (ConfZNS mapping; small-zone devices for ZenFS+).
-    DieGroups { channels_per_zone: u32, dies_per_channel_per_zone: u32 },
+    DieGroups {
+        channels_per_zone: u32,
+        dies_per_channel_per_zone: u32,
+    },
 }
 
 /// Zone geometry and limits, under `[zones]`.
@@ -80,7 +83,10 @@ fn lba_bytes_default() -> u32 {
 
 impl Default for LbaConfig {
     fn default() -> Self {
-        LbaConfig { bytes: 4096, metadata_bytes: 0 }
+        LbaConfig {
+            bytes: 4096,
+            metadata_bytes: 0,
+        }
     }
 }
 
@@ -96,7 +102,10 @@ pub struct PcieConfig {
 impl Default for PcieConfig {
     /// PCIe Gen3 ×4, the link of the FEMU-emulated and ZN540 devices.
     fn default() -> Self {
-        PcieConfig { lanes: 4, lane_bytes_per_s: 985_000_000 }
+        PcieConfig {
+            lanes: 4,
+            lane_bytes_per_s: 985_000_000,
+        }
     }
 }
 
@@ -142,13 +151,18 @@ impl Default for ControllerConfig {
     }
 }
 
-
 impl DeviceConfig {
     /// Parse a device TOML file's text; unknown fields are refused with their names.
     pub fn from_toml(text: &str) -> Result<DeviceConfig, ConfigError> {
         toml::from_str(text).map_err(|e| {
-            let field = e.span().map(|s| text[s].chars().take(60).collect::<String>()).unwrap_or_default();
-            ConfigError::new(format!("device file near `{field}`"), e.message().to_string())
+            let field = e
+                .span()
+                .map(|s| text[s].chars().take(60).collect::<String>())
+                .unwrap_or_default();
+            ConfigError::new(
+                format!("device file near `{field}`"),
+                e.message().to_string(),
+            )
         })
     }
 

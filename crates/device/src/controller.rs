@@ -165,14 +165,17 @@ impl Controller {
     /// A device whose bytes live in memory (sparse: only written data costs memory).
     pub fn in_memory(config: DeviceConfig) -> Result<Controller, DeviceError> {
         let layout = config.layout()?;
-        let storage = Storage::memory(layout.zone_count);
+        let storage = Storage::memory(&layout);
         Ok(Self::build(config, layout, storage))
     }
 
     /// Create a device image file (replacing any file at `path`).
     pub fn create_image(path: &Path, config: DeviceConfig) -> Result<Controller, DeviceError> {
         let layout = config.layout()?;
-        let io_err = |source| DeviceError::Image { path: path.display().to_string(), source };
+        let io_err = |source| DeviceError::Image {
+            path: path.display().to_string(),
+            source,
+        };
         let img = ImageFile::create(path, &layout, &config.to_toml()).map_err(io_err)?;
         let c = Self::build(config, layout, Storage::Image(img));
         c.save_zone_table().map_err(io_err)?;
@@ -181,7 +184,10 @@ impl Controller {
 
     /// Open a device image made by [`create_image`](Self::create_image).
     pub fn open_image(path: &Path) -> Result<Controller, DeviceError> {
-        let io_err = |source| DeviceError::Image { path: path.display().to_string(), source };
+        let io_err = |source| DeviceError::Image {
+            path: path.display().to_string(),
+            source,
+        };
         let (file, text) = ImageFile::read_config(path).map_err(io_err)?;
         let config = DeviceConfig::from_toml(&text)?;
         let layout = config.layout()?;
@@ -195,7 +201,11 @@ impl Controller {
         for (z, zf) in c.zones.iter().zip(c.zone_flash.iter_mut()) {
             let written = z.written * c.layout.lba_bytes;
             let u = c.layout.geometry.unit_bytes;
-            zf.issued = if z.state == ZoneState::Full { z.capacity * c.layout.lba_bytes } else { written / u * u };
+            zf.issued = if z.state == ZoneState::Full {
+                z.capacity * c.layout.lba_bytes
+            } else {
+                written / u * u
+            };
         }
         Ok(c)
     }
@@ -263,7 +273,10 @@ impl Controller {
 
     /// Busy time of the host link in each direction (to device, to host).
     pub fn link_busy(&self) -> (SimDuration, SimDuration) {
-        (SimDuration::from_ns(self.link_to_device.busy_ns()), SimDuration::from_ns(self.link_to_host.busy_ns()))
+        (
+            SimDuration::from_ns(self.link_to_device.busy_ns()),
+            SimDuration::from_ns(self.link_to_host.busy_ns()),
+        )
     }
 
     pub fn dram(&self) -> DramUsage {
@@ -319,20 +332,51 @@ impl Controller {
         }
         let ready = now + self.overhead;
         let result = match command {
-            Command::Read { slba, nlb, data, metadata } => self.read(ready, slba, nlb, data, metadata),
-            Command::Write { slba, nlb, data, metadata } => self.write(ready, slba, nlb, data, metadata, false),
-            Command::ZoneAppend { zslba, nlb, data, metadata } => self.write(ready, zslba, nlb, data, metadata, true),
-            Command::ZoneMgmtSend { slba, action, select_all } => self.zone_mgmt_send(ready, slba, action, select_all),
-            Command::ZoneMgmtRecv { slba, filter, partial, extended, buffer } => {
-                self.zone_mgmt_recv(ready, slba, filter, partial, extended, buffer)
-            }
+            Command::Read {
+                slba,
+                nlb,
+                data,
+                metadata,
+            } => self.read(ready, slba, nlb, data, metadata),
+            Command::Write {
+                slba,
+                nlb,
+                data,
+                metadata,
+            } => self.write(ready, slba, nlb, data, metadata, false),
+            Command::ZoneAppend {
+                zslba,
+                nlb,
+                data,
+                metadata,
+            } => self.write(ready, zslba, nlb, data, metadata, true),
+            Command::ZoneMgmtSend {
+                slba,
+                action,
+                select_all,
+            } => self.zone_mgmt_send(ready, slba, action, select_all),
+            Command::ZoneMgmtRecv {
+                slba,
+                filter,
+                partial,
+                extended,
+                buffer,
+            } => self.zone_mgmt_recv(ready, slba, filter, partial, extended, buffer),
             Command::Flush => self.flush(ready),
         };
         match result {
-            Ok((result, done)) => Completion { status: Status::SUCCESS, result, done_at: done },
+            Ok((result, done)) => Completion {
+                status: Status::SUCCESS,
+                result,
+                done_at: done,
+            },
             Err(status) => {
                 self.counters.failed_commands += 1;
-                Completion { status, result: 0, done_at: ready }
+                Completion {
+                    status,
+                    result: 0,
+                    done_at: ready,
+                }
             }
         }
     }
@@ -340,7 +384,10 @@ impl Controller {
     /// Turn a zone read-only or offline, as a media failure would (for tests and torture).
     /// Releases the zone's open and active resources; buffered data is kept readable.
     pub fn inject_zone_condition(&mut self, index: u32, state: ZoneState) {
-        assert!(matches!(state, ZoneState::ReadOnly | ZoneState::Offline), "only READONLY or OFFLINE can be injected");
+        assert!(
+            matches!(state, ZoneState::ReadOnly | ZoneState::Offline),
+            "only READONLY or OFFLINE can be injected"
+        );
         self.set_state(index as usize, state);
     }
 
@@ -348,7 +395,7 @@ impl Controller {
     pub fn save_zone_table(&self) -> io::Result<()> {
         match &self.storage {
             Storage::Image(img) => img.save_zones(&self.zones),
-            Storage::Memory(_) => Ok(()),
+            Storage::Memory(..) => Ok(()),
         }
     }
 
@@ -425,7 +472,7 @@ impl Controller {
     // ---- timing helpers -------------------------------------------------------------------
 
     /// Move `bytes` across the link toward the device starting no earlier than `t`.
-    pub(crate) fn to_device(&mut self, t: u64, bytes: u64) -> u64 {
+    pub(crate) fn transfer_to_device(&mut self, t: u64, bytes: u64) -> u64 {
         let d = SimDuration::for_bytes(bytes, self.layout.link_bytes_per_s).as_ns();
         let s = self.link_to_device.fit(t, d);
         self.link_to_device.reserve(s, d);
@@ -433,7 +480,7 @@ impl Controller {
     }
 
     /// Move `bytes` across the link toward the host starting no earlier than `t`.
-    pub(crate) fn to_host(&mut self, t: u64, bytes: u64) -> u64 {
+    pub(crate) fn transfer_to_host(&mut self, t: u64, bytes: u64) -> u64 {
         let d = SimDuration::for_bytes(bytes, self.layout.link_bytes_per_s).as_ns();
         let s = self.link_to_host.fit(t, d);
         self.link_to_host.reserve(s, d);
@@ -458,7 +505,10 @@ impl Controller {
             let off = self.zone_flash[zi].issued;
             let (die, _) = self.layout.locate(zone, off);
             let start = ready.max(self.zone_flash[zi].erased_at);
-            let done = self.flash.program(die, unit, SimInstant::from_ns(start)).as_ns();
+            let done = self
+                .flash
+                .program(die, unit, SimInstant::from_ns(start))
+                .as_ns();
             self.write_buffer.release_at(done, unit);
             let zf = &mut self.zone_flash[zi];
             zf.pending.push_back((off + unit, done));
@@ -480,7 +530,9 @@ impl Controller {
             return true;
         }
         let i = zf.pending.partition_point(|&(end, _)| end <= offset);
-        zf.pending.get(i).is_some_and(|&(end, done)| end - self.layout.geometry.unit_bytes <= offset && done > t)
+        zf.pending
+            .get(i)
+            .is_some_and(|&(end, done)| end - self.layout.geometry.unit_bytes <= offset && done > t)
     }
 
     /// Drop a zone's buffered bytes that never reached flash (reset).
@@ -506,7 +558,11 @@ impl Controller {
             // Units first, first + 1, ... land on stripe positions (first + k) % d.
             let n = (units - pos).div_ceil(d);
             let die = self.layout.die_of(zi as u32, ((first + pos) % d) as u32);
-            done = done.max(self.flash.program_many(die, n, SimInstant::from_ns(start)).as_ns());
+            done = done.max(
+                self.flash
+                    .program_many(die, n, SimInstant::from_ns(start))
+                    .as_ns(),
+            );
         }
         self.write_buffer.release_at(done, written - issued);
         self.counters.padded_bytes += cap - written;
@@ -528,9 +584,18 @@ impl Controller {
         for pos in 0..d.min(units) {
             let on_die = (units - pos).div_ceil(d);
             let die = self.layout.die_of(zi as u32, pos as u32);
-            done = done.max(self.flash.erase(die, on_die.div_ceil(per_eu), SimInstant::from_ns(start)).as_ns());
+            done = done.max(
+                self.flash
+                    .erase(die, on_die.div_ceil(per_eu), SimInstant::from_ns(start))
+                    .as_ns(),
+            );
         }
-        self.zone_flash[zi] = ZoneFlash { issued: 0, pending: VecDeque::new(), busy_until: done, erased_at: done };
+        self.zone_flash[zi] = ZoneFlash {
+            issued: 0,
+            pending: VecDeque::new(),
+            busy_until: done,
+            erased_at: done,
+        };
         done
     }
 

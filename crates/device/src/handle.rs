@@ -17,7 +17,10 @@ pub struct DeviceHandle {
 
 impl DeviceHandle {
     pub fn new(sim: &Sim, controller: Controller) -> Self {
-        DeviceHandle { sim: sim.clone(), controller: Rc::new(RefCell::new(controller)) }
+        DeviceHandle {
+            sim: sim.clone(),
+            controller: Rc::new(RefCell::new(controller)),
+        }
     }
 
     /// Submit `command` now and return its completion when the host would see it.
@@ -38,6 +41,8 @@ impl DeviceHandle {
 
     /// Take the controller back once no task holds the handle any more.
     pub fn into_controller(self) -> Option<Controller> {
-        Rc::try_unwrap(self.controller).ok().map(RefCell::into_inner)
+        Rc::try_unwrap(self.controller)
+            .ok()
+            .map(RefCell::into_inner)
     }
 }

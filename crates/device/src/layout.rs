@@ -36,24 +36,42 @@ impl Layout {
         let g = cfg.nand.validate("device.nand")?;
         let lba_bytes = cfg.lba.bytes as u64;
         if !(lba_bytes == 512 || lba_bytes == 4096) {
-            return Err(err("lba.bytes", format!("{lba_bytes} is not supported (use 512 or 4096)")));
+            return Err(err(
+                "lba.bytes",
+                format!("{lba_bytes} is not supported (use 512 or 4096)"),
+            ));
         }
         if g.unit_bytes % lba_bytes != 0 {
-            return Err(err("lba.bytes", format!("{lba_bytes} does not divide the program unit ({} bytes)", g.unit_bytes)));
+            return Err(err(
+                "lba.bytes",
+                format!(
+                    "{lba_bytes} does not divide the program unit ({} bytes)",
+                    g.unit_bytes
+                ),
+            ));
         }
         if cfg.lba.metadata_bytes > 256 {
-            return Err(err("lba.metadata_bytes", format!("{} is more than 256", cfg.lba.metadata_bytes)));
+            return Err(err(
+                "lba.metadata_bytes",
+                format!("{} is more than 256", cfg.lba.metadata_bytes),
+            ));
         }
         let (c, w) = (g.channels, g.dies_per_channel);
         let (cpz, wpz) = match cfg.zones.mapping {
             ZoneMapping::AllDies => (c, w),
             ZoneMapping::HalfDies => {
                 if c % 2 != 0 {
-                    return Err(err("zones.mapping", format!("half_dies needs an even channel count, not {c}")));
+                    return Err(err(
+                        "zones.mapping",
+                        format!("half_dies needs an even channel count, not {c}"),
+                    ));
                 }
                 (c / 2, w)
             }
-            ZoneMapping::DieGroups { channels_per_zone, dies_per_channel_per_zone } => {
+            ZoneMapping::DieGroups {
+                channels_per_zone,
+                dies_per_channel_per_zone,
+            } => {
                 if channels_per_zone == 0 || c % channels_per_zone != 0 {
                     return Err(err(
                         "zones.mapping.die_groups.channels_per_zone",
@@ -75,7 +93,10 @@ impl Layout {
         if eu == 0 || eu > g.erase_units_per_die {
             return Err(err(
                 "zones.erase_units_per_die",
-                format!("{eu} must be between 1 and the {} erase units on a die", g.erase_units_per_die),
+                format!(
+                    "{eu} must be between 1 and the {} erase units on a die",
+                    g.erase_units_per_die
+                ),
             ));
         }
         let stripe_bytes = dies_per_zone as u64 * g.unit_bytes;
@@ -113,31 +134,55 @@ impl Layout {
         let zone_count = match cfg.zones.count {
             Some(0) => return Err(err("zones.count", "must be greater than zero")),
             Some(n) if n as u64 > max_zones => {
-                return Err(err("zones.count", format!("{n} zones do not fit; the flash holds {max_zones}")))
+                return Err(err(
+                    "zones.count",
+                    format!("{n} zones do not fit; the flash holds {max_zones}"),
+                ))
             }
             Some(n) => n,
-            None => u32::try_from(max_zones).map_err(|_| err("zones.count", "more than 2^32 zones"))?,
+            None => {
+                u32::try_from(max_zones).map_err(|_| err("zones.count", "more than 2^32 zones"))?
+            }
         };
         let (mor, mar) = (cfg.zones.max_open, cfg.zones.max_active);
         if mar != 0 && (mor == 0 || mor > mar) {
-            return Err(err("zones.max_open", format!("{mor} must be between 1 and max_active ({mar})")));
+            return Err(err(
+                "zones.max_open",
+                format!("{mor} must be between 1 and max_active ({mar})"),
+            ));
         }
         let ctl = &cfg.controller;
         if ctl.max_transfer_bytes < lba_bytes || ctl.max_transfer_bytes % lba_bytes != 0 {
-            return Err(err("controller.max_transfer_bytes", "must be a positive multiple of the LBA size"));
+            return Err(err(
+                "controller.max_transfer_bytes",
+                "must be a positive multiple of the LBA size",
+            ));
         }
-        let zasl = if ctl.zone_append_max_bytes == 0 { ctl.max_transfer_bytes } else { ctl.zone_append_max_bytes };
+        let zasl = if ctl.zone_append_max_bytes == 0 {
+            ctl.max_transfer_bytes
+        } else {
+            ctl.zone_append_max_bytes
+        };
         if zasl % lba_bytes != 0 || zasl > ctl.max_transfer_bytes {
-            return Err(err("controller.zone_append_max_bytes", "must be a multiple of the LBA size and at most max_transfer_bytes"));
+            return Err(err(
+                "controller.zone_append_max_bytes",
+                "must be a multiple of the LBA size and at most max_transfer_bytes",
+            ));
         }
         if ctl.write_buffer_bytes < stripe_bytes {
             return Err(err(
                 "controller.write_buffer_bytes",
-                format!("{} is smaller than one stripe ({stripe_bytes} bytes)", ctl.write_buffer_bytes),
+                format!(
+                    "{} is smaller than one stripe ({stripe_bytes} bytes)",
+                    ctl.write_buffer_bytes
+                ),
             ));
         }
         if cfg.pcie.lanes == 0 || cfg.pcie.lane_bytes_per_s == 0 {
-            return Err(err("pcie.lanes", "lanes and lane_bytes_per_s must be greater than zero"));
+            return Err(err(
+                "pcie.lanes",
+                "lanes and lane_bytes_per_s must be greater than zero",
+            ));
         }
         Ok(Layout {
             lba_bytes,
@@ -213,7 +258,10 @@ mod tests {
     #[test]
     fn die_groups_never_share_dies() {
         let mut cfg = presets::cczns();
-        cfg.zones.mapping = crate::ZoneMapping::DieGroups { channels_per_zone: 1, dies_per_channel_per_zone: 1 };
+        cfg.zones.mapping = crate::ZoneMapping::DieGroups {
+            channels_per_zone: 1,
+            dies_per_channel_per_zone: 1,
+        };
         let l = cfg.layout().expect("valid");
         assert_eq!(l.zone_groups, 64);
         assert_eq!(l.die_of(3, 0), l.die_of(3 + 64, 0));
@@ -231,16 +279,25 @@ mod tests {
 
         let mut cfg = presets::test_min();
         cfg.nand.channels = 0;
-        assert_eq!(cfg.layout().expect_err("zero dies").field, "device.nand.channels");
+        assert_eq!(
+            cfg.layout().expect_err("zero dies").field,
+            "device.nand.channels"
+        );
 
         let mut cfg = presets::test_min();
         cfg.zones.max_open = 5;
         cfg.zones.max_active = 4;
-        assert_eq!(cfg.layout().expect_err("mor > mar").field, "device.zones.max_open");
+        assert_eq!(
+            cfg.layout().expect_err("mor > mar").field,
+            "device.zones.max_open"
+        );
 
         let mut cfg = presets::test_min();
         cfg.zones.count = Some(100_000);
-        assert_eq!(cfg.layout().expect_err("too many").field, "device.zones.count");
+        assert_eq!(
+            cfg.layout().expect_err("too many").field,
+            "device.zones.count"
+        );
     }
 }
 

@@ -21,7 +21,10 @@ mod status;
 mod storage;
 mod zone;
 
-pub use cmd::{parse_report, Command, Completion, ReportFilter, ZoneAction, REPORT_DESCRIPTOR_BYTES, REPORT_HEADER_BYTES};
+pub use cmd::{
+    parse_report, Command, Completion, ReportFilter, ZoneAction, REPORT_DESCRIPTOR_BYTES,
+    REPORT_HEADER_BYTES,
+};
 pub use config::FlushUnit;
 pub use config::{ControllerConfig, DeviceConfig, LbaConfig, PcieConfig, ZoneMapping, ZonesConfig};
 pub use controller::{Controller, DeviceCounters, DeviceError, DramUsage, Identify};

@@ -1,6 +1,8 @@
 //! Named devices, each with its source. `znslab devices` lists these.
 
-use crate::config::{ControllerConfig, DeviceConfig, LbaConfig, PcieConfig, ZoneMapping, ZonesConfig};
+use crate::config::{
+    ControllerConfig, DeviceConfig, LbaConfig, PcieConfig, ZoneMapping, ZonesConfig,
+};
 
 /// A preset: its name, one line on what it is, and the configuration.
 pub struct Preset {
@@ -28,7 +30,10 @@ pub fn cczns() -> DeviceConfig {
             max_open: 14,
             max_active: 14,
         },
-        lba: LbaConfig { bytes: 4096, metadata_bytes: 64 },
+        lba: LbaConfig {
+            bytes: 4096,
+            metadata_bytes: 64,
+        },
         pcie: PcieConfig::default(),
         controller: ControllerConfig::default(),
     }
@@ -40,7 +45,10 @@ pub fn cczns_small_zones() -> DeviceConfig {
     DeviceConfig {
         name: "cczns-small-zones".into(),
         zones: ZonesConfig {
-            mapping: ZoneMapping::DieGroups { channels_per_zone: 1, dies_per_channel_per_zone: 1 },
+            mapping: ZoneMapping::DieGroups {
+                channels_per_zone: 1,
+                dies_per_channel_per_zone: 1,
+            },
             max_open: 384,
             max_active: 384,
             ..cczns().zones
@@ -66,8 +74,14 @@ fn znsplus(name: &str, nand: nand::NandConfig) -> DeviceConfig {
         },
         lba: LbaConfig::default(),
         // Table 2: PCIe Gen2 ×2, 1.2 GB/s (600 MB/s per lane, §4.5).
-        pcie: PcieConfig { lanes: 2, lane_bytes_per_s: 600_000_000 },
-        controller: ControllerConfig { write_buffer_bytes: 2 << 20, ..ControllerConfig::default() },
+        pcie: PcieConfig {
+            lanes: 2,
+            lane_bytes_per_s: 600_000_000,
+        },
+        controller: ControllerConfig {
+            write_buffer_bytes: 2 << 20,
+            ..ControllerConfig::default()
+        },
     }
 }
 
@@ -121,9 +135,12 @@ pub fn zn540() -> DeviceConfig {
             max_active: 14,
         },
         lba: LbaConfig::default(),
-        pcie: PcieConfig { lanes: 4, lane_bytes_per_s: 762_500_000 },
+        pcie: PcieConfig {
+            lanes: 4,
+            lane_bytes_per_s: 762_500_000,
+        },
         controller: ControllerConfig {
-            write_buffer_bytes: 14 * 10 * 96 << 10,
+            write_buffer_bytes: (14 * 10 * 96) << 10,
             command_overhead_ns: 13_000,
             ..ControllerConfig::default()
         },
@@ -145,32 +162,69 @@ pub fn test_min() -> DeviceConfig {
             max_open: 4,
             max_active: 6,
         },
-        lba: LbaConfig { bytes: 4096, metadata_bytes: 16 },
+        lba: LbaConfig {
+            bytes: 4096,
+            metadata_bytes: 16,
+        },
         pcie: PcieConfig::default(),
-        controller: ControllerConfig { write_buffer_bytes: 64 << 10, ..ControllerConfig::default() },
+        controller: ControllerConfig {
+            write_buffer_bytes: 64 << 10,
+            ..ControllerConfig::default()
+        },
     }
 }
 
 pub fn all() -> Vec<Preset> {
     vec![
-        Preset { name: "cczns", summary: "CCZNS HPCA'25 SSD: 64 TLC dies, 1 GiB zones on half the dies, 128 GiB", config: cczns },
+        Preset {
+            name: "cczns",
+            summary: "CCZNS HPCA'25 SSD: 64 TLC dies, 1 GiB zones on half the dies, 128 GiB",
+            config: cczns,
+        },
         Preset {
             name: "cczns-small-zones",
             summary: "CCZNS flash with one die per zone: 32 MiB zones in 64 independent groups",
             config: cczns_small_zones,
         },
-        Preset { name: "znsplus-tlc", summary: "ZNS+ OSDI'21 Table 2 TLC: 16 chips, 32 MiB zones, PCIe Gen2 x2", config: znsplus_tlc },
-        Preset { name: "znsplus-mlc", summary: "ZNS+ OSDI'21 Table 2 MLC: 16 chips, 32 MiB zones", config: znsplus_mlc },
-        Preset { name: "znsplus-znand", summary: "ZNS+ OSDI'21 Table 2 Z-NAND: 16 chips, 32 MiB zones", config: znsplus_znand },
-        Preset { name: "balloon-qlc", summary: "Balloon-ZNS DAC'24 base: 64 QLC dies, 2 GiB superblock zones, 256 GiB", config: balloon_qlc },
-        Preset { name: "zn540", summary: "WD ZN540-like: 32 dies, 904 zones of 2 GiB size / 1077 MiB capacity", config: zn540 },
-        Preset { name: "test-min", summary: "tiny device for tests: 4 dies, 16 zones of 256 KiB", config: test_min },
+        Preset {
+            name: "znsplus-tlc",
+            summary: "ZNS+ OSDI'21 Table 2 TLC: 16 chips, 32 MiB zones, PCIe Gen2 x2",
+            config: znsplus_tlc,
+        },
+        Preset {
+            name: "znsplus-mlc",
+            summary: "ZNS+ OSDI'21 Table 2 MLC: 16 chips, 32 MiB zones",
+            config: znsplus_mlc,
+        },
+        Preset {
+            name: "znsplus-znand",
+            summary: "ZNS+ OSDI'21 Table 2 Z-NAND: 16 chips, 32 MiB zones",
+            config: znsplus_znand,
+        },
+        Preset {
+            name: "balloon-qlc",
+            summary: "Balloon-ZNS DAC'24 base: 64 QLC dies, 2 GiB superblock zones, 256 GiB",
+            config: balloon_qlc,
+        },
+        Preset {
+            name: "zn540",
+            summary: "WD ZN540-like: 32 dies, 904 zones of 2 GiB size / 1077 MiB capacity",
+            config: zn540,
+        },
+        Preset {
+            name: "test-min",
+            summary: "tiny device for tests: 4 dies, 16 zones of 256 KiB",
+            config: test_min,
+        },
     ]
 }
 
 /// The preset called `name`.
 pub fn by_name(name: &str) -> Option<DeviceConfig> {
-    all().into_iter().find(|p| p.name == name).map(|p| (p.config)())
+    all()
+        .into_iter()
+        .find(|p| p.name == name)
+        .map(|p| (p.config)())
 }
 
 #[cfg(test)]

@@ -77,7 +77,10 @@ mod tests {
 
     #[test]
     fn names_and_codes() {
-        assert_eq!(Status::ZONE_INVALID_WRITE.to_string(), "ZONE_INVALID_WRITE (0xbc)");
+        assert_eq!(
+            Status::ZONE_INVALID_WRITE.to_string(),
+            "ZONE_INVALID_WRITE (0xbc)"
+        );
         assert_eq!(Status::ZONE_BOUNDARY_ERROR.code(), 0x1b8);
         assert_eq!(Status::LBA_OUT_OF_RANGE.name(), "LBA_OUT_OF_RANGE");
         assert_eq!(Status { sct: 7, sc: 7 }.name(), "UNKNOWN_STATUS");

@@ -55,7 +55,10 @@ impl ZoneState {
     }
 
     pub fn is_open(self) -> bool {
-        matches!(self, ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened)
+        matches!(
+            self,
+            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened
+        )
     }
 
     pub fn is_active(self) -> bool {
@@ -105,7 +108,13 @@ impl Zone {
             ZoneState::ReadOnly | ZoneState::Offline => u64::MAX,
             _ => self.wp,
         };
-        ZoneDescriptor { state: self.state, zslba: self.zslba, capacity: self.capacity, wp, attributes: self.attributes }
+        ZoneDescriptor {
+            state: self.state,
+            zslba: self.zslba,
+            capacity: self.capacity,
+            wp,
+            attributes: self.attributes,
+        }
     }
 
     pub fn end_of_capacity(&self) -> u64 {

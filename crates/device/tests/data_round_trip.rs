@@ -30,14 +30,28 @@ fn fill(c: &mut Controller, rng: &mut Rng) -> Vec<Written> {
             rng.fill(&mut data);
             rng.fill(&mut meta);
             let cmd = if rng.chance(1, 2) {
-                Command::ZoneAppend { zslba: zone * size, nlb: nlb as u32, data: &data, metadata: &meta }
+                Command::ZoneAppend {
+                    zslba: zone * size,
+                    nlb: nlb as u32,
+                    data: &data,
+                    metadata: &meta,
+                }
             } else {
-                Command::Write { slba: wp, nlb: nlb as u32, data: &data, metadata: &meta }
+                Command::Write {
+                    slba: wp,
+                    nlb: nlb as u32,
+                    data: &data,
+                    metadata: &meta,
+                }
             };
             let comp = c.submit(now, cmd);
             assert_eq!(comp.status, Status::SUCCESS);
             now = comp.done_at;
-            out.push(Written { slba: wp, data, meta });
+            out.push(Written {
+                slba: wp,
+                data,
+                meta,
+            });
             wp += nlb;
             if zone == 2 && wp > zone * size + cap / 2 {
                 break; // leave zone 2 half written, with data still in the write buffer
@@ -54,7 +68,15 @@ fn check(c: &mut Controller, written: &[Written]) {
         let nlb = (w.data.len() / lba) as u32;
         let mut data = vec![0u8; w.data.len()];
         let mut meta = vec![0u8; w.meta.len()];
-        let comp = c.submit(now, Command::Read { slba: w.slba, nlb, data: &mut data, metadata: &mut meta });
+        let comp = c.submit(
+            now,
+            Command::Read {
+                slba: w.slba,
+                nlb,
+                data: &mut data,
+                metadata: &mut meta,
+            },
+        );
         assert_eq!(comp.status, Status::SUCCESS);
         assert!(data == w.data, "data at LBA {} differs", w.slba);
         assert!(meta == w.meta, "metadata at LBA {} differs", w.slba);
@@ -90,15 +112,42 @@ fn image_round_trip_after_close_and_reopen() {
     // Appending continues at the saved write pointer, and reset clears what was there.
     let wp = c.zone(2).wp;
     let data = vec![7u8; 4096];
-    let comp = c.submit(SimInstant::ZERO, Command::ZoneAppend { zslba: c.zone(2).zslba, nlb: 1, data: &data, metadata: &[] });
+    let comp = c.submit(
+        SimInstant::ZERO,
+        Command::ZoneAppend {
+            zslba: c.zone(2).zslba,
+            nlb: 1,
+            data: &data,
+            metadata: &[],
+        },
+    );
     assert_eq!((comp.status, comp.result), (Status::SUCCESS, wp));
     let z0 = c.zone(0).zslba;
-    assert_eq!(c.submit(SimInstant::ZERO, Command::ZoneMgmtSend { slba: z0, action: ZoneAction::Reset, select_all: false }).status, Status::SUCCESS);
+    assert_eq!(
+        c.submit(
+            SimInstant::ZERO,
+            Command::ZoneMgmtSend {
+                slba: z0,
+                action: ZoneAction::Reset,
+                select_all: false
+            }
+        )
+        .status,
+        Status::SUCCESS
+    );
     c.close().expect("close");
     let mut c = Controller::open_image(&path).expect("reopen");
     assert_eq!(c.zone(0).state, ZoneState::Empty);
     let mut buf = vec![1u8; 4096];
-    let comp = c.submit(SimInstant::ZERO, Command::Read { slba: 0, nlb: 1, data: &mut buf, metadata: &mut [] });
+    let comp = c.submit(
+        SimInstant::ZERO,
+        Command::Read {
+            slba: 0,
+            nlb: 1,
+            data: &mut buf,
+            metadata: &mut [],
+        },
+    );
     assert_eq!(comp.status, Status::SUCCESS);
     assert!(buf.iter().all(|b| *b == 0), "a reset zone reads zeros");
     drop(c);
@@ -110,7 +159,11 @@ fn opening_a_file_that_is_not_an_image_fails_cleanly() {
     let path = std::env::temp_dir().join(format!("znslab-notimg-{}", std::process::id()));
     std::fs::write(&path, b"hello").expect("write");
     let e = Controller::open_image(&path).err().expect("not an image");
-    assert!(e.to_string().contains("znslab device image") || e.to_string().contains("fill whole buffer"), "{e}");
+    assert!(
+        e.to_string().contains("znslab device image")
+            || e.to_string().contains("fill whole buffer"),
+        "{e}"
+    );
     std::fs::remove_file(&path).ok();
     assert!(Controller::open_image(std::path::Path::new("/nonexistent/x.img")).is_err());
 }

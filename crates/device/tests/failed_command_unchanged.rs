@@ -22,7 +22,10 @@ fn a_battery_of_failing_commands_leaves_the_device_as_it_was() {
 
     let failures: Vec<(Status, Status)> = vec![
         (d.write(d.zslba(0) + 5, 1), Status::ZONE_INVALID_WRITE),
-        (d.write(d.zslba(0) + 1, d.cap()), Status::ZONE_BOUNDARY_ERROR),
+        (
+            d.write(d.zslba(0) + 1, d.cap()),
+            Status::ZONE_BOUNDARY_ERROR,
+        ),
         (d.write(d.zslba(3), 1), Status::ZONE_FULL),
         (d.write(d.zslba(4), 1), Status::ZONE_READ_ONLY),
         (d.write(d.zslba(5), 1), Status::ZONE_OFFLINE),
@@ -33,8 +36,14 @@ fn a_battery_of_failing_commands_leaves_the_device_as_it_was() {
         (d.append(d.zslba(0) + 1, 1).status, Status::INVALID_FIELD),
         (d.write(nsze, 1), Status::LBA_OUT_OF_RANGE),
         (d.mgmt(3, ZoneAction::Open), Status::ZONE_INVALID_TRANSITION),
-        (d.mgmt(0, ZoneAction::Offline), Status::ZONE_INVALID_TRANSITION),
-        (d.mgmt(5, ZoneAction::Reset), Status::ZONE_INVALID_TRANSITION),
+        (
+            d.mgmt(0, ZoneAction::Offline),
+            Status::ZONE_INVALID_TRANSITION,
+        ),
+        (
+            d.mgmt(5, ZoneAction::Reset),
+            Status::ZONE_INVALID_TRANSITION,
+        ),
         (d.mgmt(6, ZoneAction::Open), Status::ZONE_TOO_MANY_ACTIVE),
         (d.mgmt(6, ZoneAction::Other(0x77)), Status::INVALID_FIELD),
         (d.read(d.zslba(5), 1).0, Status::ZONE_OFFLINE),
@@ -44,7 +53,15 @@ fn a_battery_of_failing_commands_leaves_the_device_as_it_was() {
         assert_eq!(got, want, "case {i}");
     }
     let mut buf = vec![0u8; 10];
-    let s = d.submit(Command::ZoneMgmtRecv { slba: 0, filter: 0, partial: false, extended: false, buffer: &mut buf }).status;
+    let s = d
+        .submit(Command::ZoneMgmtRecv {
+            slba: 0,
+            filter: 0,
+            partial: false,
+            extended: false,
+            buffer: &mut buf,
+        })
+        .status;
     assert_eq!(s, Status::INVALID_FIELD);
 
     assert_eq!(d.zones(), zones);

@@ -2,11 +2,28 @@
 
 mod common;
 use common::{Dev, ALL_STATES};
-use device::{parse_report, Command, ReportFilter, Status, ZoneState, REPORT_DESCRIPTOR_BYTES, REPORT_HEADER_BYTES};
+use device::{
+    parse_report, Command, ReportFilter, Status, ZoneState, REPORT_DESCRIPTOR_BYTES,
+    REPORT_HEADER_BYTES,
+};
 
-fn report(d: &mut Dev, slba: u64, filter: u8, partial: bool, descriptors: usize) -> (Status, u64, Vec<device::ZoneDescriptor>) {
+fn report(
+    d: &mut Dev,
+    slba: u64,
+    filter: u8,
+    partial: bool,
+    descriptors: usize,
+) -> (Status, u64, Vec<device::ZoneDescriptor>) {
     let mut buf = vec![0xffu8; REPORT_HEADER_BYTES + descriptors * REPORT_DESCRIPTOR_BYTES];
-    let s = d.submit(Command::ZoneMgmtRecv { slba, filter, partial, extended: false, buffer: &mut buf }).status;
+    let s = d
+        .submit(Command::ZoneMgmtRecv {
+            slba,
+            filter,
+            partial,
+            extended: false,
+            buffer: &mut buf,
+        })
+        .status;
     if s != Status::SUCCESS {
         return (s, 0, vec![]);
     }
@@ -28,7 +45,12 @@ fn every_filter_with_and_without_partial() {
     let total = d.c.zone_count() as u64;
     for code in 0..=7u8 {
         let filter = ReportFilter::from_code(code).expect("valid");
-        let want: Vec<u64> = d.zones().iter().filter(|z| filter.matches(z.state)).map(|z| z.zslba).collect();
+        let want: Vec<u64> = d
+            .zones()
+            .iter()
+            .filter(|z| filter.matches(z.state))
+            .map(|z| z.zslba)
+            .collect();
         let (s, n, zones) = report(&mut d, 0, code, false, total as usize);
         assert_eq!(s, Status::SUCCESS);
         assert_eq!(n, want.len() as u64, "filter {code}");
@@ -66,7 +88,10 @@ fn header_only_buffer_and_mid_zone_start() {
 fn descriptors_carry_state_capacity_and_write_pointer() {
     let mut d = seven_states();
     let (_, _, zones) = report(&mut d, 0, 0, false, 7);
-    assert_eq!(zones.iter().map(|z| z.state).collect::<Vec<_>>(), ALL_STATES.to_vec());
+    assert_eq!(
+        zones.iter().map(|z| z.state).collect::<Vec<_>>(),
+        ALL_STATES.to_vec()
+    );
     assert_eq!(zones, d.zones()[..7].to_vec());
     assert!(zones.iter().all(|z| z.capacity == d.cap()));
 }
@@ -75,14 +100,46 @@ fn descriptors_carry_state_capacity_and_write_pointer() {
 fn bad_reports_are_refused() {
     let mut d = Dev::min();
     let mut small = vec![0u8; REPORT_HEADER_BYTES - 1];
-    let s = d.submit(Command::ZoneMgmtRecv { slba: 0, filter: 0, partial: false, extended: false, buffer: &mut small }).status;
+    let s = d
+        .submit(Command::ZoneMgmtRecv {
+            slba: 0,
+            filter: 0,
+            partial: false,
+            extended: false,
+            buffer: &mut small,
+        })
+        .status;
     assert_eq!(s, Status::INVALID_FIELD);
     let mut buf = vec![0u8; 4096];
-    let s = d.submit(Command::ZoneMgmtRecv { slba: 0, filter: 8, partial: false, extended: false, buffer: &mut buf }).status;
+    let s = d
+        .submit(Command::ZoneMgmtRecv {
+            slba: 0,
+            filter: 8,
+            partial: false,
+            extended: false,
+            buffer: &mut buf,
+        })
+        .status;
     assert_eq!(s, Status::INVALID_FIELD);
-    let s = d.submit(Command::ZoneMgmtRecv { slba: 0, filter: 0, partial: false, extended: true, buffer: &mut buf }).status;
+    let s = d
+        .submit(Command::ZoneMgmtRecv {
+            slba: 0,
+            filter: 0,
+            partial: false,
+            extended: true,
+            buffer: &mut buf,
+        })
+        .status;
     assert_eq!(s, Status::INVALID_FIELD);
     let nsze = d.c.identify().nsze;
-    let s = d.submit(Command::ZoneMgmtRecv { slba: nsze, filter: 0, partial: false, extended: false, buffer: &mut buf }).status;
+    let s = d
+        .submit(Command::ZoneMgmtRecv {
+            slba: nsze,
+            filter: 0,
+            partial: false,
+            extended: false,
+            buffer: &mut buf,
+        })
+        .status;
     assert_eq!(s, Status::LBA_OUT_OF_RANGE);
 }

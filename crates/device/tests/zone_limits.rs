@@ -22,7 +22,10 @@ fn writes_implicitly_close_the_oldest_implicitly_opened_zone() {
     assert_eq!(d.write(z0, 1), Status::SUCCESS);
     assert_eq!(d.write(z1, 1), Status::SUCCESS);
     assert_eq!(d.write(z2, 1), Status::SUCCESS);
-    assert_eq!((d.state(0), d.state(1), d.state(2)), (Closed, ImplicitlyOpened, ImplicitlyOpened));
+    assert_eq!(
+        (d.state(0), d.state(1), d.state(2)),
+        (Closed, ImplicitlyOpened, ImplicitlyOpened)
+    );
     assert_eq!((d.c.open_zones(), d.c.active_zones()), (2, 3));
     assert_eq!(d.c.counters().implicit_closes, 1);
 }
@@ -74,7 +77,10 @@ fn mor_equal_to_mar_counts_closed_zones_against_opens() {
     d.make(1, ImplicitlyOpened);
     // The controller may close zone 0 to open zone 2, but zone 2 needs an active resource too.
     assert_eq!(d.write(d.zslba(2), 1), Status::ZONE_TOO_MANY_ACTIVE);
-    assert_eq!((d.state(0), d.state(1), d.state(2)), (ImplicitlyOpened, ImplicitlyOpened, Empty));
+    assert_eq!(
+        (d.state(0), d.state(1), d.state(2)),
+        (ImplicitlyOpened, ImplicitlyOpened, Empty)
+    );
 }
 
 #[test]

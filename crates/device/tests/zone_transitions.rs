@@ -34,8 +34,14 @@ fn expected(from: ZoneState, action: ZoneAction) -> Result<ZoneState, Status> {
     }
 }
 
-const ACTIONS: [ZoneAction; 6] =
-    [ZoneAction::Open, ZoneAction::Close, ZoneAction::Finish, ZoneAction::Reset, ZoneAction::Offline, ZoneAction::Other(0x9)];
+const ACTIONS: [ZoneAction; 6] = [
+    ZoneAction::Open,
+    ZoneAction::Close,
+    ZoneAction::Finish,
+    ZoneAction::Reset,
+    ZoneAction::Offline,
+    ZoneAction::Other(0x9),
+];
 
 fn counts(states: &[ZoneState]) -> (u32, u32) {
     let open = states.iter().filter(|s| s.is_open()).count() as u32;
@@ -58,11 +64,19 @@ fn every_state_and_action() {
                 }
                 Err(e) => {
                     assert_eq!(status, e, "{from} {action:?}");
-                    assert_eq!(d.zones(), before, "failed {action:?} on {from} changed the device");
+                    assert_eq!(
+                        d.zones(),
+                        before,
+                        "failed {action:?} on {from} changed the device"
+                    );
                 }
             }
             let states: Vec<ZoneState> = d.zones().iter().map(|z| z.state).collect();
-            assert_eq!((d.c.open_zones(), d.c.active_zones()), counts(&states), "{from} {action:?}");
+            assert_eq!(
+                (d.c.open_zones(), d.c.active_zones()),
+                counts(&states),
+                "{from} {action:?}"
+            );
         }
     }
 }
@@ -99,7 +113,13 @@ fn closing_an_open_zone_without_data_keeps_it_closed() {
 #[test]
 fn select_all_scopes() {
     // Zones 0..=6 in every state; Select All must touch exactly the zones its action covers.
-    for action in [ZoneAction::Open, ZoneAction::Close, ZoneAction::Finish, ZoneAction::Reset, ZoneAction::Offline] {
+    for action in [
+        ZoneAction::Open,
+        ZoneAction::Close,
+        ZoneAction::Finish,
+        ZoneAction::Reset,
+        ZoneAction::Offline,
+    ] {
         let mut d = Dev::with_limits(0, 0, true);
         for (i, s) in ALL_STATES.iter().enumerate() {
             d.make(i as u32, *s);
@@ -113,7 +133,11 @@ fn select_all_scopes() {
                 ZoneAction::Reset => from.is_active() || *from == Full,
                 _ => *from == ReadOnly,
             };
-            let want = if in_scope { expected(*from, action).expect("in scope is legal") } else { *from };
+            let want = if in_scope {
+                expected(*from, action).expect("in scope is legal")
+            } else {
+                *from
+            };
             assert_eq!(d.state(i as u32), want, "{action:?} on zone in {from}");
         }
         // Untouched empty zones stay empty.
@@ -125,7 +149,13 @@ fn select_all_scopes() {
 fn select_all_ignores_the_lba_and_refuses_unknown_actions() {
     let mut d = Dev::min();
     d.make(0, ImplicitlyOpened);
-    let s = d.submit(device::Command::ZoneMgmtSend { slba: 12345, action: ZoneAction::Close, select_all: true }).status;
+    let s = d
+        .submit(device::Command::ZoneMgmtSend {
+            slba: 12345,
+            action: ZoneAction::Close,
+            select_all: true,
+        })
+        .status;
     assert_eq!(s, Status::SUCCESS);
     assert_eq!(d.state(0), Closed);
     assert_eq!(d.mgmt_all(ZoneAction::Other(0x10)), Status::INVALID_FIELD);
@@ -140,16 +170,37 @@ fn open_all_stops_at_the_first_zone_over_the_limit() {
     }
     assert_eq!(d.mgmt_all(ZoneAction::Open), Status::ZONE_TOO_MANY_OPEN);
     let states: Vec<_> = (0..5).map(|z| d.state(z)).collect();
-    assert_eq!(states, vec![ExplicitlyOpened, ExplicitlyOpened, ExplicitlyOpened, Closed, Closed]);
+    assert_eq!(
+        states,
+        vec![
+            ExplicitlyOpened,
+            ExplicitlyOpened,
+            ExplicitlyOpened,
+            Closed,
+            Closed
+        ]
+    );
 }
 
 #[test]
 fn mgmt_send_checks_its_lba() {
     let mut d = Dev::min();
     let nsze = d.c.identify().nsze;
-    let s = d.submit(device::Command::ZoneMgmtSend { slba: nsze, action: ZoneAction::Open, select_all: false }).status;
+    let s = d
+        .submit(device::Command::ZoneMgmtSend {
+            slba: nsze,
+            action: ZoneAction::Open,
+            select_all: false,
+        })
+        .status;
     assert_eq!(s, Status::LBA_OUT_OF_RANGE);
-    let s = d.submit(device::Command::ZoneMgmtSend { slba: 1, action: ZoneAction::Open, select_all: false }).status;
+    let s = d
+        .submit(device::Command::ZoneMgmtSend {
+            slba: 1,
+            action: ZoneAction::Open,
+            select_all: false,
+        })
+        .status;
     assert_eq!(s, Status::INVALID_FIELD);
     assert_eq!(d.state(0), Empty);
 }

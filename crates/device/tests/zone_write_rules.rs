@@ -37,7 +37,11 @@ fn full_read_only_and_offline_zones_refuse_writes() {
     d.make(0, Full);
     d.make(1, ReadOnly);
     d.make(2, Offline);
-    for (zone, want) in [(0, Status::ZONE_FULL), (1, Status::ZONE_READ_ONLY), (2, Status::ZONE_OFFLINE)] {
+    for (zone, want) in [
+        (0, Status::ZONE_FULL),
+        (1, Status::ZONE_READ_ONLY),
+        (2, Status::ZONE_OFFLINE),
+    ] {
         let z = d.zslba(zone);
         assert_eq!(d.write(z, 1), want);
         assert_eq!(d.append(z, 1).status, want);
@@ -110,15 +114,43 @@ fn malformed_commands_are_invalid_fields() {
     let lba = d.lba();
     let ms = d.ms();
     let data = vec![0u8; lba];
-    let s = d.submit(Command::Write { slba: 0, nlb: 0, data: &[], metadata: &[] }).status;
+    let s = d
+        .submit(Command::Write {
+            slba: 0,
+            nlb: 0,
+            data: &[],
+            metadata: &[],
+        })
+        .status;
     assert_eq!(s, Status::INVALID_FIELD);
-    let s = d.submit(Command::Write { slba: 0, nlb: 2, data: &data, metadata: &[] }).status;
+    let s = d
+        .submit(Command::Write {
+            slba: 0,
+            nlb: 2,
+            data: &data,
+            metadata: &[],
+        })
+        .status;
     assert_eq!(s, Status::INVALID_FIELD);
-    let s = d.submit(Command::Write { slba: 0, nlb: 1, data: &data, metadata: &vec![0; ms + 1] }).status;
+    let s = d
+        .submit(Command::Write {
+            slba: 0,
+            nlb: 1,
+            data: &data,
+            metadata: &vec![0; ms + 1],
+        })
+        .status;
     assert_eq!(s, Status::INVALID_FIELD);
     let big = vec![0u8; (d.c.layout().max_transfer_bytes as usize) + lba];
     let nlb = (big.len() / lba) as u32;
-    let s = d.submit(Command::Write { slba: 0, nlb, data: &big, metadata: &[] }).status;
+    let s = d
+        .submit(Command::Write {
+            slba: 0,
+            nlb,
+            data: &big,
+            metadata: &[],
+        })
+        .status;
     assert_eq!(s, Status::INVALID_FIELD);
     let nsze = d.c.identify().nsze;
     assert_eq!(d.write(nsze, 1), Status::LBA_OUT_OF_RANGE);

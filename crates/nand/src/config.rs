@@ -14,7 +14,10 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        ConfigError { field: field.into(), message: message.into() }
+        ConfigError {
+            field: field.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -115,20 +118,32 @@ impl NandConfig {
             }
         }
         if self.page_bytes % 512 != 0 {
-            return Err(ConfigError::new(f("page_bytes"), format!("{} is not a multiple of 512", self.page_bytes)));
+            return Err(ConfigError::new(
+                f("page_bytes"),
+                format!("{} is not a multiple of 512", self.page_bytes),
+            ));
         }
         if self.pages_per_block % self.pages_per_program != 0 {
             return Err(ConfigError::new(
                 f("pages_per_program"),
-                format!("{} does not divide pages_per_block ({})", self.pages_per_program, self.pages_per_block),
+                format!(
+                    "{} does not divide pages_per_block ({})",
+                    self.pages_per_program, self.pages_per_block
+                ),
             ));
         }
         let dies = self
             .channels
             .checked_mul(self.dies_per_channel)
             .filter(|d| *d <= 1 << 16)
-            .ok_or_else(|| ConfigError::new(f("dies_per_channel"), "more than 65536 dies in total"))?;
-        let planes_together = if self.multi_plane { self.planes_per_die as u64 } else { 1 };
+            .ok_or_else(|| {
+                ConfigError::new(f("dies_per_channel"), "more than 65536 dies in total")
+            })?;
+        let planes_together = if self.multi_plane {
+            self.planes_per_die as u64
+        } else {
+            1
+        };
         let unit_bytes = self.page_bytes as u64 * self.pages_per_program as u64 * planes_together;
         let units_per_erase_unit = (self.pages_per_block / self.pages_per_program) as u64;
         let erase_units_per_die = if self.multi_plane {
@@ -162,7 +177,8 @@ mod tests {
     #[test]
     fn presets_validate_and_cczns_has_its_paper_size() {
         for (name, cfg) in presets::all() {
-            cfg.validate("nand").unwrap_or_else(|e| panic!("preset {name}: {e}"));
+            cfg.validate("nand")
+                .unwrap_or_else(|e| panic!("preset {name}: {e}"));
         }
         let g = presets::cczns_hpca25().validate("nand").expect("valid");
         assert_eq!(g.dies, 64);

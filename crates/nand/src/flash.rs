@@ -123,7 +123,12 @@ impl Flash {
 
     /// Erase `count` erase units on `die`, one after another.
     pub fn erase(&mut self, die: DieId, count: u64, ready: SimInstant) -> SimInstant {
-        let dur = self.geometry.erase_latency.checked_mul(count).expect("erase time overflow").as_ns();
+        let dur = self
+            .geometry
+            .erase_latency
+            .checked_mul(count)
+            .expect("erase time overflow")
+            .as_ns();
         let d = die.0 as usize;
         let start = self.dies[d].fit(ready.as_ns(), dur);
         self.dies[d].reserve(start, dur);
@@ -144,12 +149,18 @@ impl Flash {
 
     /// Busy time reserved so far on each die.
     pub fn die_busy(&self) -> Vec<SimDuration> {
-        self.dies.iter().map(|t| SimDuration::from_ns(t.busy_ns())).collect()
+        self.dies
+            .iter()
+            .map(|t| SimDuration::from_ns(t.busy_ns()))
+            .collect()
     }
 
     /// Busy time reserved so far on each channel.
     pub fn channel_busy(&self) -> Vec<SimDuration> {
-        self.channels.iter().map(|t| SimDuration::from_ns(t.busy_ns())).collect()
+        self.channels
+            .iter()
+            .map(|t| SimDuration::from_ns(t.busy_ns()))
+            .collect()
     }
 
     /// When the last reservation on any die ends.
@@ -172,7 +183,10 @@ mod tests {
         let mut f = flash();
         let g = f.geometry().clone();
         let done = f.read(DieId(0), 4096, SimInstant::ZERO);
-        assert_eq!(done.as_ns(), g.read_latency.as_ns() + g.transfer_time(4096).as_ns());
+        assert_eq!(
+            done.as_ns(),
+            g.read_latency.as_ns() + g.transfer_time(4096).as_ns()
+        );
         // A second read on the same die waits for the first; one on another channel does not.
         let second = f.read(DieId(0), 4096, SimInstant::ZERO);
         assert_eq!(second.as_ns(), 2 * done.as_ns());
@@ -213,7 +227,10 @@ mod tests {
         let e = f.erase(DieId(0), 2, SimInstant::ZERO);
         assert_eq!(e.as_ns(), 2 * g.erase_latency.as_ns());
         let r = f.read(DieId(8), 4096, SimInstant::ZERO);
-        assert_eq!(r.as_ns(), g.read_latency.as_ns() + g.transfer_time(4096).as_ns());
+        assert_eq!(
+            r.as_ns(),
+            g.read_latency.as_ns() + g.transfer_time(4096).as_ns()
+        );
         let c = f.copyback(DieId(1), SimInstant::ZERO);
         assert_eq!(c.as_ns(), (g.read_latency + g.program_latency).as_ns());
         assert_eq!(f.channel_busy()[1].as_ns(), 0);

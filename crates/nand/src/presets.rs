@@ -13,7 +13,7 @@ pub fn cczns_hpca25() -> NandConfig {
         channels: 8,
         dies_per_channel: 8,
         planes_per_die: 1,
-        blocks_per_plane: 64, // 128 GiB / 64 dies / 32 MiB
+        blocks_per_plane: 64,  // 128 GiB / 64 dies / 32 MiB
         pages_per_block: 2048, // 32 MiB / 16 KiB
         page_bytes: 16 << 10,
         oob_bytes_per_page: 2048, // typical spare area for a 16 KiB page (assumption)
@@ -49,7 +49,12 @@ pub fn znsplus_tlc() -> NandConfig {
 
 /// ZNS+ Table 2, MLC column: read 35 µs, program 390 µs, DMA 24 µs. Erase assumed 3 ms.
 pub fn znsplus_mlc() -> NandConfig {
-    NandConfig { read_latency_ns: 35_000, program_latency_ns: 390_000, erase_latency_ns: 3_000_000, ..znsplus_tlc() }
+    NandConfig {
+        read_latency_ns: 35_000,
+        program_latency_ns: 390_000,
+        erase_latency_ns: 3_000_000,
+        ..znsplus_tlc()
+    }
 }
 
 /// ZNS+ Table 2, Z-NAND column: read 3 µs, program 100 µs, DMA 3.4 µs. Erase assumed 1 ms.

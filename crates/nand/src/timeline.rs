@@ -1,14 +1,16 @@
 //! A resource's reservations in virtual time, with gap filling.
 
-use std::collections::BTreeMap;
-
 /// Non-overlapping busy intervals `[start, end)` of one resource (a die, a channel, a link).
 ///
 /// Requests are placed in the earliest gap that fits at or after the instant they become ready,
 /// so an operation that becomes ready early is not queued behind one reserved for later.
+/// Intervals live in a sorted `Vec`; those that ended are dropped from the front by `prune`.
+/// Few are live at once (about one per outstanding operation), so this beats a tree.
 #[derive(Clone, Debug, Default)]
 pub struct Timeline {
-    busy: BTreeMap<u64, u64>,
+    busy: Vec<(u64, u64)>,
+    /// Index of the first interval not pruned yet.
+    head: usize,
     busy_ns: u64,
 }
 
@@ -17,13 +19,17 @@ impl Timeline {
         Self::default()
     }
 
+    fn live(&self) -> &[(u64, u64)] {
+        &self.busy[self.head..]
+    }
+
     /// Earliest start `>= earliest` at which `[start, start + dur)` is free.
     pub fn fit(&self, earliest: u64, dur: u64) -> u64 {
+        let live = self.live();
+        // Intervals are disjoint and sorted, so their ends are sorted too.
+        let first = live.partition_point(|&(_, e)| e <= earliest);
         let mut t = earliest;
-        if let Some((_, &end)) = self.busy.range(..=t).next_back() {
-            t = t.max(end);
-        }
-        for (&s, &e) in self.busy.range(t..) {
+        for &(s, e) in &live[first..] {
             if s >= t + dur {
                 break;
             }
@@ -37,32 +43,36 @@ impl Timeline {
         if dur == 0 {
             return;
         }
-        let mut s = start;
-        let mut e = start + dur;
-        if let Some((&ps, &pe)) = self.busy.range(..=s).next_back() {
-            assert!(pe <= s, "timeline overlap at {s}");
-            if pe == s {
-                self.busy.remove(&ps);
-                s = ps;
+        let end = start + dur;
+        let i = self.head + self.live().partition_point(|&(s, _)| s < start);
+        let merge_prev = i > self.head && {
+            let pe = self.busy[i - 1].1;
+            assert!(pe <= start, "timeline overlap at {start}");
+            pe == start
+        };
+        let merge_next = i < self.busy.len() && {
+            let ns = self.busy[i].0;
+            assert!(ns >= end, "timeline overlap at {ns}");
+            ns == end
+        };
+        match (merge_prev, merge_next) {
+            (true, true) => {
+                self.busy[i - 1].1 = self.busy[i].1;
+                self.busy.remove(i);
             }
+            (true, false) => self.busy[i - 1].1 = end,
+            (false, true) => self.busy[i].0 = start,
+            (false, false) => self.busy.insert(i, (start, end)),
         }
-        if let Some(&ne) = self.busy.get(&e) {
-            self.busy.remove(&e);
-            e = ne;
-        } else if let Some((&ns, _)) = self.busy.range(start..).next() {
-            assert!(ns >= start + dur, "timeline overlap at {ns}");
-        }
-        self.busy.insert(s, e);
         self.busy_ns += dur;
     }
 
     /// Forget intervals that ended at or before `now`; they can no longer matter.
     pub fn prune(&mut self, now: u64) {
-        while let Some(entry) = self.busy.first_entry() {
-            if *entry.get() > now {
-                break;
-            }
-            entry.remove();
+        self.head += self.live().partition_point(|&(_, e)| e <= now);
+        if self.head > 64 && self.head * 2 > self.busy.len() {
+            self.busy.drain(..self.head);
+            self.head = 0;
         }
     }
 
@@ -73,7 +83,7 @@ impl Timeline {
 
     /// When the last reservation ends (0 if none is pending).
     pub fn last_end(&self) -> u64 {
-        self.busy.last_key_value().map(|(_, e)| *e).unwrap_or(0)
+        self.live().last().map(|(_, e)| *e).unwrap_or(0)
     }
 }
 

@@ -23,7 +23,10 @@ pub struct CpuPool {
 impl CpuPool {
     pub fn new(sim: &Sim, cores: usize) -> Self {
         assert!(cores > 0, "a CPU pool needs at least one core");
-        CpuPool { sim: sim.clone(), cores: RefCell::new(vec![Core::default(); cores]) }
+        CpuPool {
+            sim: sim.clone(),
+            cores: RefCell::new(vec![Core::default(); cores]),
+        }
     }
 
     pub fn core_count(&self) -> usize {

@@ -41,7 +41,10 @@ impl Wake for TaskWaker {
         self.wake_by_ref();
     }
     fn wake_by_ref(self: &Arc<Self>) {
-        self.woken.lock().expect("waker queue poisoned").push(self.id);
+        self.woken
+            .lock()
+            .expect("waker queue poisoned")
+            .push(self.id);
     }
 }
 
@@ -119,7 +122,10 @@ impl Sim {
         F: Future + 'static,
         F::Output: 'static,
     {
-        let state = Rc::new(RefCell::new(JoinState { result: None, waiter: None }));
+        let state = Rc::new(RefCell::new(JoinState {
+            result: None,
+            waiter: None,
+        }));
         let task_state = state.clone();
         let wrapped = async move {
             let out = future.await;
@@ -142,7 +148,13 @@ impl Sim {
         let index = match core.free_slots.borrow_mut().pop() {
             Some(i) => i,
             None => {
-                slots.push(Slot { generation: 0, future: None, waker: None, queued: false, live: false });
+                slots.push(Slot {
+                    generation: 0,
+                    future: None,
+                    waker: None,
+                    queued: false,
+                    live: false,
+                });
                 slots.len() - 1
             }
         };
@@ -150,7 +162,10 @@ impl Sim {
         slot.generation = slot.generation.wrapping_add(1);
         let id = (slot.generation as u64) << 32 | index as u64;
         slot.future = Some(future);
-        slot.waker = Some(Waker::from(Arc::new(TaskWaker { id, woken: core.woken.clone() })));
+        slot.waker = Some(Waker::from(Arc::new(TaskWaker {
+            id,
+            woken: core.woken.clone(),
+        })));
         slot.live = true;
         slot.queued = true;
         core.ready.borrow_mut().push_back(id);
@@ -159,7 +174,11 @@ impl Sim {
 
     /// A future that completes at `deadline` (at once if it has passed).
     pub fn sleep_until(&self, deadline: SimInstant) -> Sleep {
-        Sleep { core: self.core.clone(), deadline: deadline.as_ns(), registered: false }
+        Sleep {
+            core: self.core.clone(),
+            deadline: deadline.as_ns(),
+            registered: false,
+        }
     }
 
     pub fn sleep(&self, d: SimDuration) -> Sleep {
@@ -168,12 +187,17 @@ impl Sim {
 
     /// Let every other ready task run once before continuing.
     pub fn yield_now(&self) -> YieldNow {
-        YieldNow { core: self.core.clone(), yielded: false }
+        YieldNow {
+            core: self.core.clone(),
+            yielded: false,
+        }
     }
 
     fn enqueue(&self, id: TaskId) {
         let mut slots = self.core.slots.borrow_mut();
-        let Some(slot) = slots.get_mut(slot_of(id)) else { return };
+        let Some(slot) = slots.get_mut(slot_of(id)) else {
+            return;
+        };
         if slot.live && !slot.queued && (id >> 32) as u32 == slot.generation {
             slot.queued = true;
             self.core.ready.borrow_mut().push_back(id);
@@ -246,7 +270,9 @@ impl Sim {
                 let due = {
                     let mut timers = self.core.timers.borrow_mut();
                     match timers.peek() {
-                        Some(Reverse((tt, _, _))) if *tt == t => timers.pop().map(|Reverse((_, _, id))| id),
+                        Some(Reverse((tt, _, _))) if *tt == t => {
+                            timers.pop().map(|Reverse((_, _, id))| id)
+                        }
                         _ => None,
                     }
                 };
@@ -256,7 +282,10 @@ impl Sim {
                 }
             }
         }
-        RunOutcome { now: self.now(), blocked_tasks: self.core.live_tasks.get() }
+        RunOutcome {
+            now: self.now(),
+            blocked_tasks: self.core.live_tasks.get(),
+        }
     }
 
     /// Run until no task can make progress.
@@ -278,7 +307,9 @@ impl Sim {
     {
         let handle = self.spawn(future);
         self.run();
-        handle.try_take().expect("block_on: the future never completed (deadlock)")
+        handle
+            .try_take()
+            .expect("block_on: the future never completed (deadlock)")
     }
 }
 
@@ -334,7 +365,10 @@ impl Future for Sleep {
             assert!(task != u64::MAX, "Sleep polled outside a task of its Sim");
             let seq = self.core.timer_seq.get();
             self.core.timer_seq.set(seq + 1);
-            self.core.timers.borrow_mut().push(Reverse((self.deadline, seq, task)));
+            self.core
+                .timers
+                .borrow_mut()
+                .push(Reverse((self.deadline, seq, task)));
             self.registered = true;
         }
         Poll::Pending
@@ -379,7 +413,10 @@ mod tests {
         }
         let out = sim.run();
         assert_eq!(out.blocked_tasks, 0);
-        assert_eq!(*log.borrow(), vec![("b", 10), ("d", 20), ("a", 30), ("c", 30)]);
+        assert_eq!(
+            *log.borrow(),
+            vec![("b", 10), ("d", 20), ("a", 30), ("c", 30)]
+        );
         assert_eq!(out.now.as_ns(), 30);
     }
 

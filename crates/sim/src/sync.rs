@@ -24,7 +24,10 @@ pub struct Semaphore {
 
 impl Semaphore {
     pub fn new(permits: usize) -> Self {
-        Semaphore { permits: Cell::new(permits), waiters: RefCell::new(VecDeque::new()) }
+        Semaphore {
+            permits: Cell::new(permits),
+            waiters: RefCell::new(VecDeque::new()),
+        }
     }
 
     pub fn available_permits(&self) -> usize {
@@ -33,7 +36,11 @@ impl Semaphore {
 
     /// Wait for `n` permits; they return when the [`Permit`] is dropped.
     pub fn acquire(&self, n: usize) -> Acquire<'_> {
-        Acquire { sem: self, n, waiter: None }
+        Acquire {
+            sem: self,
+            n,
+            waiter: None,
+        }
     }
 
     /// Take `n` permits now if they are free and nobody is queued before us.
@@ -144,11 +151,17 @@ pub struct Mutex<T> {
 
 impl<T> Mutex<T> {
     pub fn new(value: T) -> Self {
-        Mutex { sem: Semaphore::new(1), value: RefCell::new(value) }
+        Mutex {
+            sem: Semaphore::new(1),
+            value: RefCell::new(value),
+        }
     }
     pub async fn lock(&self) -> MutexGuard<'_, T> {
         let permit = self.sem.acquire(1).await;
-        MutexGuard { value: self.value.borrow_mut(), _permit: permit }
+        MutexGuard {
+            value: self.value.borrow_mut(),
+            _permit: permit,
+        }
     }
 }
 
@@ -201,7 +214,10 @@ impl Notify {
         }
     }
     pub fn notified(&self) -> Notified<'_> {
-        Notified { notify: self, waiter: None }
+        Notified {
+            notify: self,
+            waiter: None,
+        }
     }
 }
 
@@ -241,7 +257,10 @@ impl Drop for Notified<'_> {
     fn drop(&mut self) {
         if let Some(w) = self.waiter.take() {
             if !w.granted.get() {
-                self.notify.waiters.borrow_mut().retain(|x| !Rc::ptr_eq(x, &w));
+                self.notify
+                    .waiters
+                    .borrow_mut()
+                    .retain(|x| !Rc::ptr_eq(x, &w));
             }
         }
     }
@@ -285,7 +304,9 @@ pub struct SendError<T>(pub T);
 impl<T> Clone for Sender<T> {
     fn clone(&self) -> Self {
         self.chan.senders.set(self.chan.senders.get() + 1);
-        Sender { chan: self.chan.clone() }
+        Sender {
+            chan: self.chan.clone(),
+        }
     }
 }
 
@@ -362,7 +383,11 @@ mod tests {
             });
         }
         assert_eq!(sim.run().blocked_tasks, 0);
-        let v = Rc::try_unwrap(m).ok().expect("sole owner").value.into_inner();
+        let v = Rc::try_unwrap(m)
+            .ok()
+            .expect("sole owner")
+            .value
+            .into_inner();
         assert_eq!(v, vec![(0, 10), (1, 20), (2, 30), (3, 40)]);
     }
 

@@ -1,1 +1,9 @@
+//! # workload: what drives the device (layer 6)
+//!
+//! For now: fio. Job files and command-line options with fio's names, run as tasks on the
+//! virtual clock against a [`device::DeviceHandle`], with fio's normal and JSON output.
+//!
+//! May depend on: `sim`, `nand`, `device`, `report`. Leaves out: device internals beyond the
+//! commands and the counters it reports.
 
+pub mod fio;

@@ -1,1 +1,70 @@
-fn main() {}
+//! The `znslab` command: `devices`, `fio` and `nvme`, named after the tools users know.
+
+mod devices_cmd;
+mod fio_cmd;
+mod nvme_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Emulate NVMe ZNS SSDs (and the host software on them) on one virtual clock.
+#[derive(Parser)]
+#[command(name = "znslab", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// List the device presets (or print one as TOML with --show NAME).
+    Devices(devices_cmd::Args),
+    /// Run fio jobs: `znslab fio [JOBFILE] [--option=value ...]` (no job: the embedded default).
+    Fio {
+        /// A job file and fio options (--name=, --rw=, --bs=, ...), plus --device, --seed,
+        /// --output-format=normal|json and --output=FILE.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// nvme-cli commands on a device image file.
+    #[command(subcommand)]
+    Nvme(nvme_cmd::NvmeCmd),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Cmd::Devices(a) => devices_cmd::run(a),
+        Cmd::Fio { args } => fio_cmd::run(&args),
+        Cmd::Nvme(cmd) => nvme_cmd::run(cmd),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("znslab: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `--device PRESET` or `--device FILE.toml`.
+pub fn load_device(arg: &str) -> anyhow::Result<device::DeviceConfig> {
+    let path = std::path::Path::new(arg);
+    if arg.ends_with(".toml") || path.is_file() {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("device file {arg}: {e}"))?;
+        let cfg = device::DeviceConfig::from_toml(&text)
+            .map_err(|e| anyhow::anyhow!("device file {arg}: {e}"))?;
+        cfg.layout()
+            .map_err(|e| anyhow::anyhow!("device file {arg}: {e}"))?;
+        return Ok(cfg);
+    }
+    device::presets::by_name(arg).ok_or_else(|| {
+        let names: Vec<&str> = device::presets::all().iter().map(|p| p.name).collect();
+        anyhow::anyhow!(
+            "unknown device '{arg}': not a .toml file and not a preset ({})",
+            names.join(", ")
+        )
+    })
+}

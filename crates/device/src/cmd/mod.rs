@@ -21,16 +21,41 @@ pub use zone_mgmt_recv::{parse_report, REPORT_DESCRIPTOR_BYTES, REPORT_HEADER_BY
 #[derive(Debug)]
 pub enum Command<'a> {
     /// Read (02h).
-    Read { slba: u64, nlb: u32, data: &'a mut [u8], metadata: &'a mut [u8] },
+    Read {
+        slba: u64,
+        nlb: u32,
+        data: &'a mut [u8],
+        metadata: &'a mut [u8],
+    },
     /// Write (01h): must start at the zone's write pointer.
-    Write { slba: u64, nlb: u32, data: &'a [u8], metadata: &'a [u8] },
+    Write {
+        slba: u64,
+        nlb: u32,
+        data: &'a [u8],
+        metadata: &'a [u8],
+    },
     /// Zone Append (7Dh): `zslba` names the zone; the result is the LBA written.
-    ZoneAppend { zslba: u64, nlb: u32, data: &'a [u8], metadata: &'a [u8] },
+    ZoneAppend {
+        zslba: u64,
+        nlb: u32,
+        data: &'a [u8],
+        metadata: &'a [u8],
+    },
     /// Zone Management Send (79h).
-    ZoneMgmtSend { slba: u64, action: ZoneAction, select_all: bool },
+    ZoneMgmtSend {
+        slba: u64,
+        action: ZoneAction,
+        select_all: bool,
+    },
     /// Zone Management Receive (7Ah), Report Zones into `buffer` in the spec's layout.
     /// `filter` is the raw ZRASF value (0-7).
-    ZoneMgmtRecv { slba: u64, filter: u8, partial: bool, extended: bool, buffer: &'a mut [u8] },
+    ZoneMgmtRecv {
+        slba: u64,
+        filter: u8,
+        partial: bool,
+        extended: bool,
+        buffer: &'a mut [u8],
+    },
     /// Flush (00h).
     Flush,
 }
@@ -100,7 +125,18 @@ pub enum ReportFilter {
 impl ReportFilter {
     pub fn from_code(code: u8) -> Option<ReportFilter> {
         use ReportFilter::*;
-        [All, Empty, ImplicitlyOpened, ExplicitlyOpened, Closed, Full, ReadOnly, Offline].get(code as usize).copied()
+        [
+            All,
+            Empty,
+            ImplicitlyOpened,
+            ExplicitlyOpened,
+            Closed,
+            Full,
+            ReadOnly,
+            Offline,
+        ]
+        .get(code as usize)
+        .copied()
     }
 
     pub fn matches(self, state: ZoneState) -> bool {

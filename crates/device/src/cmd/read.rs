@@ -23,13 +23,18 @@ impl Controller {
         let lba = self.layout.lba_bytes;
         let ms = self.layout.metadata_bytes;
         let bytes = nlb as u64 * lba;
-        if nlb == 0 || data.len() as u64 != bytes || !(metadata.is_empty() || metadata.len() as u64 == nlb as u64 * ms) {
+        if nlb == 0
+            || data.len() as u64 != bytes
+            || !(metadata.is_empty() || metadata.len() as u64 == nlb as u64 * ms)
+        {
             return Err(Status::INVALID_FIELD);
         }
         if bytes > self.layout.max_transfer_bytes {
             return Err(Status::INVALID_FIELD);
         }
-        let end = slba.checked_add(nlb as u64).ok_or(Status::LBA_OUT_OF_RANGE)?;
+        let end = slba
+            .checked_add(nlb as u64)
+            .ok_or(Status::LBA_OUT_OF_RANGE)?;
         if end > self.layout.namespace_lbas() {
             return Err(Status::LBA_OUT_OF_RANGE);
         }
@@ -46,7 +51,11 @@ impl Controller {
         let first = slba - zone.zslba;
         let have = zone.written.saturating_sub(first).min(nlb as u64);
         let (stored, zeros) = data.split_at_mut((have * lba) as usize);
-        let meta_split = if metadata.is_empty() { 0 } else { (have * ms) as usize };
+        let meta_split = if metadata.is_empty() {
+            0
+        } else {
+            (have * ms) as usize
+        };
         let (stored_meta, zero_meta) = metadata.split_at_mut(meta_split);
         if have > 0 {
             self.storage
@@ -72,7 +81,7 @@ impl Controller {
             }
             off = chunk_end;
         }
-        let done = self.to_host(data_ready, bytes + metadata.len() as u64);
+        let done = self.transfer_to_host(data_ready, bytes + metadata.len() as u64);
         self.counters.reads += 1;
         self.counters.host_bytes_read += bytes;
         Ok((0, SimInstant::from_ns(done)))

@@ -29,10 +29,15 @@ impl Controller {
         let lba = self.layout.lba_bytes;
         let ms = self.layout.metadata_bytes;
         let bytes = nlb as u64 * lba;
-        if nlb == 0 || data.len() as u64 != bytes || !(metadata.is_empty() || metadata.len() as u64 == nlb as u64 * ms) {
+        if nlb == 0
+            || data.len() as u64 != bytes
+            || !(metadata.is_empty() || metadata.len() as u64 == nlb as u64 * ms)
+        {
             return Err(Status::INVALID_FIELD);
         }
-        if bytes > self.layout.max_transfer_bytes || (append && bytes > self.layout.zone_append_max_bytes) {
+        if bytes > self.layout.max_transfer_bytes
+            || (append && bytes > self.layout.zone_append_max_bytes)
+        {
             return Err(Status::INVALID_FIELD);
         }
         if slba >= self.layout.namespace_lbas() {
@@ -65,7 +70,13 @@ impl Controller {
         // Apply.
         let offset_lbas = start - zone.zslba;
         self.storage
-            .write(zi as u32, offset_lbas * lba, data, offset_lbas * ms, metadata)
+            .write(
+                zi as u32,
+                offset_lbas * lba,
+                data,
+                offset_lbas * ms,
+                metadata,
+            )
             .map_err(|_| Status::INTERNAL_ERROR)?;
         if !zone.state.is_open() {
             self.set_state(zi, ZoneState::ImplicitlyOpened);
@@ -82,7 +93,7 @@ impl Controller {
 
         // Cost.
         let admitted = self.buffer_admit(ready.as_ns(), bytes);
-        let in_device = self.to_device(admitted, bytes + metadata.len() as u64);
+        let in_device = self.transfer_to_device(admitted, bytes + metadata.len() as u64);
         self.flush_zone_units(zi, written_bytes, in_device);
         if append {
             self.counters.appends += 1;

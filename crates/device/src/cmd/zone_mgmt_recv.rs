@@ -28,7 +28,10 @@ impl Controller {
         buffer: &mut [u8],
     ) -> Result<(u64, SimInstant), Status> {
         let filter = ReportFilter::from_code(filter).ok_or(Status::INVALID_FIELD)?;
-        if extended || buffer.len() < REPORT_HEADER_BYTES || buffer.len() as u64 > self.layout.max_transfer_bytes {
+        if extended
+            || buffer.len() < REPORT_HEADER_BYTES
+            || buffer.len() as u64 > self.layout.max_transfer_bytes
+        {
             return Err(Status::INVALID_FIELD);
         }
         if slba >= self.layout.namespace_lbas() {
@@ -61,7 +64,7 @@ impl Controller {
         let count = if partial { returned as u64 } else { matched };
         buffer[..8].copy_from_slice(&count.to_le_bytes());
         let used = REPORT_HEADER_BYTES + returned * REPORT_DESCRIPTOR_BYTES;
-        let done = self.to_host(ready.as_ns(), used as u64);
+        let done = self.transfer_to_host(ready.as_ns(), used as u64);
         Ok((0, SimInstant::from_ns(done)))
     }
 }

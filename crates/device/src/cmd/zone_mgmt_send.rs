@@ -77,7 +77,11 @@ impl Controller {
             (ZoneAction::Finish, Full) => Ok(ready),
             (ZoneAction::Finish, Empty | ImplicitlyOpened | ExplicitlyOpened | Closed) => {
                 // A zone that holds no data has no flash to pad.
-                let done = if self.zones[zi].written > 0 { self.pad_zone(zi, ready) } else { ready };
+                let done = if self.zones[zi].written > 0 {
+                    self.pad_zone(zi, ready)
+                } else {
+                    ready
+                };
                 let z = &mut self.zones[zi];
                 z.wp = z.end_of_capacity();
                 self.set_state(zi, Full);

@@ -1,7 +1,10 @@
 //! A small harness for device tests: a controller, a clock, and one-line commands.
 #![allow(dead_code)]
 
-use device::{presets, Command, Completion, Controller, DeviceConfig, Status, ZoneAction, ZoneDescriptor, ZoneState};
+use device::{
+    presets, Command, Completion, Controller, DeviceConfig, Status, ZoneAction, ZoneDescriptor,
+    ZoneState,
+};
 use sim::{Rng, SimInstant};
 
 pub struct Dev {
@@ -12,7 +15,11 @@ pub struct Dev {
 
 impl Dev {
     pub fn new(cfg: DeviceConfig) -> Dev {
-        Dev { c: Controller::in_memory(cfg).expect("valid config"), now: SimInstant::ZERO, rng: Rng::new(7) }
+        Dev {
+            c: Controller::in_memory(cfg).expect("valid config"),
+            now: SimInstant::ZERO,
+            rng: Rng::new(7),
+        }
     }
     pub fn min() -> Dev {
         Dev::new(presets::test_min())
@@ -51,24 +58,52 @@ impl Dev {
     }
     pub fn write(&mut self, slba: u64, nlb: u64) -> Status {
         let (d, m) = self.random(nlb);
-        self.submit(Command::Write { slba, nlb: nlb as u32, data: &d, metadata: &m }).status
+        self.submit(Command::Write {
+            slba,
+            nlb: nlb as u32,
+            data: &d,
+            metadata: &m,
+        })
+        .status
     }
     pub fn append(&mut self, zslba: u64, nlb: u64) -> Completion {
         let (d, m) = self.random(nlb);
-        self.submit(Command::ZoneAppend { zslba, nlb: nlb as u32, data: &d, metadata: &m })
+        self.submit(Command::ZoneAppend {
+            zslba,
+            nlb: nlb as u32,
+            data: &d,
+            metadata: &m,
+        })
     }
     pub fn read(&mut self, slba: u64, nlb: u64) -> (Status, Vec<u8>) {
         let mut d = vec![0xAAu8; nlb as usize * self.lba()];
         let mut m = vec![0u8; nlb as usize * self.ms()];
-        let s = self.submit(Command::Read { slba, nlb: nlb as u32, data: &mut d, metadata: &mut m }).status;
+        let s = self
+            .submit(Command::Read {
+                slba,
+                nlb: nlb as u32,
+                data: &mut d,
+                metadata: &mut m,
+            })
+            .status;
         (s, d)
     }
     pub fn mgmt(&mut self, zone: u32, action: ZoneAction) -> Status {
         let slba = self.zslba(zone);
-        self.submit(Command::ZoneMgmtSend { slba, action, select_all: false }).status
+        self.submit(Command::ZoneMgmtSend {
+            slba,
+            action,
+            select_all: false,
+        })
+        .status
     }
     pub fn mgmt_all(&mut self, action: ZoneAction) -> Status {
-        self.submit(Command::ZoneMgmtSend { slba: 0, action, select_all: true }).status
+        self.submit(Command::ZoneMgmtSend {
+            slba: 0,
+            action,
+            select_all: true,
+        })
+        .status
     }
     pub fn state(&self, zone: u32) -> ZoneState {
         self.c.zone(zone).state
@@ -82,7 +117,9 @@ impl Dev {
         match state {
             ZoneState::Empty => {}
             ZoneState::ImplicitlyOpened => assert_eq!(self.write(z, 1), Status::SUCCESS),
-            ZoneState::ExplicitlyOpened => assert_eq!(self.mgmt(zone, ZoneAction::Open), Status::SUCCESS),
+            ZoneState::ExplicitlyOpened => {
+                assert_eq!(self.mgmt(zone, ZoneAction::Open), Status::SUCCESS)
+            }
             ZoneState::Closed => {
                 assert_eq!(self.write(z, 1), Status::SUCCESS);
                 assert_eq!(self.mgmt(zone, ZoneAction::Close), Status::SUCCESS);

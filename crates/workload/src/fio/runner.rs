@@ -1,0 +1,591 @@
+//! Running fio jobs on the virtual clock.
+//!
+//! Each job is `iodepth` tasks sharing one job state that hands out the next I/O. Jobs in one
+//! group start together; a job with `stonewall` starts a new group after every earlier job has
+//! finished. In zonemode=zbd, as in fio: sequential writes go to each zone's write pointer,
+//! a zone whose room is smaller than the block size is finished and the job moves on, a full
+//! zone met when entering it is reset first; reads stay below write pointers
+//! (`read_beyond_wp=0`); random reads pick a zone and an offset among written blocks.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use device::{Command, DeviceHandle, Status, ZoneAction, ZoneState};
+use report::LatencyHistogram;
+use sim::{Rng, Sim};
+
+use super::options::{Direction, JobSpec, Pattern, ZoneMode};
+use super::FioError;
+
+/// Counts for one direction of one job.
+#[derive(Clone, Debug, Default)]
+pub struct DirStats {
+    pub io_bytes: u64,
+    pub ios: u64,
+    pub clat: LatencyHistogram,
+}
+
+impl DirStats {
+    pub fn merge(&mut self, o: &DirStats) {
+        self.io_bytes += o.io_bytes;
+        self.ios += o.ios;
+        self.clat.merge(&o.clat);
+    }
+}
+
+/// What one job did.
+#[derive(Clone, Debug)]
+pub struct JobResult {
+    pub spec: JobSpec,
+    pub group: u32,
+    pub read: DirStats,
+    pub write: DirStats,
+    /// From the group's start to the job's last completion.
+    pub runtime_ns: u64,
+    /// First failure: an NVMe status or a job that found nothing to do.
+    pub error: Option<String>,
+    pub zone_resets: u64,
+    pub zone_finishes: u64,
+}
+
+/// What a whole run did.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub jobs: Vec<JobResult>,
+    /// Virtual time when the last job finished.
+    pub sim_end_ns: u64,
+}
+
+struct Geometry {
+    lba: u64,
+    zone_size: u64, // LBAs
+    zone_cap: u64,  // LBAs
+    zones: u64,
+    nsze: u64,
+}
+
+struct Io {
+    lba: u64,
+    nlb: u32,
+    wait_until: Option<u64>,
+}
+
+struct JobState {
+    spec: JobSpec,
+    g: Rc<Geometry>,
+    bs_lbas: u64,
+    /// Region in LBAs: [start, end). In zbd mode both are zone aligned.
+    start: u64,
+    end: u64,
+    cur_zone: u64,
+    entering_zone: bool,
+    pos: u64,
+    issued: u64,
+    target: u64,
+    deadline: Option<u64>,
+    rng: Rng,
+    done: bool,
+    idle_scans: u64,
+    result: JobResult,
+    last_done: u64,
+    group_start: u64,
+}
+
+impl JobState {
+    fn first_zone(&self) -> u64 {
+        self.start / self.g.zone_size
+    }
+    fn end_zone(&self) -> u64 {
+        self.end.div_ceil(self.g.zone_size)
+    }
+    fn advance_zone(&mut self) {
+        self.cur_zone += 1;
+        if self.cur_zone >= self.end_zone() {
+            self.cur_zone = self.first_zone();
+        }
+        self.entering_zone = true;
+        self.pos = self.cur_zone * self.g.zone_size;
+    }
+
+    fn fail(&mut self, msg: String) -> Option<Io> {
+        if self.result.error.is_none() {
+            self.result.error = Some(msg);
+        }
+        self.done = true;
+        None
+    }
+
+    fn zone_mgmt(
+        &mut self,
+        dev: &DeviceHandle,
+        now: u64,
+        zone: u64,
+        action: ZoneAction,
+    ) -> Result<u64, Status> {
+        let slba = zone * self.g.zone_size;
+        let c = dev.with(|c| {
+            c.submit(
+                sim::SimInstant::from_ns(now),
+                Command::ZoneMgmtSend {
+                    slba,
+                    action,
+                    select_all: false,
+                },
+            )
+        });
+        if c.status != Status::SUCCESS {
+            return Err(c.status);
+        }
+        match action {
+            ZoneAction::Reset => self.result.zone_resets += 1,
+            ZoneAction::Finish => self.result.zone_finishes += 1,
+            _ => {}
+        }
+        Ok(c.done_at.as_ns())
+    }
+
+    fn next_io(&mut self, dev: &DeviceHandle, now: u64) -> Option<Io> {
+        if self.done || (!self.spec.time_based && self.issued >= self.target) {
+            return None;
+        }
+        if self.deadline.is_some_and(|d| now >= d) {
+            return None;
+        }
+        let io = match (self.spec.zonemode, self.spec.direction, self.spec.pattern) {
+            (ZoneMode::Zbd, Direction::Write, _) => self.next_zbd_write(dev, now),
+            (ZoneMode::Zbd, Direction::Read, Pattern::Sequential) => self.next_zbd_seq_read(dev),
+            (ZoneMode::Zbd, Direction::Read, Pattern::Random) => self.next_zbd_rand_read(dev),
+            (ZoneMode::None, _, Pattern::Sequential) => {
+                if self.pos + self.bs_lbas > self.end {
+                    self.pos = self.start;
+                }
+                let lba = self.pos;
+                self.pos += self.bs_lbas;
+                Some(Io {
+                    lba,
+                    nlb: self.bs_lbas as u32,
+                    wait_until: None,
+                })
+            }
+            (ZoneMode::None, _, Pattern::Random) => {
+                let slots = (self.end - self.start) / self.bs_lbas;
+                let lba = self.start + self.rng.below(slots) * self.bs_lbas;
+                Some(Io {
+                    lba,
+                    nlb: self.bs_lbas as u32,
+                    wait_until: None,
+                })
+            }
+        };
+        if io.is_some() {
+            self.issued += self.bs_lbas * self.g.lba;
+        }
+        io
+    }
+
+    fn next_zbd_write(&mut self, dev: &DeviceHandle, now: u64) -> Option<Io> {
+        let bs = self.bs_lbas;
+        for _ in 0..=2 * (self.end_zone() - self.first_zone()) {
+            let d = dev.with(|c| c.zone(self.cur_zone as u32));
+            if matches!(d.state, ZoneState::ReadOnly | ZoneState::Offline) {
+                self.advance_zone();
+                continue;
+            }
+            let used = if d.state == ZoneState::Full {
+                d.capacity
+            } else {
+                d.wp - d.zslba
+            };
+            let room = d.capacity - used;
+            if room >= bs {
+                self.entering_zone = false;
+                return Some(Io {
+                    lba: d.wp,
+                    nlb: bs as u32,
+                    wait_until: None,
+                });
+            }
+            if self.entering_zone && used > 0 {
+                // A zone met full (or too full) on entry is reset, as fio does.
+                return match self.zone_mgmt(dev, now, self.cur_zone, ZoneAction::Reset) {
+                    Ok(t) => {
+                        self.entering_zone = false;
+                        Some(Io {
+                            lba: d.zslba,
+                            nlb: bs as u32,
+                            wait_until: Some(t),
+                        })
+                    }
+                    Err(s) => self.fail(format!("zone reset at LBA {}: {s}", d.zslba)),
+                };
+            }
+            if room > 0 && d.state != ZoneState::Full {
+                // Less than a block left: finish the zone rather than leave it open.
+                if let Err(s) = self.zone_mgmt(dev, now, self.cur_zone, ZoneAction::Finish) {
+                    return self.fail(format!("zone finish at LBA {}: {s}", d.zslba));
+                }
+            }
+            self.advance_zone();
+        }
+        self.fail("no writable zone in the job's region".into())
+    }
+
+    fn readable_end(&self, d: &device::ZoneDescriptor) -> u64 {
+        if self.spec.read_beyond_wp {
+            d.zslba + d.capacity
+        } else {
+            match d.state {
+                ZoneState::Full => d.zslba + d.capacity,
+                ZoneState::Offline => d.zslba,
+                ZoneState::ReadOnly => d.zslba + d.capacity,
+                _ => d.wp,
+            }
+        }
+    }
+
+    fn next_zbd_seq_read(&mut self, dev: &DeviceHandle) -> Option<Io> {
+        let zones = self.end_zone() - self.first_zone();
+        for _ in 0..=zones {
+            let d = dev.with(|c| c.zone(self.cur_zone as u32));
+            let end = self.readable_end(&d).min(self.end);
+            if self.pos.max(self.start) + self.bs_lbas <= end {
+                let lba = self.pos.max(self.start);
+                self.pos = lba + self.bs_lbas;
+                self.idle_scans = 0;
+                return Some(Io {
+                    lba,
+                    nlb: self.bs_lbas as u32,
+                    wait_until: None,
+                });
+            }
+            self.idle_scans += 1;
+            if self.idle_scans > zones {
+                break;
+            }
+            self.advance_zone();
+        }
+        if self.result.read.ios == 0 && self.issued == 0 {
+            return self.fail("nothing to read: no zone in the region holds a block of data below its write pointer".into());
+        }
+        self.done = true;
+        None
+    }
+
+    fn next_zbd_rand_read(&mut self, dev: &DeviceHandle) -> Option<Io> {
+        let (first, zones) = (self.first_zone(), self.end_zone() - self.first_zone());
+        let pick = first + self.rng.below(zones);
+        for k in 0..zones {
+            let z = first + (pick - first + k) % zones;
+            let d = dev.with(|c| c.zone(z as u32));
+            let lo = d.zslba.max(self.start);
+            let hi = self.readable_end(&d).min(self.end);
+            if hi >= lo + self.bs_lbas {
+                let slots = (hi - lo - self.bs_lbas) / self.bs_lbas + 1;
+                let lba = lo + self.rng.below(slots) * self.bs_lbas;
+                return Some(Io {
+                    lba,
+                    nlb: self.bs_lbas as u32,
+                    wait_until: None,
+                });
+            }
+        }
+        self.fail(
+            "nothing to read: no zone in the region holds a block of data below its write pointer"
+                .into(),
+        )
+    }
+}
+
+/// Fill `buf` the way fio does for buffer_compress_percentage: in each chunk, the first
+/// (100 - pct)% random bytes and the rest zeros.
+fn fill_compressible(rng: &mut Rng, buf: &mut [u8], pct: u32, chunk: u64) {
+    if pct == 0 {
+        rng.fill(buf);
+        return;
+    }
+    for c in buf.chunks_mut(chunk as usize) {
+        let random = c.len() * (100 - pct as usize) / 100;
+        rng.fill(&mut c[..random]);
+        c[random..].fill(0);
+    }
+}
+
+fn setup(
+    spec: &JobSpec,
+    g: &Rc<Geometry>,
+    sim: &Sim,
+    dev: &DeviceHandle,
+    index: usize,
+    group: u32,
+) -> Result<JobState, FioError> {
+    let err = |opt: &str, msg: String| FioError::option(&spec.name, opt, msg);
+    let lba = g.lba;
+    if spec.bs % lba != 0 {
+        return Err(err(
+            "bs",
+            format!("{} is not a multiple of the {lba}-byte LBA", spec.bs),
+        ));
+    }
+    let (mdts, mor) = dev.with(|c| (c.identify().mdts_bytes, c.layout().max_open));
+    if spec.bs > mdts {
+        return Err(err(
+            "bs",
+            format!(
+                "{} is larger than the device's maximum transfer ({mdts} bytes)",
+                spec.bs
+            ),
+        ));
+    }
+    let bs_lbas = spec.bs / lba;
+    if spec.zonemode == ZoneMode::Zbd && bs_lbas > g.zone_cap {
+        return Err(err(
+            "bs",
+            format!("{} is larger than the zone capacity", spec.bs),
+        ));
+    }
+    if spec.zonemode == ZoneMode::Zbd && mor != 0 && spec.max_open_zones > mor {
+        return Err(err(
+            "max_open_zones",
+            format!(
+                "{} is more than the device supports ({mor})",
+                spec.max_open_zones
+            ),
+        ));
+    }
+    let dev_bytes = g.nsze * lba;
+    let mut offset = spec.offset.resolve(dev_bytes) + spec.clone as u64 * spec.offset_increment;
+    if spec.zonemode == ZoneMode::Zbd {
+        let zb = g.zone_size * lba;
+        offset = offset.div_ceil(zb) * zb;
+    }
+    if offset >= dev_bytes {
+        return Err(err(
+            "offset",
+            format!("{offset} is at or past the end of the device ({dev_bytes} bytes)"),
+        ));
+    }
+    let size = spec
+        .size
+        .map(|s| s.resolve(dev_bytes))
+        .unwrap_or(dev_bytes - offset)
+        .min(dev_bytes - offset);
+    let start = offset / lba;
+    let mut end = (offset + size) / lba;
+    if spec.zonemode == ZoneMode::Zbd {
+        end = end.div_ceil(g.zone_size) * g.zone_size;
+        end = end.min(g.nsze);
+    }
+    if end < start + bs_lbas {
+        return Err(err(
+            "size",
+            format!("{size} bytes is less than one block of {}", spec.bs),
+        ));
+    }
+    let seed = spec.randseed.unwrap_or(sim.seed());
+    let rng = Rng::new(seed).stream(&format!("fio.{}.{}.{}", spec.name, spec.clone, index));
+    let target = spec.io_size.unwrap_or(size);
+    Ok(JobState {
+        spec: spec.clone(),
+        g: g.clone(),
+        bs_lbas,
+        start,
+        end,
+        cur_zone: start / g.zone_size,
+        entering_zone: true,
+        pos: start,
+        issued: 0,
+        target,
+        deadline: None,
+        rng,
+        done: false,
+        idle_scans: 0,
+        result: JobResult {
+            spec: spec.clone(),
+            group,
+            read: DirStats::default(),
+            write: DirStats::default(),
+            runtime_ns: 0,
+            error: None,
+            zone_resets: 0,
+            zone_finishes: 0,
+        },
+        last_done: 0,
+        group_start: 0,
+    })
+}
+
+async fn worker(
+    sim: Sim,
+    dev: DeviceHandle,
+    state: Rc<RefCell<JobState>>,
+    pool: Rc<Vec<u8>>,
+    worker: usize,
+) {
+    let (bs_bytes, direction) = {
+        let s = state.borrow();
+        ((s.bs_lbas * s.g.lba) as usize, s.spec.direction)
+    };
+    let mut read_buf = vec![
+        0u8;
+        if direction == Direction::Read {
+            bs_bytes
+        } else {
+            0
+        }
+    ];
+    // Each worker walks the data pool from its own place so concurrent writes differ.
+    let pool_slots = (pool.len() - bs_bytes) / 4096 + 1;
+    let mut slot = (worker * 7919) % pool_slots;
+    loop {
+        let io = {
+            let mut s = state.borrow_mut();
+            s.next_io(&dev, sim.now().as_ns())
+        };
+        let Some(io) = io else { break };
+        if let Some(t) = io.wait_until {
+            sim.sleep_until(sim::SimInstant::from_ns(t)).await;
+        }
+        let start = sim.now();
+        let comp = match direction {
+            Direction::Write => {
+                let at = slot * 4096;
+                slot = (slot + bs_bytes / 4096 + 1) % pool_slots;
+                let data = &pool[at..at + bs_bytes];
+                dev.submit(Command::Write {
+                    slba: io.lba,
+                    nlb: io.nlb,
+                    data,
+                    metadata: &[],
+                })
+                .await
+            }
+            Direction::Read => {
+                dev.submit(Command::Read {
+                    slba: io.lba,
+                    nlb: io.nlb,
+                    data: &mut read_buf,
+                    metadata: &mut [],
+                })
+                .await
+            }
+        };
+        let mut s = state.borrow_mut();
+        if comp.status != Status::SUCCESS {
+            let msg = format!(
+                "{} at LBA {}: {}",
+                if direction == Direction::Write {
+                    "write"
+                } else {
+                    "read"
+                },
+                io.lba,
+                comp.status
+            );
+            s.fail(msg);
+            break;
+        }
+        let lat = sim.now().since(start).as_ns();
+        let stats = if direction == Direction::Write {
+            &mut s.result.write
+        } else {
+            &mut s.result.read
+        };
+        stats.io_bytes += bs_bytes as u64;
+        stats.ios += 1;
+        stats.clat.record(lat);
+        s.last_done = s.last_done.max(sim.now().as_ns());
+    }
+}
+
+/// Run `jobs` against `dev` until every job is done; returns per-job results.
+pub fn run(sim: &Sim, dev: &DeviceHandle, jobs: &[JobSpec]) -> Result<RunResult, FioError> {
+    let g = Rc::new(dev.with(|c| {
+        let l = c.layout();
+        Geometry {
+            lba: l.lba_bytes,
+            zone_size: l.zone_size_lbas,
+            zone_cap: l.zone_capacity_lbas,
+            zones: l.zone_count as u64,
+            nsze: l.namespace_lbas(),
+        }
+    }));
+    let _ = g.zones;
+    // Groups: a stonewall job starts a new one.
+    let mut group = 0u32;
+    let mut states = Vec::new();
+    for (i, spec) in jobs.iter().enumerate() {
+        if spec.stonewall && i > 0 {
+            group += 1;
+        }
+        states.push(Rc::new(RefCell::new(setup(spec, &g, sim, dev, i, group)?)));
+    }
+    // Data pools: one per job, as fio keeps one buffer set per job.
+    let pools: Vec<Rc<Vec<u8>>> = states
+        .iter()
+        .map(|s| {
+            let s = s.borrow();
+            if s.spec.direction == Direction::Read {
+                return Rc::new(vec![0u8; (s.bs_lbas * s.g.lba) as usize]);
+            }
+            let mut rng = s.rng.stream("buffers");
+            let len =
+                ((s.bs_lbas * s.g.lba) as usize).max(4 << 20) + (s.bs_lbas * s.g.lba) as usize;
+            let mut pool = vec![0u8; len];
+            fill_compressible(
+                &mut rng,
+                &mut pool,
+                s.spec.buffer_compress_percentage,
+                s.spec.buffer_compress_chunk,
+            );
+            Rc::new(pool)
+        })
+        .collect();
+
+    let driver = {
+        let (sim, dev, states) = (sim.clone(), dev.clone(), states.clone());
+        async move {
+            let mut i = 0;
+            while i < states.len() {
+                let group = states[i].borrow().result.group;
+                let group_start = sim.now().as_ns();
+                let mut handles = Vec::new();
+                while i < states.len() && states[i].borrow().result.group == group {
+                    let depth = {
+                        let mut s = states[i].borrow_mut();
+                        s.group_start = group_start;
+                        s.last_done = group_start;
+                        s.deadline = s.spec.runtime_ns.map(|r| group_start + r);
+                        s.spec.iodepth as usize
+                    };
+                    for w in 0..depth {
+                        handles.push(sim.spawn(worker(
+                            sim.clone(),
+                            dev.clone(),
+                            states[i].clone(),
+                            pools[i].clone(),
+                            w,
+                        )));
+                    }
+                    i += 1;
+                }
+                for h in handles {
+                    h.await;
+                }
+            }
+        }
+    };
+    sim.block_on(driver);
+    let mut results = Vec::new();
+    let mut sim_end = 0;
+    for s in states {
+        let s = s.borrow();
+        let mut r = s.result.clone();
+        r.runtime_ns = s.last_done - s.group_start;
+        sim_end = sim_end.max(s.last_done);
+        results.push(r);
+    }
+    Ok(RunResult {
+        jobs: results,
+        sim_end_ns: sim_end,
+    })
+}

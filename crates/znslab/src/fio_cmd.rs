@@ -1,0 +1,136 @@
+//! `znslab fio`: fio job files and options against the emulated device.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{anyhow, bail, Context};
+use device::{Controller, DeviceHandle};
+use sim::Sim;
+use workload::fio;
+
+const DEFAULT_JOB: &str = include_str!("../../../jobs/default.fio");
+
+/// Options znslab itself takes; everything else is a fio option.
+struct Own {
+    device: Option<String>,
+    seed: u64,
+    json: bool,
+    output: Option<String>,
+}
+
+pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
+    let mut own = Own {
+        device: None,
+        seed: 1,
+        json: false,
+        output: None,
+    };
+    let mut jobfile: Option<String> = None;
+    let mut fio_args = Vec::new();
+    for a in args {
+        let (k, v) = a
+            .split_once('=')
+            .map(|(k, v)| (k, Some(v)))
+            .unwrap_or((a.as_str(), None));
+        match (k, v) {
+            ("--device", Some(v)) => own.device = Some(v.to_string()),
+            ("--seed", Some(v)) => {
+                own.seed = v
+                    .parse()
+                    .with_context(|| format!("--seed: '{v}' is not a number"))?
+            }
+            ("--output-format", Some("json")) => own.json = true,
+            ("--output-format", Some("normal")) => own.json = false,
+            ("--output-format", Some(v)) => bail!("--output-format: '{v}' is not normal or json"),
+            ("--output", Some(v)) => own.output = Some(v.to_string()),
+            ("--device" | "--seed" | "--output-format" | "--output", None) => {
+                bail!("{k} needs a value ({k}=...)")
+            }
+            _ if !a.starts_with("--") => {
+                if jobfile.replace(a.clone()).is_some() {
+                    bail!("more than one job file given ('{a}')");
+                }
+            }
+            _ => fio_args.push(a.clone()),
+        }
+    }
+    let mut sections = match &jobfile {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("job file {path}"))?;
+            fio::parse_jobfile(&text).map_err(|e| anyhow!("job file {path}: {e}"))?
+        }
+        None if fio_args.iter().any(|a| a.starts_with("--name=")) => Vec::new(),
+        None => {
+            eprintln!("znslab fio: no job file or --name given; running the embedded default job (jobs/default.fio)");
+            fio::parse_jobfile(DEFAULT_JOB).map_err(|e| anyhow!("default job: {e}"))?
+        }
+    };
+    // Command-line options: before any --name they override the job file's globals.
+    let cli = fio::parse_args(&fio_args).map_err(|e| anyhow!("{e}"))?;
+    for s in cli {
+        if s.name == "global" {
+            match sections.iter_mut().find(|x| x.name == "global") {
+                Some(g) => g.options.extend(s.options),
+                None => sections.insert(0, s),
+            }
+        } else {
+            sections.push(s);
+        }
+    }
+    let jobs = fio::build_jobs(&sections).map_err(|e| anyhow!("{e}"))?;
+
+    let filenames: std::collections::BTreeSet<&String> =
+        jobs.iter().filter_map(|j| j.filename.as_ref()).collect();
+    if filenames.len() > 1 {
+        bail!("jobs name different filename= images; one run drives one device");
+    }
+    let controller = match filenames.into_iter().next() {
+        Some(image) => {
+            if own.device.is_some() {
+                bail!("--device and filename= both given: an image carries its own device configuration");
+            }
+            Controller::open_image(Path::new(image)).map_err(|e| anyhow!("{e}"))?
+        }
+        None => {
+            let cfg =
+                crate::load_device(own.device.as_deref().unwrap_or(device::presets::DEFAULT))?;
+            Controller::in_memory(cfg).map_err(|e| anyhow!("{e}"))?
+        }
+    };
+
+    let sim = Sim::new(own.seed);
+    let dev = DeviceHandle::new(&sim, controller);
+    let wall = Instant::now();
+    let result = fio::run(&sim, &dev, &jobs).map_err(|e| anyhow!("{e}"))?;
+    let wall_s = wall.elapsed().as_secs_f64();
+    let failed = result.jobs.iter().any(|j| j.error.is_some());
+    let controller = dev
+        .into_controller()
+        .ok_or_else(|| anyhow!("internal: device still shared after the run"))?;
+    let text = if own.json {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        serde_json::to_string_pretty(&fio::json_output(
+            &result,
+            &controller,
+            own.seed,
+            wall_s,
+            now,
+        ))? + "\n"
+    } else {
+        fio::normal_output(&result, &controller, own.seed, wall_s)
+    };
+    controller.close().context("saving the device image")?;
+    match own.output {
+        Some(path) => std::fs::write(&path, text).with_context(|| format!("--output {path}"))?,
+        None => print!("{text}"),
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,621 @@
+//! `znslab nvme ...`: nvme-cli's subcommands and flags on a device image file.
+//!
+//! Each invocation opens the image, runs one command at virtual time zero and saves the image.
+//! A failed command exits with status 1 and names the NVMe status and its code.
+
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{anyhow, bail, Context};
+use clap::{Args, Subcommand};
+use device::{
+    parse_report, Command, Completion, Controller, Status, ZoneAction, REPORT_DESCRIPTOR_BYTES,
+    REPORT_HEADER_BYTES,
+};
+use serde_json::json;
+use sim::SimInstant;
+
+/// A number in decimal or hex (`0x...`), as nvme-cli takes them.
+fn number(s: &str) -> Result<u64, String> {
+    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    r.map_err(|_| format!("'{s}' is not a number"))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    Normal,
+    Json,
+}
+
+#[derive(Subcommand)]
+pub enum NvmeCmd {
+    /// Make a device image from a preset or a TOML file (znslab's stand-in for a device node).
+    Create {
+        image: PathBuf,
+        #[arg(long, default_value = device::presets::DEFAULT)]
+        preset: String,
+        /// A device TOML file instead of a preset.
+        #[arg(long)]
+        device: Option<String>,
+        #[arg(long)]
+        zones: Option<u32>,
+        #[arg(long)]
+        max_open: Option<u32>,
+        #[arg(long)]
+        max_active: Option<u32>,
+    },
+    /// Zoned Namespace commands (nvme-cli's zns plugin).
+    #[command(subcommand)]
+    Zns(ZnsCmd),
+    /// Read blocks.
+    Read(RwArgs),
+    /// Write blocks (at the zone's write pointer).
+    Write(RwArgs),
+    /// Flush.
+    Flush { image: PathBuf },
+    /// Identify Namespace (NVM command set fields).
+    IdNs {
+        image: PathBuf,
+        #[arg(short = 'o', long, value_enum, default_value = "normal")]
+        output_format: OutputFormat,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ZnsCmd {
+    /// Report zones.
+    ReportZones {
+        image: PathBuf,
+        #[arg(short = 's', long, default_value = "0", value_parser = number)]
+        start_lba: u64,
+        /// Number of descriptors to report (default: all).
+        #[arg(short = 'd', long)]
+        descs: Option<u64>,
+        /// State filter: 0-7 or a name (empty, opened_implicit|imp_opened, opened_explicit|exp_opened, closed, full, read_only|readonly, offline).
+        #[arg(short = 'S', long, default_value = "0")]
+        state: String,
+        #[arg(short = 'e', long)]
+        extended: bool,
+        #[arg(short = 'p', long)]
+        partial: bool,
+        #[arg(short = 'o', long, value_enum, default_value = "normal")]
+        output_format: OutputFormat,
+    },
+    OpenZone(MgmtArgs),
+    CloseZone(MgmtArgs),
+    FinishZone(MgmtArgs),
+    ResetZone(MgmtArgs),
+    OfflineZone(MgmtArgs),
+    /// Append data to a zone; prints the LBA it landed at.
+    ZoneAppend {
+        image: PathBuf,
+        #[arg(short = 's', long, value_parser = number)]
+        zslba: u64,
+        #[arg(short = 'z', long, value_parser = number)]
+        data_size: Option<u64>,
+        #[arg(short = 'd', long)]
+        data: Option<PathBuf>,
+        #[arg(short = 'y', long, value_parser = number)]
+        metadata_size: Option<u64>,
+        #[arg(short = 'M', long)]
+        metadata: Option<PathBuf>,
+        #[arg(short = 't', long)]
+        latency: bool,
+        #[arg(short = 'o', long, value_enum, default_value = "normal")]
+        output_format: OutputFormat,
+    },
+    /// Identify Namespace, ZNS command set fields.
+    IdNs {
+        image: PathBuf,
+        #[arg(short = 'o', long, value_enum, default_value = "normal")]
+        output_format: OutputFormat,
+    },
+    /// Identify Controller, ZNS command set fields.
+    IdCtrl {
+        image: PathBuf,
+        #[arg(short = 'o', long, value_enum, default_value = "normal")]
+        output_format: OutputFormat,
+    },
+}
+
+#[derive(Args)]
+pub struct MgmtArgs {
+    image: PathBuf,
+    #[arg(short = 's', long, default_value = "0", value_parser = number)]
+    start_lba: u64,
+    #[arg(short = 'a', long)]
+    select_all: bool,
+    #[arg(short = 'o', long, value_enum, default_value = "normal")]
+    output_format: OutputFormat,
+}
+
+#[derive(Args)]
+pub struct RwArgs {
+    image: PathBuf,
+    #[arg(short = 's', long, value_parser = number)]
+    start_block: u64,
+    /// Number of blocks, 0's based (0 means one block).
+    #[arg(short = 'c', long, default_value = "0", value_parser = number)]
+    block_count: u64,
+    #[arg(short = 'z', long, value_parser = number)]
+    data_size: Option<u64>,
+    /// Data file (write: read from it, or stdin; read: written to it, or stdout).
+    #[arg(short = 'd', long)]
+    data: Option<PathBuf>,
+    #[arg(short = 'y', long, value_parser = number)]
+    metadata_size: Option<u64>,
+    #[arg(short = 'M', long)]
+    metadata: Option<PathBuf>,
+    /// Print the command's (simulated) latency.
+    #[arg(short = 't', long)]
+    latency: bool,
+    #[arg(short = 'o', long, value_enum, default_value = "normal")]
+    output_format: OutputFormat,
+}
+
+fn open(image: &Path) -> anyhow::Result<Controller> {
+    Controller::open_image(image).map_err(|e| anyhow!("{e}"))
+}
+
+/// Report a failed command the way nvme-cli does, in text or JSON, and exit 1.
+fn fail(status: Status, fmt: OutputFormat) -> ExitCode {
+    if fmt == OutputFormat::Json {
+        let v = json!({ "error": {
+            "status": status.name(),
+            "sct": status.sct,
+            "sc": format!("{:#04x}", status.sc),
+            "code": format!("{:#05x}", status.code()),
+            "description": status.description(),
+        }});
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    }
+    eprintln!("NVMe status: {status}: {}", status.description());
+    ExitCode::from(1)
+}
+
+fn submit(c: &mut Controller, cmd: Command<'_>) -> Completion {
+    c.submit(SimInstant::ZERO, cmd)
+}
+
+fn finish(c: Controller) -> anyhow::Result<()> {
+    c.close().context("saving the device image")
+}
+
+fn read_input(path: &Option<PathBuf>, what: &str) -> anyhow::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    match path {
+        Some(p) => {
+            buf = std::fs::read(p).with_context(|| format!("{what} file {}", p.display()))?
+        }
+        None => {
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .with_context(|| format!("{what} from stdin"))?;
+        }
+    }
+    Ok(buf)
+}
+
+/// The data (and metadata) of a write or append, checked against the sizes the command implies.
+fn payload(
+    c: &Controller,
+    nlb: u64,
+    data_size: Option<u64>,
+    data: &Option<PathBuf>,
+    metadata_size: Option<u64>,
+    metadata: &Option<PathBuf>,
+) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
+    let lba = c.layout().lba_bytes;
+    let want = nlb * lba;
+    if let Some(z) = data_size {
+        if z != want {
+            bail!("--data-size {z} does not match {nlb} block(s) of {lba} bytes ({want})");
+        }
+    }
+    let mut d = read_input(data, "data")?;
+    if (d.len() as u64) < want {
+        bail!("the data holds {} bytes; the command needs {want}", d.len());
+    }
+    d.truncate(want as usize);
+    let ms = c.layout().metadata_bytes * nlb;
+    let m = match metadata {
+        Some(p) => {
+            let mut m =
+                std::fs::read(p).with_context(|| format!("metadata file {}", p.display()))?;
+            let size = metadata_size.unwrap_or(ms);
+            if size != ms || (m.len() as u64) < ms {
+                bail!(
+                    "metadata must be {ms} bytes ({nlb} block(s) × {} bytes)",
+                    c.layout().metadata_bytes
+                );
+            }
+            m.truncate(ms as usize);
+            m
+        }
+        None => Vec::new(),
+    };
+    Ok((d, m))
+}
+
+pub fn run(cmd: NvmeCmd) -> anyhow::Result<ExitCode> {
+    match cmd {
+        NvmeCmd::Create {
+            image,
+            preset,
+            device,
+            zones,
+            max_open,
+            max_active,
+        } => {
+            let mut cfg = crate::load_device(device.as_deref().unwrap_or(&preset))?;
+            if let Some(n) = zones {
+                cfg.zones.count = Some(n);
+            }
+            if let Some(n) = max_open {
+                cfg.zones.max_open = n;
+            }
+            if let Some(n) = max_active {
+                cfg.zones.max_active = n;
+            }
+            let c = Controller::create_image(&image, cfg).map_err(|e| anyhow!("{e}"))?;
+            let id = c.identify();
+            println!(
+                "created {}: {} ({} zones of {} LBAs, capacity {} LBAs, {}-byte LBAs)",
+                image.display(),
+                c.config().name,
+                id.zone_count,
+                id.zsze,
+                id.zcap,
+                id.lba_bytes
+            );
+            finish(c)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        NvmeCmd::Zns(z) => zns(z),
+        NvmeCmd::Read(a) => rw(a, false),
+        NvmeCmd::Write(a) => rw(a, true),
+        NvmeCmd::Flush { image } => {
+            let mut c = open(&image)?;
+            let comp = submit(&mut c, Command::Flush);
+            if comp.status != Status::SUCCESS {
+                return Ok(fail(comp.status, OutputFormat::Normal));
+            }
+            println!("NVMe Flush: success");
+            finish(c)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        NvmeCmd::IdNs {
+            image,
+            output_format,
+        } => {
+            let c = open(&image)?;
+            let id = c.identify();
+            let ds = id.lba_bytes.trailing_zeros();
+            if output_format == OutputFormat::Json {
+                let v = json!({
+                    "nsze": id.nsze, "ncap": id.ncap, "nuse": id.nuse, "nlbaf": 0, "flbas": 0,
+                    "mssrl": 0, "mcl": 0, "msrc": 0,
+                    "lbafs": [{ "ms": id.metadata_bytes, "ds": ds, "rp": 0 }],
+                });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                println!("NVME Identify Namespace 1:");
+                println!(
+                    "nsze    : {:#x}\nncap    : {:#x}\nnuse    : {:#x}\nnlbaf   : 0\nflbas   : 0",
+                    id.nsze, id.ncap, id.nuse
+                );
+                println!(
+                    "lbaf  0 : ms:{}   lbads:{} rp:0 (in use)",
+                    id.metadata_bytes, ds
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn parse_state_filter(s: &str) -> anyhow::Result<u8> {
+    if let Ok(n) = s.parse::<u8>() {
+        return Ok(n); // the device checks the range (values over 7 get Invalid Field)
+    }
+    Ok(match s.to_ascii_lowercase().as_str() {
+        "all" => 0,
+        "empty" => 1,
+        "opened_implicit" | "imp_opened" | "implicitly_opened" => 2,
+        "opened_explicit" | "exp_opened" | "explicitly_opened" => 3,
+        "closed" => 4,
+        "full" => 5,
+        "read_only" | "readonly" => 6,
+        "offline" => 7,
+        _ => bail!("--state: '{s}' is not a zone state filter"),
+    })
+}
+
+fn zns(cmd: ZnsCmd) -> anyhow::Result<ExitCode> {
+    let mgmt = |a: MgmtArgs, action: ZoneAction, name: &str| -> anyhow::Result<ExitCode> {
+        let mut c = open(&a.image)?;
+        let comp = submit(
+            &mut c,
+            Command::ZoneMgmtSend {
+                slba: a.start_lba,
+                action,
+                select_all: a.select_all,
+            },
+        );
+        finish(c)?;
+        if comp.status != Status::SUCCESS {
+            return Ok(fail(comp.status, a.output_format));
+        }
+        if a.output_format == OutputFormat::Json {
+            println!(
+                "{}",
+                json!({ "command": name, "zslba": a.start_lba, "select_all": a.select_all, "status": "SUCCESS", "latency_ns": comp.done_at.as_ns() })
+            );
+        } else {
+            println!(
+                "{name}: Success, action:{} zone:{:x} all:{} nsid:1",
+                action.code(),
+                a.start_lba,
+                a.select_all as u8
+            );
+        }
+        Ok(ExitCode::SUCCESS)
+    };
+    match cmd {
+        ZnsCmd::OpenZone(a) => mgmt(a, ZoneAction::Open, "zns-open-zone"),
+        ZnsCmd::CloseZone(a) => mgmt(a, ZoneAction::Close, "zns-close-zone"),
+        ZnsCmd::FinishZone(a) => mgmt(a, ZoneAction::Finish, "zns-finish-zone"),
+        ZnsCmd::ResetZone(a) => mgmt(a, ZoneAction::Reset, "zns-reset-zone"),
+        ZnsCmd::OfflineZone(a) => mgmt(a, ZoneAction::Offline, "zns-offline-zone"),
+        ZnsCmd::ReportZones {
+            image,
+            start_lba,
+            descs,
+            state,
+            extended,
+            partial,
+            output_format,
+        } => {
+            let filter = parse_state_filter(&state)?;
+            let mut c = open(&image)?;
+            let mdts = c.layout().max_transfer_bytes as usize;
+            let per_cmd = ((mdts - REPORT_HEADER_BYTES) / REPORT_DESCRIPTOR_BYTES).max(1) as u64;
+            let want = descs.unwrap_or(u64::MAX);
+            let mut zones = Vec::new();
+            let mut slba = start_lba;
+            let mut header_count = None;
+            let nsze = c.identify().nsze;
+            // Like nvme-cli, fetch in chunks of at most MDTS until enough descriptors arrive.
+            loop {
+                let n = per_cmd.min(want - zones.len() as u64);
+                let mut buf = vec![0u8; REPORT_HEADER_BYTES + n as usize * REPORT_DESCRIPTOR_BYTES];
+                let comp = submit(
+                    &mut c,
+                    Command::ZoneMgmtRecv {
+                        slba,
+                        filter,
+                        partial,
+                        extended,
+                        buffer: &mut buf,
+                    },
+                );
+                if comp.status != Status::SUCCESS {
+                    return Ok(fail(comp.status, output_format));
+                }
+                let (count, got) = parse_report(&buf)
+                    .ok_or_else(|| anyhow!("internal: malformed report buffer"))?;
+                header_count.get_or_insert(count);
+                let last = got.last().map(|z| z.zslba);
+                zones.extend(got);
+                match last {
+                    Some(l)
+                        if (zones.len() as u64) < want
+                            && l + c.layout().zone_size_lbas < nsze
+                            && (count > n || partial) =>
+                    {
+                        slba = l + c.layout().zone_size_lbas;
+                    }
+                    _ => break,
+                }
+            }
+            let nr = if partial || descs.is_some() {
+                zones.len() as u64
+            } else {
+                header_count.unwrap_or(0)
+            };
+            if output_format == OutputFormat::Json {
+                let list: Vec<_> = zones
+                    .iter()
+                    .map(|z| json!({ "slba": z.zslba, "wp": z.wp, "cap": z.capacity, "state": z.state.name(), "type": "SEQWRITE_REQ", "attrs": z.attributes }))
+                    .collect();
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json!({ "nr_zones": nr, "zone_list": list }))?
+                );
+            } else {
+                println!("nr_zones: {nr}");
+                for z in &zones {
+                    println!(
+                        "SLBA: {:<#10x} WP: {:<#18x} Cap: {:<#10x} State: {:<12} Type: SEQWRITE_REQ   Attrs: {:#x}",
+                        z.zslba,
+                        z.wp,
+                        z.capacity,
+                        z.state.name(),
+                        z.attributes
+                    );
+                }
+            }
+            finish(c)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        ZnsCmd::ZoneAppend {
+            image,
+            zslba,
+            data_size,
+            data,
+            metadata_size,
+            metadata,
+            latency,
+            output_format,
+        } => {
+            let mut c = open(&image)?;
+            let lba = c.layout().lba_bytes;
+            let size = match (data_size, &data) {
+                (Some(z), _) => z,
+                (None, Some(p)) => std::fs::metadata(p)
+                    .with_context(|| format!("data file {}", p.display()))?
+                    .len(),
+                (None, None) => bail!("zone-append needs --data-size or --data"),
+            };
+            if size == 0 || size % lba != 0 {
+                bail!("--data-size {size} is not a positive multiple of the {lba}-byte LBA");
+            }
+            let nlb = size / lba;
+            let (d, m) = payload(&c, nlb, Some(size), &data, metadata_size, &metadata)?;
+            let comp = submit(
+                &mut c,
+                Command::ZoneAppend {
+                    zslba,
+                    nlb: nlb as u32,
+                    data: &d,
+                    metadata: &m,
+                },
+            );
+            finish(c)?;
+            if comp.status != Status::SUCCESS {
+                return Ok(fail(comp.status, output_format));
+            }
+            if output_format == OutputFormat::Json {
+                println!(
+                    "{}",
+                    json!({ "result": comp.result, "status": "SUCCESS", "latency_ns": comp.done_at.as_ns() })
+                );
+            } else {
+                println!("Success appended data to LBA {:x}", comp.result);
+                if latency {
+                    println!(" latency: zone append: {} us", comp.done_at.as_ns() / 1000);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ZnsCmd::IdNs {
+            image,
+            output_format,
+        } => {
+            let c = open(&image)?;
+            let id = c.identify();
+            if output_format == OutputFormat::Json {
+                let v = json!({
+                    "zoc": id.zoc, "ozcs": id.ozcs, "mar": id.mar, "mor": id.mor,
+                    "rrl": 0, "frl": 0, "rrl1": 0, "rrl2": 0, "rrl3": 0, "frl1": 0, "frl2": 0, "frl3": 0,
+                    "numzrwa": 0, "zrwafg": 0, "zrwasz": 0, "zrwacap": 0,
+                    "lbafe": [{ "zsze": id.zsze, "zdes": 0 }],
+                });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                println!("ZNS Command Set Identify Namespace:");
+                println!("zoc     : {}\nozcs    : {}\nmar     : {:#x}\nmor     : {:#x}\nrrl     : 0\nfrl     : 0", id.zoc, id.ozcs, id.mar, id.mor);
+                println!("lbafe  0: zsze:{:#x} zdes:0 (in use)", id.zsze);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ZnsCmd::IdCtrl {
+            image,
+            output_format,
+        } => {
+            let c = open(&image)?;
+            let id = c.identify();
+            // ZASL is a power of two in units of the minimum memory page size (4 KiB).
+            let zasl = (id.zasl_bytes / 4096).max(1).ilog2();
+            if output_format == OutputFormat::Json {
+                println!("{}", json!({ "zasl": zasl }));
+            } else {
+                println!("NVMe ZNS Identify Controller:\nzasl    : {zasl}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn rw(a: RwArgs, write: bool) -> anyhow::Result<ExitCode> {
+    let mut c = open(&a.image)?;
+    let nlb = a
+        .block_count
+        .checked_add(1)
+        .ok_or_else(|| anyhow!("--block-count is too large"))?;
+    let nlb32 =
+        u32::try_from(nlb).map_err(|_| anyhow!("--block-count {} is too large", a.block_count))?;
+    let name = if write { "write" } else { "read" };
+    let comp = if write {
+        let (d, m) = payload(&c, nlb, a.data_size, &a.data, a.metadata_size, &a.metadata)?;
+        submit(
+            &mut c,
+            Command::Write {
+                slba: a.start_block,
+                nlb: nlb32,
+                data: &d,
+                metadata: &m,
+            },
+        )
+    } else {
+        let lba = c.layout().lba_bytes;
+        if let Some(z) = a.data_size {
+            if z != nlb * lba {
+                bail!("--data-size {z} does not match {nlb} block(s) of {lba} bytes");
+            }
+        }
+        let mut d = vec![0u8; (nlb * lba) as usize];
+        let want_meta = a.metadata.is_some() && c.layout().metadata_bytes > 0;
+        let mut m = vec![
+            0u8;
+            if want_meta {
+                (nlb * c.layout().metadata_bytes) as usize
+            } else {
+                0
+            }
+        ];
+        let comp = submit(
+            &mut c,
+            Command::Read {
+                slba: a.start_block,
+                nlb: nlb32,
+                data: &mut d,
+                metadata: &mut m,
+            },
+        );
+        if comp.status == Status::SUCCESS {
+            match &a.data {
+                Some(p) => {
+                    std::fs::write(p, &d).with_context(|| format!("data file {}", p.display()))?
+                }
+                None => std::io::stdout()
+                    .write_all(&d)
+                    .context("writing data to stdout")?,
+            }
+            if let Some(p) = &a.metadata {
+                std::fs::write(p, &m).with_context(|| format!("metadata file {}", p.display()))?;
+            }
+        }
+        comp
+    };
+    finish(c)?;
+    if comp.status != Status::SUCCESS {
+        return Ok(fail(comp.status, a.output_format));
+    }
+    if a.latency {
+        eprintln!(" latency: {name}: {} us", comp.done_at.as_ns() / 1000);
+    }
+    if a.output_format == OutputFormat::Json {
+        println!(
+            "{}",
+            json!({ "command": name, "status": "SUCCESS", "latency_ns": comp.done_at.as_ns() })
+        );
+    } else {
+        eprintln!("{name}: Success");
+    }
+    Ok(ExitCode::SUCCESS)
+}
