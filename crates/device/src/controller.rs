@@ -325,7 +325,7 @@ impl Controller {
     /// applied at once; `done_at` says when the host sees the completion.
     pub fn submit(&mut self, now: SimInstant, command: Command<'_>) -> Completion {
         self.counters.commands += 1;
-        if self.counters.commands % 64 == 0 {
+        if self.counters.commands.is_multiple_of(64) {
             self.flash.prune(now);
             self.link_to_device.prune(now.as_ns());
             self.link_to_host.prune(now.as_ns());

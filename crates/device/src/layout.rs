@@ -123,7 +123,7 @@ impl Layout {
             ));
         }
         let size_bytes = cfg.zones.size_bytes.unwrap_or(cap_bytes);
-        if size_bytes < cap_bytes || size_bytes % lba_bytes != 0 {
+        if size_bytes < cap_bytes || !size_bytes.is_multiple_of(lba_bytes) {
             return Err(err(
                 "zones.size_bytes",
                 format!("{size_bytes} must be a multiple of the LBA size and at least the capacity ({cap_bytes})"),
@@ -152,7 +152,7 @@ impl Layout {
             ));
         }
         let ctl = &cfg.controller;
-        if ctl.max_transfer_bytes < lba_bytes || ctl.max_transfer_bytes % lba_bytes != 0 {
+        if ctl.max_transfer_bytes < lba_bytes || !ctl.max_transfer_bytes.is_multiple_of(lba_bytes) {
             return Err(err(
                 "controller.max_transfer_bytes",
                 "must be a positive multiple of the LBA size",
@@ -234,6 +234,13 @@ impl Layout {
     }
 }
 
+impl DeviceConfig {
+    /// Validate this configuration and derive its layout.
+    pub fn layout(&self) -> Result<Layout, ConfigError> {
+        Layout::new(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::presets;
@@ -298,12 +305,5 @@ mod tests {
             cfg.layout().expect_err("too many").field,
             "device.zones.count"
         );
-    }
-}
-
-impl DeviceConfig {
-    /// Validate this configuration and derive its layout.
-    pub fn layout(&self) -> Result<Layout, ConfigError> {
-        Layout::new(self)
     }
 }

@@ -117,13 +117,13 @@ impl NandConfig {
                 return Err(ConfigError::new(f(name), "must be greater than zero"));
             }
         }
-        if self.page_bytes % 512 != 0 {
+        if !self.page_bytes.is_multiple_of(512) {
             return Err(ConfigError::new(
                 f("page_bytes"),
                 format!("{} is not a multiple of 512", self.page_bytes),
             ));
         }
-        if self.pages_per_block % self.pages_per_program != 0 {
+        if !self.pages_per_block.is_multiple_of(self.pages_per_program) {
             return Err(ConfigError::new(
                 f("pages_per_program"),
                 format!(

@@ -54,7 +54,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{:<18} {:>5} {:>9} {:>6} {:>11} {:>11} {:>9} {:>9} {:>11}  {}",
+        "{:<18} {:>5} {:>9} {:>6} {:>11} {:>11} {:>9} {:>9} {:>11}  WHAT",
         "NAME",
         "DIES",
         "CAPACITY",
@@ -63,8 +63,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         "ZONE CAP",
         "DIES/ZONE",
         "OPEN/ACT",
-        "FLASH WRITE",
-        "WHAT"
+        "FLASH WRITE"
     );
     let gib = |b: u64| format!("{:.1}GiB", b as f64 / (1u64 << 30) as f64);
     let mib = |b: u64| format!("{}MiB", b >> 20);

@@ -51,7 +51,7 @@ impl Controller {
         if slba >= self.layout.namespace_lbas() {
             return Err(Status::LBA_OUT_OF_RANGE);
         }
-        if slba % self.layout.zone_size_lbas != 0 {
+        if !slba.is_multiple_of(self.layout.zone_size_lbas) {
             return Err(Status::INVALID_FIELD);
         }
         let done = self.zone_action(self.zone_index(slba), action, ready.as_ns())?;

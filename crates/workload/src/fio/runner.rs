@@ -320,7 +320,7 @@ fn setup(
 ) -> Result<JobState, FioError> {
     let err = |opt: &str, msg: String| FioError::option(&spec.name, opt, msg);
     let lba = g.lba;
-    if spec.bs % lba != 0 {
+    if !spec.bs.is_multiple_of(lba) {
         return Err(err(
             "bs",
             format!("{} is not a multiple of the {lba}-byte LBA", spec.bs),
