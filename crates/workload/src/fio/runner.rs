@@ -98,10 +98,15 @@ impl JobState {
     fn end_zone(&self) -> u64 {
         self.end.div_ceil(self.g.zone_size)
     }
+    /// Move to the next zone of the region. Past its end the job starts over only when it is
+    /// time based or has an explicit io_size, as in fio; otherwise it is done.
     fn advance_zone(&mut self) {
         self.cur_zone += 1;
         if self.cur_zone >= self.end_zone() {
             self.cur_zone = self.first_zone();
+            if !(self.spec.time_based || self.spec.io_size.is_some()) {
+                self.done = true;
+            }
         }
         self.entering_zone = true;
         self.pos = self.cur_zone * self.g.zone_size;
@@ -226,6 +231,9 @@ impl JobState {
                 }
             }
             self.advance_zone();
+            if self.done {
+                return None;
+            }
         }
         self.fail("no writable zone in the job's region".into())
     }
@@ -263,6 +271,9 @@ impl JobState {
                 break;
             }
             self.advance_zone();
+            if self.done {
+                return None;
+            }
         }
         if self.result.read.ios == 0 && self.issued == 0 {
             return self.fail("nothing to read: no zone in the region holds a block of data below its write pointer".into());
