@@ -1,7 +1,9 @@
 //! The cost side of commands: read latency from its parts, buffer hits, write bandwidth bound
 //! by dies or by the link, die-group isolation, and the flash time of reset and finish.
 
-use device::{presets, Command, Controller, DeviceConfig, DeviceHandle, Status, ZoneAction, ZoneMapping};
+use device::{
+    presets, Command, Controller, DeviceConfig, DeviceHandle, Status, ZoneAction, ZoneMapping,
+};
 use sim::{Sim, SimDuration, SimInstant};
 use std::rc::Rc;
 
@@ -22,7 +24,14 @@ fn write_zones(cfg: DeviceConfig, zones: &[u32], bytes: u64) -> (u64, Controller
         sim.spawn(async move {
             let mut lba = z as u64 * zone_lbas;
             for _ in 0..bytes / (128 << 10) {
-                let c = dev.submit(Command::Write { slba: lba, nlb: 32, data: &data, metadata: &[] }).await;
+                let c = dev
+                    .submit(Command::Write {
+                        slba: lba,
+                        nlb: 32,
+                        data: &data,
+                        metadata: &[],
+                    })
+                    .await;
                 assert_eq!(c.status, Status::SUCCESS);
                 lba += 32;
             }
@@ -40,11 +49,27 @@ fn read_latency_is_overhead_array_read_channel_and_link() {
     let g = l.geometry.clone();
     let mut c = Controller::in_memory(cfg.clone()).expect("valid");
     let data = vec![1u8; 1 << 20];
-    let w = c.submit(SimInstant::ZERO, Command::Write { slba: 0, nlb: 256, data: &data, metadata: &[] });
+    let w = c.submit(
+        SimInstant::ZERO,
+        Command::Write {
+            slba: 0,
+            nlb: 256,
+            data: &data,
+            metadata: &[],
+        },
+    );
     assert_eq!(w.status, Status::SUCCESS);
     let t = c.flash().idle_at();
     let mut buf = vec![0u8; 4096];
-    let r = c.submit(t, Command::Read { slba: 0, nlb: 1, data: &mut buf, metadata: &mut [] });
+    let r = c.submit(
+        t,
+        Command::Read {
+            slba: 0,
+            nlb: 1,
+            data: &mut buf,
+            metadata: &mut [],
+        },
+    );
     let want = cfg.controller.command_overhead_ns
         + g.read_latency.as_ns()
         + ns_for(4096, g.channel_bytes_per_s)
@@ -60,13 +85,32 @@ fn buffered_data_is_read_without_flash() {
     let mut c = Controller::in_memory(cfg.clone()).expect("valid");
     // One block: far below a flash page, so it stays in the write buffer.
     let data = vec![3u8; 4096];
-    let w = c.submit(SimInstant::ZERO, Command::Write { slba: 0, nlb: 1, data: &data, metadata: &[] });
+    let w = c.submit(
+        SimInstant::ZERO,
+        Command::Write {
+            slba: 0,
+            nlb: 1,
+            data: &data,
+            metadata: &[],
+        },
+    );
     let mut buf = vec![0u8; 4096];
-    let r = c.submit(w.done_at, Command::Read { slba: 0, nlb: 1, data: &mut buf, metadata: &mut [] });
+    let r = c.submit(
+        w.done_at,
+        Command::Read {
+            slba: 0,
+            nlb: 1,
+            data: &mut buf,
+            metadata: &mut [],
+        },
+    );
     assert_eq!(buf, data);
     assert_eq!(c.flash_counters().reads, 0);
     assert_eq!(c.flash_counters().programs, 0);
-    assert_eq!(r.done_at.since(w.done_at).as_ns(), cfg.controller.command_overhead_ns + ns_for(4096, l.link_bytes_per_s));
+    assert_eq!(
+        r.done_at.since(w.done_at).as_ns(),
+        cfg.controller.command_overhead_ns + ns_for(4096, l.link_bytes_per_s)
+    );
     assert_eq!(c.counters().buffer_read_bytes, 4096);
 }
 
@@ -77,10 +121,14 @@ fn four_zones_reach_the_program_bandwidth_of_64_dies() {
     let bytes = 64 << 20;
     let (end, c) = write_zones(cfg, &[0, 1, 2, 3], bytes);
     let bw = 4.0 * bytes as f64 * 1e9 / end as f64;
-    let per_die = g.unit_bytes as f64 * 1e9 / (g.transfer_time(g.unit_bytes) + g.program_latency).as_ns() as f64;
+    let per_die = g.unit_bytes as f64 * 1e9
+        / (g.transfer_time(g.unit_bytes) + g.program_latency).as_ns() as f64;
     let bound = 64.0 * g.unit_bytes as f64 * 1e9 / g.program_latency.as_ns() as f64;
     // Within 10% of what 64 dies can program, and never above it (transfer included).
-    assert!(bw > 0.9 * bound && bw <= 64.0 * per_die * 1.001, "bw {bw:.0} vs bound {bound:.0}");
+    assert!(
+        bw > 0.9 * bound && bw <= 64.0 * per_die * 1.001,
+        "bw {bw:.0} vs bound {bound:.0}"
+    );
     assert_eq!(c.flash_counters().bytes_programmed, 4 * bytes);
 }
 
@@ -91,8 +139,12 @@ fn one_zone_gets_half_the_dies() {
     let bytes = 64 << 20;
     let (end, _) = write_zones(cfg, &[0], bytes);
     let bw = bytes as f64 * 1e9 / end as f64;
-    let half = 32.0 * g.unit_bytes as f64 * 1e9 / (g.transfer_time(g.unit_bytes) + g.program_latency).as_ns() as f64;
-    assert!((bw / half - 1.0).abs() < 0.06, "bw {bw:.0} vs half {half:.0}");
+    let half = 32.0 * g.unit_bytes as f64 * 1e9
+        / (g.transfer_time(g.unit_bytes) + g.program_latency).as_ns() as f64;
+    assert!(
+        (bw / half - 1.0).abs() < 0.06,
+        "bw {bw:.0} vs half {half:.0}"
+    );
 }
 
 #[test]
@@ -103,8 +155,14 @@ fn zones_in_different_die_groups_do_not_contend() {
     let (alone, _) = write_zones(cfg.clone(), &[0], bytes);
     let (two_groups, _) = write_zones(cfg.clone(), &[0, 1], bytes);
     let (same_group, _) = write_zones(cfg, &[0, 64], bytes);
-    assert!((two_groups as f64) < alone as f64 * 1.05, "{two_groups} vs {alone}");
-    assert!((same_group as f64) > alone as f64 * 1.8, "{same_group} vs {alone}");
+    assert!(
+        (two_groups as f64) < alone as f64 * 1.05,
+        "{two_groups} vs {alone}"
+    );
+    assert!(
+        (same_group as f64) > alone as f64 * 1.8,
+        "{same_group} vs {alone}"
+    );
 }
 
 #[test]
@@ -127,9 +185,24 @@ fn reset_erases_and_finish_pads_on_the_dies() {
     let mut c = Controller::in_memory(cfg).expect("valid");
     // Two stripes of data (8 pages on 4 dies), then finish: the rest of the zone is padded.
     let data = vec![9u8; 8 * 4096];
-    let w = c.submit(SimInstant::ZERO, Command::Write { slba: 0, nlb: 8, data: &data, metadata: &[] });
+    let w = c.submit(
+        SimInstant::ZERO,
+        Command::Write {
+            slba: 0,
+            nlb: 8,
+            data: &data,
+            metadata: &[],
+        },
+    );
     let t = c.flash().idle_at().max(w.done_at);
-    let f = c.submit(t, Command::ZoneMgmtSend { slba: 0, action: ZoneAction::Finish, select_all: false });
+    let f = c.submit(
+        t,
+        Command::ZoneMgmtSend {
+            slba: 0,
+            action: ZoneAction::Finish,
+            select_all: false,
+        },
+    );
     assert_eq!(f.status, Status::SUCCESS);
     let units_per_die = (l.zone_capacity_lbas - 8) / l.dies_per_zone as u64;
     let per_unit = (g.transfer_time(g.unit_bytes) + g.program_latency).as_ns();
@@ -137,15 +210,50 @@ fn reset_erases_and_finish_pads_on_the_dies() {
     assert_eq!(c.counters().padded_bytes, (l.zone_capacity_lbas - 8) * 4096);
     assert_eq!(c.flash_counters().bytes_programmed, l.zone_capacity_bytes());
     // Reset erases the zone's block on each of its 4 dies in parallel.
-    let r = c.submit(f.done_at, Command::ZoneMgmtSend { slba: 0, action: ZoneAction::Reset, select_all: false });
-    assert_eq!(r.done_at.since(f.done_at).as_ns(), c.config().controller.command_overhead_ns + g.erase_latency.as_ns());
+    let r = c.submit(
+        f.done_at,
+        Command::ZoneMgmtSend {
+            slba: 0,
+            action: ZoneAction::Reset,
+            select_all: false,
+        },
+    );
+    assert_eq!(
+        r.done_at.since(f.done_at).as_ns(),
+        c.config().controller.command_overhead_ns + g.erase_latency.as_ns()
+    );
     assert_eq!(c.flash_counters().erases, 4);
     // Another zone with one stripe on flash: its reset takes an erase; then, empty, none.
-    let w = c.submit(r.done_at, Command::Write { slba: 64, nlb: 4, data: &data[..4 * 4096], metadata: &[] });
+    let w = c.submit(
+        r.done_at,
+        Command::Write {
+            slba: 64,
+            nlb: 4,
+            data: &data[..4 * 4096],
+            metadata: &[],
+        },
+    );
     let t2 = c.flash().idle_at().max(w.done_at);
-    let e = c.submit(t2, Command::ZoneMgmtSend { slba: 64, action: ZoneAction::Reset, select_all: false });
+    let e = c.submit(
+        t2,
+        Command::ZoneMgmtSend {
+            slba: 64,
+            action: ZoneAction::Reset,
+            select_all: false,
+        },
+    );
     assert!(e.done_at.since(t2).as_ns() >= g.erase_latency.as_ns());
-    let again = c.submit(t2, Command::ZoneMgmtSend { slba: 64, action: ZoneAction::Reset, select_all: false });
+    let again = c.submit(
+        t2,
+        Command::ZoneMgmtSend {
+            slba: 64,
+            action: ZoneAction::Reset,
+            select_all: false,
+        },
+    );
     assert_eq!(again.status, Status::SUCCESS);
-    assert_eq!(again.done_at.since(t2).as_ns(), c.config().controller.command_overhead_ns);
+    assert_eq!(
+        again.done_at.since(t2).as_ns(),
+        c.config().controller.command_overhead_ns
+    );
 }

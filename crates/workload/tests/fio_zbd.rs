@@ -13,7 +13,10 @@ fn run_on(dev: &DeviceHandle, sim: &Sim, job: &str) -> Result<RunResult, FioErro
 
 fn fresh() -> (Sim, DeviceHandle) {
     let sim = Sim::new(5);
-    let dev = DeviceHandle::new(&sim, Controller::in_memory(presets::test_min()).expect("valid"));
+    let dev = DeviceHandle::new(
+        &sim,
+        Controller::in_memory(presets::test_min()).expect("valid"),
+    );
     (sim, dev)
 }
 
@@ -38,7 +41,12 @@ fn sequential_write_fills_zones_in_order() {
 fn a_block_size_that_does_not_divide_the_zone_finishes_it() {
     let (sim, dev) = fresh();
     // 256 KiB zones, 24 KiB blocks: 10 blocks fit, 16 KiB are left, so the zone is finished.
-    let r = run_on(&dev, &sim, "[w]\nrw=write\nbs=24k\nsize=512k\nio_size=264k\n").expect("runs");
+    let r = run_on(
+        &dev,
+        &sim,
+        "[w]\nrw=write\nbs=24k\nsize=512k\nio_size=264k\n",
+    )
+    .expect("runs");
     assert_eq!(r.jobs[0].zone_finishes, 1);
     dev.with(|c| {
         assert_eq!(c.zone(0).state, ZoneState::Full);
@@ -60,24 +68,51 @@ fn reads_stay_below_the_write_pointer() {
 #[test]
 fn nothing_to_read_is_an_error_not_a_hang() {
     let (sim, dev) = fresh();
-    let r = run_on(&dev, &sim, "[r]\nrw=randread\nbs=4k\nruntime=10ms\ntime_based\n").expect("runs");
-    assert!(r.jobs[0].error.as_deref().unwrap_or("").contains("nothing to read"), "{:?}", r.jobs[0].error);
+    let r = run_on(
+        &dev,
+        &sim,
+        "[r]\nrw=randread\nbs=4k\nruntime=10ms\ntime_based\n",
+    )
+    .expect("runs");
+    assert!(
+        r.jobs[0]
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("nothing to read"),
+        "{:?}",
+        r.jobs[0].error
+    );
 }
 
 #[test]
 fn time_based_writes_wrap_and_reset() {
     let (sim, dev) = fresh();
-    let r = run_on(&dev, &sim, "[w]\nrw=write\nbs=16k\nsize=512k\nruntime=200ms\ntime_based\n").expect("runs");
+    let r = run_on(
+        &dev,
+        &sim,
+        "[w]\nrw=write\nbs=16k\nsize=512k\nruntime=200ms\ntime_based\n",
+    )
+    .expect("runs");
     let j = &r.jobs[0];
     assert!(j.write.io_bytes > 512 << 10, "{}", j.write.io_bytes);
     assert!(j.zone_resets >= 1);
-    assert!(j.runtime_ns >= 200_000_000 && j.runtime_ns < 210_000_000, "{}", j.runtime_ns);
+    assert!(
+        j.runtime_ns >= 200_000_000 && j.runtime_ns < 210_000_000,
+        "{}",
+        j.runtime_ns
+    );
 }
 
 #[test]
 fn stonewall_groups_run_one_after_another() {
     let (sim, dev) = fresh();
-    let r = run_on(&dev, &sim, "[a]\nrw=write\nbs=16k\nsize=256k\n[b]\nstonewall\nrw=read\nbs=16k\nsize=256k\n").expect("runs");
+    let r = run_on(
+        &dev,
+        &sim,
+        "[a]\nrw=write\nbs=16k\nsize=256k\n[b]\nstonewall\nrw=read\nbs=16k\nsize=256k\n",
+    )
+    .expect("runs");
     assert_eq!((r.jobs[0].group, r.jobs[1].group), (0, 1));
     assert_eq!(r.jobs[1].read.io_bytes, 256 << 10);
 }

@@ -1,0 +1,393 @@
+//! The `znslab` command as users type it: devices, fio (output, determinism, errors) and nvme
+//! commands on an image file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn znslab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_znslab"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+struct TempDir(PathBuf);
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("znslab-cli-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&p).expect("temp dir");
+        TempDir(p)
+    }
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).display().to_string()
+    }
+}
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn devices_lists_the_presets() {
+    let o = znslab(&["devices"]);
+    assert!(o.status.success());
+    let s = text(&o.stdout);
+    for name in [
+        "cczns",
+        "cczns-small-zones",
+        "znsplus-tlc",
+        "znsplus-mlc",
+        "znsplus-znand",
+        "balloon-qlc",
+        "zn540",
+        "test-min",
+    ] {
+        assert!(s.contains(name), "{name} missing from:\n{s}");
+    }
+    let o = znslab(&["devices", "--show", "cczns"]);
+    assert!(text(&o.stdout).contains("program_latency_ns = 700000"));
+}
+
+fn strip_wall(mut v: serde_json::Value) -> serde_json::Value {
+    for k in ["timestamp", "timestamp_ms", "time"] {
+        v.as_object_mut().expect("object").remove(k);
+    }
+    let z = v["znslab"].as_object_mut().expect("znslab object");
+    z.remove("wall_time_s");
+    z.remove("device_commands_per_wall_s");
+    v
+}
+
+#[test]
+fn fio_json_is_fio_shaped_and_deterministic() {
+    let args = [
+        "fio",
+        "--device=test-min",
+        "--output-format=json",
+        "--name=w",
+        "--rw=write",
+        "--bs=16k",
+        "--size=1m",
+        "--iodepth=2",
+        "--name=r",
+        "--stonewall",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=1m",
+        "--runtime=20ms",
+        "--time_based",
+    ];
+    let a = znslab(&args);
+    assert!(a.status.success(), "{}", text(&a.stderr));
+    let b = znslab(&args);
+    let ja: serde_json::Value = serde_json::from_slice(&a.stdout).expect("json");
+    let jb: serde_json::Value = serde_json::from_slice(&b.stdout).expect("json");
+    let w = &ja["jobs"][0]["write"];
+    assert_eq!(w["io_bytes"], 1 << 20);
+    assert!(w["bw"].as_u64().expect("bw") > 0);
+    assert!(
+        w["clat_ns"]["percentile"]["99.000000"]
+            .as_u64()
+            .expect("p99")
+            > 0
+    );
+    assert!(ja["jobs"][1]["read"]["iops"].as_f64().expect("iops") > 0.0);
+    assert!(
+        ja["znslab"]["die_utilization"]
+            .as_array()
+            .expect("array")
+            .len()
+            == 4
+    );
+    assert_eq!(strip_wall(ja), strip_wall(jb));
+    // A different seed changes the random reads.
+    let mut other = args.to_vec();
+    other.push("--seed=99");
+    let c: serde_json::Value = serde_json::from_slice(&znslab(&other).stdout).expect("json");
+    let ja: serde_json::Value = serde_json::from_slice(&a.stdout).expect("json");
+    assert_ne!(
+        c["jobs"][1]["read"]["clat_ns"],
+        ja["jobs"][1]["read"]["clat_ns"]
+    );
+}
+
+#[test]
+fn fio_normal_output_reads_like_fio() {
+    let o = znslab(&[
+        "fio",
+        "--device=test-min",
+        "--name=w",
+        "--rw=write",
+        "--bs=16k",
+        "--size=512k",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let s = text(&o.stdout);
+    assert!(s.contains("w: (groupid=0, jobs=1): err= 0"), "{s}");
+    assert!(s.contains("  write: IOPS="), "{s}");
+    assert!(s.contains("clat percentiles (usec):"), "{s}");
+    assert!(s.contains("Run status group 0 (all jobs):"), "{s}");
+    assert!(s.contains("WRITE: bw="), "{s}");
+}
+
+#[test]
+fn fio_errors_name_what_is_wrong() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["fio", "--name=x", "--bs=12q"], "option 'bs'"),
+        (
+            &["fio", "--name=x", "--frobnicate=1"],
+            "option 'frobnicate'",
+        ),
+        (
+            &["fio", "--name=x", "--rw=randwrite"],
+            "randwrite is impossible",
+        ),
+        (
+            &["fio", "/nonexistent/job.fio"],
+            "job file /nonexistent/job.fio",
+        ),
+        (
+            &["fio", "--device=nosuch", "--name=x"],
+            "unknown device 'nosuch'",
+        ),
+        (
+            &["fio", "--output-format=xml", "--name=x"],
+            "--output-format",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = znslab(args);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        let e = text(&o.stderr);
+        assert!(e.contains(want), "{args:?}: stderr was {e}");
+        assert!(!e.contains("panicked"), "{args:?} panicked: {e}");
+    }
+}
+
+#[test]
+fn device_files_are_checked_field_by_field() {
+    let dir = TempDir::new("devfile");
+    let base = text(&znslab(&["devices", "--show", "test-min"]).stdout);
+    let bad_field = dir.path("typo.toml");
+    std::fs::write(&bad_field, base.replace("[nand]", "[nand]\nchanels = 2")).expect("write");
+    let zero_dies = dir.path("zero.toml");
+    std::fs::write(
+        &zero_dies,
+        base.replace("dies_per_channel = 2", "dies_per_channel = 0"),
+    )
+    .expect("write");
+    let not_stripe = dir.path("stripe.toml");
+    std::fs::write(
+        &not_stripe,
+        base.replace("[zones]", "[zones]\ncapacity_bytes = 12288"),
+    )
+    .expect("write");
+    for (file, want) in [
+        (&bad_field, "chanels"),
+        (&zero_dies, "device.nand.dies_per_channel"),
+        (&not_stripe, "stripe"),
+    ] {
+        let o = znslab(&["fio", &format!("--device={file}"), "--name=x", "--rw=write"]);
+        assert!(!o.status.success());
+        let e = text(&o.stderr);
+        assert!(e.contains(want), "{file}: {e}");
+    }
+    // A good file works.
+    let good = dir.path("good.toml");
+    std::fs::write(&good, &base).expect("write");
+    let o = znslab(&[
+        "fio",
+        &format!("--device={good}"),
+        "--name=x",
+        "--rw=write",
+        "--size=64k",
+        "--bs=16k",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
+#[test]
+fn nvme_commands_on_an_image() {
+    let dir = TempDir::new("nvme");
+    let img = dir.path("dev.img");
+    let o = znslab(&[
+        "nvme",
+        "create",
+        &img,
+        "--preset",
+        "test-min",
+        "--zones",
+        "8",
+        "--max-open",
+        "2",
+        "--max-active",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+
+    let id: serde_json::Value =
+        serde_json::from_slice(&znslab(&["nvme", "zns", "id-ns", &img, "-o", "json"]).stdout)
+            .expect("json");
+    assert_eq!((id["mor"].as_u64(), id["mar"].as_u64()), (Some(1), Some(2)));
+    assert_eq!(id["lbafe"][0]["zsze"], 64);
+
+    // Write 2 blocks at LBA 0, read them back.
+    let data: Vec<u8> = (0..8192u32).map(|i| (i * 7 % 251) as u8).collect();
+    let din = dir.path("in.bin");
+    std::fs::write(&din, &data).expect("write");
+    let o = znslab(&[
+        "nvme", "write", &img, "-s", "0", "-c", "1", "-z", "8192", "-d", &din,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let dout = dir.path("out.bin");
+    let o = znslab(&[
+        "nvme", "read", &img, "-s", "0", "-c", "1", "-z", "8192", "-d", &dout,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read(&dout).expect("read"), data);
+
+    // Zone append returns where the data landed; a write off the write pointer fails by name.
+    let one = dir.path("one.bin");
+    std::fs::write(&one, vec![1u8; 4096]).expect("write");
+    let o = znslab(&[
+        "nvme",
+        "zns",
+        "zone-append",
+        &img,
+        "-s",
+        "0",
+        "-z",
+        "4096",
+        "-d",
+        &one,
+    ]);
+    assert_eq!(text(&o.stdout).trim(), "Success appended data to LBA 2");
+    let o = znslab(&["nvme", "write", &img, "-s", "0", "-c", "0", "-d", &one]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("ZONE_INVALID_WRITE (0xbc)"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = znslab(&[
+        "nvme", "write", &img, "-s", "0", "-c", "0", "-d", &one, "-o", "json",
+    ]);
+    let e: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json error");
+    assert_eq!(e["error"]["status"], "ZONE_INVALID_WRITE");
+    assert_eq!(e["error"]["sc"], "0xbc");
+
+    // Report zones: zone 0 implicitly opened with its write pointer at 3.
+    let r: serde_json::Value = serde_json::from_slice(
+        &znslab(&["nvme", "zns", "report-zones", &img, "-o", "json"]).stdout,
+    )
+    .expect("json");
+    assert_eq!(r["nr_zones"], 8);
+    assert_eq!(r["zone_list"][0]["state"], "IMP_OPENED");
+    assert_eq!(r["zone_list"][0]["wp"], 3);
+    assert_eq!(r["zone_list"][1]["slba"], 64);
+    assert_eq!(r["zone_list"][1]["cap"], 64);
+
+    // Zone management by start LBA and with --select-all; the state survives between commands.
+    assert!(znslab(&["nvme", "zns", "close-zone", &img, "-s", "0"])
+        .status
+        .success());
+    assert!(znslab(&["nvme", "zns", "open-zone", &img, "-s", "64"])
+        .status
+        .success());
+    assert!(znslab(&["nvme", "zns", "finish-zone", &img, "-s", "0x40"])
+        .status
+        .success());
+    let r: serde_json::Value = serde_json::from_slice(
+        &znslab(&[
+            "nvme",
+            "zns",
+            "report-zones",
+            &img,
+            "-o",
+            "json",
+            "-S",
+            "full",
+        ])
+        .stdout,
+    )
+    .expect("json");
+    assert_eq!(r["nr_zones"], 1);
+    assert_eq!(r["zone_list"][0]["slba"], 64);
+    let o = znslab(&["nvme", "zns", "offline-zone", &img, "-s", "0"]);
+    assert!(text(&o.stderr).contains("ZONE_INVALID_TRANSITION (0xbf)"));
+    assert!(znslab(&["nvme", "zns", "reset-zone", &img, "-a"])
+        .status
+        .success());
+    let r: serde_json::Value = serde_json::from_slice(
+        &znslab(&[
+            "nvme",
+            "zns",
+            "report-zones",
+            &img,
+            "-o",
+            "json",
+            "-S",
+            "empty",
+            "-d",
+            "2",
+        ])
+        .stdout,
+    )
+    .expect("json");
+    assert_eq!(r["nr_zones"], 2);
+    let o = znslab(&["nvme", "zns", "report-zones", &img]);
+    assert!(
+        text(&o.stdout).starts_with("nr_zones: 8\nSLBA: 0x0"),
+        "{}",
+        text(&o.stdout)
+    );
+
+    // fio on the same image; nvme sees what it wrote.
+    let o = znslab(&[
+        "fio",
+        &format!("--filename={img}"),
+        "--name=w",
+        "--rw=write",
+        "--bs=16k",
+        "--size=256k",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(
+        &znslab(&["nvme", "zns", "report-zones", &img, "-o", "json"]).stdout,
+    )
+    .expect("json");
+    assert_eq!(r["zone_list"][0]["state"], "FULL");
+}
+
+#[test]
+fn malformed_nvme_commands_fail_cleanly() {
+    let dir = TempDir::new("bad");
+    let img = dir.path("dev.img");
+    assert!(znslab(&["nvme", "create", &img, "--preset", "test-min"])
+        .status
+        .success());
+    let cases: &[&[&str]] = &[
+        &["nvme", "zns", "open-zone", &img, "-s", "zero"],
+        &["nvme", "zns", "open-zone", &img, "-s", "1"],
+        &["nvme", "zns", "report-zones", &img, "-S", "9"],
+        &["nvme", "read", &img, "-s", "0", "-c", "0", "-z", "100"],
+        &["nvme", "zns", "report-zones", "/nonexistent.img"],
+        &["nvme", "create", &img, "--preset", "nosuch"],
+        &[
+            "nvme", "create", &img, "--preset", "test-min", "--zones", "100000",
+        ],
+        &["nvme", "zns", "zone-append", &img, "-s", "0", "-z", "100"],
+    ];
+    for args in cases {
+        let o = znslab(args);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        let e = text(&o.stderr);
+        assert!(!e.is_empty() && !e.contains("panicked"), "{args:?}: {e}");
+    }
+    assert!(Path::new(&img).exists());
+}
