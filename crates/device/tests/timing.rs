@@ -257,3 +257,51 @@ fn reset_erases_and_finish_pads_on_the_dies() {
         c.config().controller.command_overhead_ns
     );
 }
+
+#[test]
+fn stripe_flush_waits_for_a_whole_stripe() {
+    let mut cfg = presets::test_min();
+    cfg.controller.flush_unit = device::FlushUnit::Stripe;
+    let mut c = Controller::in_memory(cfg).expect("valid");
+    let data = vec![4u8; 3 * 4096];
+    // Three of the four units of a stripe: nothing goes to flash yet.
+    c.submit(
+        SimInstant::ZERO,
+        Command::Write {
+            slba: 0,
+            nlb: 3,
+            data: &data,
+            metadata: &[],
+        },
+    );
+    assert_eq!(c.flash_counters().programs, 0);
+    // The fourth completes the stripe: all four dies program.
+    c.submit(
+        SimInstant::ZERO,
+        Command::Write {
+            slba: 3,
+            nlb: 1,
+            data: &data[..4096],
+            metadata: &[],
+        },
+    );
+    assert_eq!(c.flash_counters().programs, 4);
+    let busy: Vec<u64> = c.flash().die_busy().iter().map(|d| d.as_ns()).collect();
+    assert!(busy.iter().all(|b| *b == busy[0] && *b > 0), "{busy:?}");
+}
+
+#[test]
+fn page_flush_programs_each_unit_as_it_fills() {
+    let mut c = Controller::in_memory(presets::test_min()).expect("valid");
+    let data = vec![4u8; 4096];
+    c.submit(
+        SimInstant::ZERO,
+        Command::Write {
+            slba: 0,
+            nlb: 1,
+            data: &data,
+            metadata: &[],
+        },
+    );
+    assert_eq!(c.flash_counters().programs, 1);
+}

@@ -187,6 +187,30 @@ mod tests {
     }
 
     #[test]
+    fn multi_plane_programs_all_planes_at_once() {
+        let mut c = presets::test_min();
+        c.planes_per_die = 2;
+        let single = c.validate("nand").expect("valid");
+        assert_eq!((single.unit_bytes, single.erase_units_per_die), (4096, 32));
+        c.multi_plane = true;
+        let multi = c.validate("nand").expect("valid");
+        assert_eq!(
+            (
+                multi.unit_bytes,
+                multi.erase_units_per_die,
+                multi.pages_per_unit
+            ),
+            (8192, 16, 2)
+        );
+        assert_eq!(multi.die_bytes(), single.die_bytes());
+        c.pages_per_program = 3;
+        assert_eq!(
+            c.validate("nand").expect_err("16 % 3").field,
+            "nand.pages_per_program"
+        );
+    }
+
+    #[test]
     fn zero_dies_is_refused_with_the_field_name() {
         let mut c = presets::test_min();
         c.dies_per_channel = 0;

@@ -201,6 +201,8 @@ fn scale(mut x: f64, base: f64, units: &[&str]) -> (String, String) {
 fn fmt_count(x: f64) -> String {
     if x >= 1e6 {
         format!("{:.1}M", x / 1e6)
+    } else if x >= 1e5 {
+        format!("{:.0}k", x / 1e3)
     } else if x >= 1e4 {
         format!("{:.1}k", x / 1e3)
     } else {
