@@ -469,6 +469,24 @@ impl Controller {
         Ok(())
     }
 
+    /// The checks every data command starts with: a block count, buffers that match it (the
+    /// metadata buffer empty or `nlb × MS` bytes), and a transfer within `limit` bytes (MDTS, or
+    /// ZASL for appends). Returns the data bytes.
+    pub(crate) fn check_transfer(
+        &self,
+        nlb: u32,
+        data_len: usize,
+        meta_len: usize,
+        limit: u64,
+    ) -> Result<u64, Status> {
+        let bytes = nlb as u64 * self.layout.lba_bytes;
+        let meta_ok = meta_len == 0 || meta_len as u64 == nlb as u64 * self.layout.metadata_bytes;
+        if nlb == 0 || data_len as u64 != bytes || !meta_ok || bytes > limit {
+            return Err(Status::INVALID_FIELD);
+        }
+        Ok(bytes)
+    }
+
     // ---- timing helpers -------------------------------------------------------------------
 
     /// Move `bytes` across the link toward the device starting no earlier than `t`.

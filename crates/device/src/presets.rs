@@ -4,6 +4,19 @@ use crate::config::{
     ControllerConfig, DeviceConfig, LbaConfig, PcieConfig, ZoneMapping, ZonesConfig,
 };
 
+/// Zones of one erase unit per die, sized by the flash, with the given mapping and limits.
+fn zones(mapping: ZoneMapping, max_open: u32, max_active: u32) -> ZonesConfig {
+    ZonesConfig {
+        mapping,
+        erase_units_per_die: 1,
+        capacity_bytes: None,
+        size_bytes: None,
+        count: None,
+        max_open,
+        max_active,
+    }
+}
+
 /// A preset: its name, one line on what it is, and the configuration.
 pub struct Preset {
     pub name: &'static str,
@@ -21,15 +34,7 @@ pub fn cczns() -> DeviceConfig {
     DeviceConfig {
         name: "cczns".into(),
         nand: nand::presets::cczns_hpca25(),
-        zones: ZonesConfig {
-            mapping: ZoneMapping::HalfDies,
-            erase_units_per_die: 1,
-            capacity_bytes: None,
-            size_bytes: None,
-            count: None,
-            max_open: 14,
-            max_active: 14,
-        },
+        zones: zones(ZoneMapping::HalfDies, 14, 14),
         lba: LbaConfig {
             bytes: 4096,
             metadata_bytes: 64,
@@ -63,15 +68,7 @@ fn znsplus(name: &str, nand: nand::NandConfig) -> DeviceConfig {
         name: name.into(),
         nand,
         // §4: D_zone = 16 chips, one 2 MiB block each: 32 MiB zones.
-        zones: ZonesConfig {
-            mapping: ZoneMapping::AllDies,
-            erase_units_per_die: 1,
-            capacity_bytes: None,
-            size_bytes: None,
-            count: None,
-            max_open: 0,
-            max_active: 0,
-        },
+        zones: zones(ZoneMapping::AllDies, 0, 0),
         lba: LbaConfig::default(),
         // Table 2: PCIe Gen2 ×2, 1.2 GB/s (600 MB/s per lane, §4.5).
         pcie: PcieConfig {
@@ -103,15 +100,7 @@ pub fn balloon_qlc() -> DeviceConfig {
     DeviceConfig {
         name: "balloon-qlc".into(),
         nand: nand::presets::balloon_qlc(),
-        zones: ZonesConfig {
-            mapping: ZoneMapping::AllDies,
-            erase_units_per_die: 1,
-            capacity_bytes: None,
-            size_bytes: None,
-            count: None,
-            max_open: 14,
-            max_active: 14,
-        },
+        zones: zones(ZoneMapping::AllDies, 14, 14),
         lba: LbaConfig::default(),
         pcie: PcieConfig::default(),
         controller: ControllerConfig::default(),
@@ -126,13 +115,9 @@ pub fn zn540() -> DeviceConfig {
         name: "zn540".into(),
         nand: nand::presets::zn540_like(),
         zones: ZonesConfig {
-            mapping: ZoneMapping::AllDies,
-            erase_units_per_die: 1,
             capacity_bytes: Some(1077 << 20),
             size_bytes: Some(2 << 30),
-            count: None,
-            max_open: 14,
-            max_active: 14,
+            ..zones(ZoneMapping::AllDies, 14, 14)
         },
         lba: LbaConfig::default(),
         pcie: PcieConfig {
@@ -153,15 +138,7 @@ pub fn test_min() -> DeviceConfig {
     DeviceConfig {
         name: "test-min".into(),
         nand: nand::presets::test_min(),
-        zones: ZonesConfig {
-            mapping: ZoneMapping::AllDies,
-            erase_units_per_die: 1,
-            capacity_bytes: None,
-            size_bytes: None,
-            count: None,
-            max_open: 4,
-            max_active: 6,
-        },
+        zones: zones(ZoneMapping::AllDies, 4, 6),
         lba: LbaConfig {
             bytes: 4096,
             metadata_bytes: 16,

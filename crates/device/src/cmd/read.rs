@@ -22,16 +22,12 @@ impl Controller {
     ) -> Result<(u64, SimInstant), Status> {
         let lba = self.layout.lba_bytes;
         let ms = self.layout.metadata_bytes;
-        let bytes = nlb as u64 * lba;
-        if nlb == 0
-            || data.len() as u64 != bytes
-            || !(metadata.is_empty() || metadata.len() as u64 == nlb as u64 * ms)
-        {
-            return Err(Status::INVALID_FIELD);
-        }
-        if bytes > self.layout.max_transfer_bytes {
-            return Err(Status::INVALID_FIELD);
-        }
+        let bytes = self.check_transfer(
+            nlb,
+            data.len(),
+            metadata.len(),
+            self.layout.max_transfer_bytes,
+        )?;
         let end = slba
             .checked_add(nlb as u64)
             .ok_or(Status::LBA_OUT_OF_RANGE)?;

@@ -28,18 +28,13 @@ impl Controller {
     ) -> Result<(u64, SimInstant), Status> {
         let lba = self.layout.lba_bytes;
         let ms = self.layout.metadata_bytes;
-        let bytes = nlb as u64 * lba;
-        if nlb == 0
-            || data.len() as u64 != bytes
-            || !(metadata.is_empty() || metadata.len() as u64 == nlb as u64 * ms)
-        {
-            return Err(Status::INVALID_FIELD);
-        }
-        if bytes > self.layout.max_transfer_bytes
-            || (append && bytes > self.layout.zone_append_max_bytes)
-        {
-            return Err(Status::INVALID_FIELD);
-        }
+        // Appends are limited by ZASL, which is at most the MDTS.
+        let limit = if append {
+            self.layout.zone_append_max_bytes
+        } else {
+            self.layout.max_transfer_bytes
+        };
+        let bytes = self.check_transfer(nlb, data.len(), metadata.len(), limit)?;
         if slba >= self.layout.namespace_lbas() {
             return Err(Status::LBA_OUT_OF_RANGE);
         }

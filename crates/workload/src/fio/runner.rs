@@ -60,7 +60,6 @@ struct Geometry {
     lba: u64,
     zone_size: u64, // LBAs
     zone_cap: u64,  // LBAs
-    zones: u64,
     nsze: u64,
 }
 
@@ -516,11 +515,9 @@ pub fn run(sim: &Sim, dev: &DeviceHandle, jobs: &[JobSpec]) -> Result<RunResult,
             lba: l.lba_bytes,
             zone_size: l.zone_size_lbas,
             zone_cap: l.zone_capacity_lbas,
-            zones: l.zone_count as u64,
             nsze: l.namespace_lbas(),
         }
     }));
-    let _ = g.zones;
     // Groups: a stonewall job starts a new one.
     let mut group = 0u32;
     let mut states = Vec::new();
