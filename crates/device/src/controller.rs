@@ -112,7 +112,8 @@ impl WriteBuffer {
             t = t.max(rt);
             self.in_use -= b;
         }
-        // Only partial units are held and nothing will be released: let the write through.
+        // Still short with nothing left to release means the buffer holds only partial units
+        // that no program will free: let the write through rather than wait forever.
         self.in_use += bytes;
         self.admit_floor = t;
         t

@@ -305,3 +305,37 @@ fn page_flush_programs_each_unit_as_it_fills() {
     );
     assert_eq!(c.flash_counters().programs, 1);
 }
+
+#[test]
+fn a_full_write_buffer_delays_writes_until_programs_free_it() {
+    let mut cfg = presets::test_min();
+    cfg.controller.write_buffer_bytes = 16 << 10; // one stripe: 4 units of 4 KiB
+    let g = cfg.layout().expect("valid").geometry;
+    let mut c = Controller::in_memory(cfg).expect("valid");
+    let data = vec![6u8; 16 << 10];
+    let first = c.submit(
+        SimInstant::ZERO,
+        Command::Write {
+            slba: 0,
+            nlb: 4,
+            data: &data,
+            metadata: &[],
+        },
+    );
+    // The first stripe fits at once; the second must wait for a program of the first to end.
+    assert!(first.done_at.as_ns() < g.program_latency.as_ns());
+    let second = c.submit(
+        first.done_at,
+        Command::Write {
+            slba: 4,
+            nlb: 4,
+            data: &data,
+            metadata: &[],
+        },
+    );
+    assert!(
+        second.done_at.as_ns() > g.program_latency.as_ns(),
+        "{:?}",
+        second.done_at
+    );
+}
