@@ -522,7 +522,7 @@ impl Controller {
         let zone = zi as u32;
         while self.zone_flash[zi].issued < target {
             let off = self.zone_flash[zi].issued;
-            let (die, _) = self.layout.locate(zone, off);
+            let die = self.layout.die_at(zone, off);
             let start = ready.max(self.zone_flash[zi].erased_at);
             let done = self
                 .flash

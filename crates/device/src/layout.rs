@@ -226,11 +226,10 @@ impl Layout {
         DieId(way * c + channel)
     }
 
-    /// The die and stripe row holding byte `offset` of a zone.
-    pub fn locate(&self, zone: u32, offset: u64) -> (DieId, u64) {
+    /// The die holding byte `offset` of a zone (program units go round the zone's dies).
+    pub fn die_at(&self, zone: u32, offset: u64) -> DieId {
         let unit = offset / self.geometry.unit_bytes;
-        let d = self.dies_per_zone as u64;
-        (self.die_of(zone, (unit % d) as u32), unit / d)
+        self.die_of(zone, (unit % self.dies_per_zone as u64) as u32)
     }
 }
 

@@ -187,10 +187,7 @@ impl Sim {
 
     /// Let every other ready task run once before continuing.
     pub fn yield_now(&self) -> YieldNow {
-        YieldNow {
-            core: self.core.clone(),
-            yielded: false,
-        }
+        YieldNow { yielded: false }
     }
 
     fn enqueue(&self, id: TaskId) {
@@ -377,7 +374,6 @@ impl Future for Sleep {
 
 /// Future returned by [`Sim::yield_now`].
 pub struct YieldNow {
-    core: Rc<Core>,
     yielded: bool,
 }
 
@@ -388,7 +384,6 @@ impl Future for YieldNow {
             return Poll::Ready(());
         }
         self.yielded = true;
-        let _ = &self.core;
         cx.waker().wake_by_ref();
         Poll::Pending
     }

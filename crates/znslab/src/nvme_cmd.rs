@@ -58,11 +58,7 @@ pub enum NvmeCmd {
     /// Flush.
     Flush { image: PathBuf },
     /// Identify Namespace (NVM command set fields).
-    IdNs {
-        image: PathBuf,
-        #[arg(short = 'o', long, value_enum, default_value = "normal")]
-        output_format: OutputFormat,
-    },
+    IdNs(ImageArgs),
 }
 
 #[derive(Subcommand)]
@@ -95,31 +91,40 @@ pub enum ZnsCmd {
         image: PathBuf,
         #[arg(short = 's', long, value_parser = number)]
         zslba: u64,
-        #[arg(short = 'z', long, value_parser = number)]
-        data_size: Option<u64>,
-        #[arg(short = 'd', long)]
-        data: Option<PathBuf>,
-        #[arg(short = 'y', long, value_parser = number)]
-        metadata_size: Option<u64>,
-        #[arg(short = 'M', long)]
-        metadata: Option<PathBuf>,
-        #[arg(short = 't', long)]
-        latency: bool,
-        #[arg(short = 'o', long, value_enum, default_value = "normal")]
-        output_format: OutputFormat,
+        #[command(flatten)]
+        io: PayloadArgs,
     },
     /// Identify Namespace, ZNS command set fields.
-    IdNs {
-        image: PathBuf,
-        #[arg(short = 'o', long, value_enum, default_value = "normal")]
-        output_format: OutputFormat,
-    },
+    IdNs(ImageArgs),
     /// Identify Controller, ZNS command set fields.
-    IdCtrl {
-        image: PathBuf,
-        #[arg(short = 'o', long, value_enum, default_value = "normal")]
-        output_format: OutputFormat,
-    },
+    IdCtrl(ImageArgs),
+}
+
+/// An image and how to print the answer.
+#[derive(Args)]
+pub struct ImageArgs {
+    image: PathBuf,
+    #[arg(short = 'o', long, value_enum, default_value = "normal")]
+    output_format: OutputFormat,
+}
+
+/// nvme-cli's data, metadata, latency and output flags of read, write and zone-append.
+#[derive(Args)]
+pub struct PayloadArgs {
+    #[arg(short = 'z', long, value_parser = number)]
+    data_size: Option<u64>,
+    /// Data file (write, append: read from it, or stdin; read: written to it, or stdout).
+    #[arg(short = 'd', long)]
+    data: Option<PathBuf>,
+    #[arg(short = 'y', long, value_parser = number)]
+    metadata_size: Option<u64>,
+    #[arg(short = 'M', long)]
+    metadata: Option<PathBuf>,
+    /// Print the command's (simulated) latency.
+    #[arg(short = 't', long)]
+    latency: bool,
+    #[arg(short = 'o', long, value_enum, default_value = "normal")]
+    output_format: OutputFormat,
 }
 
 #[derive(Args)]
@@ -141,20 +146,8 @@ pub struct RwArgs {
     /// Number of blocks, 0's based (0 means one block).
     #[arg(short = 'c', long, default_value = "0", value_parser = number)]
     block_count: u64,
-    #[arg(short = 'z', long, value_parser = number)]
-    data_size: Option<u64>,
-    /// Data file (write: read from it, or stdin; read: written to it, or stdout).
-    #[arg(short = 'd', long)]
-    data: Option<PathBuf>,
-    #[arg(short = 'y', long, value_parser = number)]
-    metadata_size: Option<u64>,
-    #[arg(short = 'M', long)]
-    metadata: Option<PathBuf>,
-    /// Print the command's (simulated) latency.
-    #[arg(short = 't', long)]
-    latency: bool,
-    #[arg(short = 'o', long, value_enum, default_value = "normal")]
-    output_format: OutputFormat,
+    #[command(flatten)]
+    io: PayloadArgs,
 }
 
 fn open(image: &Path) -> anyhow::Result<Controller> {
@@ -200,45 +193,48 @@ fn read_input(path: &Option<PathBuf>, what: &str) -> anyhow::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// The data (and metadata) of a write or append, checked against the sizes the command implies.
-fn payload(
-    c: &Controller,
-    nlb: u64,
-    data_size: Option<u64>,
-    data: &Option<PathBuf>,
-    metadata_size: Option<u64>,
-    metadata: &Option<PathBuf>,
-) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
-    let lba = c.layout().lba_bytes;
-    let want = nlb * lba;
-    if let Some(z) = data_size {
-        if z != want {
-            bail!("--data-size {z} does not match {nlb} block(s) of {lba} bytes ({want})");
-        }
-    }
-    let mut d = read_input(data, "data")?;
-    if (d.len() as u64) < want {
-        bail!("the data holds {} bytes; the command needs {want}", d.len());
-    }
-    d.truncate(want as usize);
-    let ms = c.layout().metadata_bytes * nlb;
-    let m = match metadata {
-        Some(p) => {
-            let mut m =
-                std::fs::read(p).with_context(|| format!("metadata file {}", p.display()))?;
-            let size = metadata_size.unwrap_or(ms);
-            if size != ms || (m.len() as u64) < ms {
+impl PayloadArgs {
+    /// `--data-size`, if given, must be the `nlb` blocks the command moves.
+    fn check_data_size(&self, nlb: u64, lba: u64) -> anyhow::Result<()> {
+        match self.data_size {
+            Some(z) if z != nlb * lba => {
                 bail!(
-                    "metadata must be {ms} bytes ({nlb} block(s) × {} bytes)",
-                    c.layout().metadata_bytes
-                );
+                    "--data-size {z} does not match {nlb} block(s) of {lba} bytes ({})",
+                    nlb * lba
+                )
             }
-            m.truncate(ms as usize);
-            m
+            _ => Ok(()),
         }
-        None => Vec::new(),
-    };
-    Ok((d, m))
+    }
+
+    /// The data (and metadata) of a write or append, checked against the sizes it implies.
+    fn load(&self, c: &Controller, nlb: u64) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
+        let lba = c.layout().lba_bytes;
+        self.check_data_size(nlb, lba)?;
+        let want = nlb * lba;
+        let mut d = read_input(&self.data, "data")?;
+        if (d.len() as u64) < want {
+            bail!("the data holds {} bytes; the command needs {want}", d.len());
+        }
+        d.truncate(want as usize);
+        let ms = c.layout().metadata_bytes * nlb;
+        let m = match &self.metadata {
+            Some(p) => {
+                let mut m =
+                    std::fs::read(p).with_context(|| format!("metadata file {}", p.display()))?;
+                if self.metadata_size.unwrap_or(ms) != ms || (m.len() as u64) < ms {
+                    bail!(
+                        "metadata must be {ms} bytes ({nlb} block(s) × {} bytes)",
+                        c.layout().metadata_bytes
+                    );
+                }
+                m.truncate(ms as usize);
+                m
+            }
+            None => Vec::new(),
+        };
+        Ok((d, m))
+    }
 }
 
 pub fn run(cmd: NvmeCmd) -> anyhow::Result<ExitCode> {
@@ -288,10 +284,10 @@ pub fn run(cmd: NvmeCmd) -> anyhow::Result<ExitCode> {
             finish(c)?;
             Ok(ExitCode::SUCCESS)
         }
-        NvmeCmd::IdNs {
+        NvmeCmd::IdNs(ImageArgs {
             image,
             output_format,
-        } => {
+        }) => {
             let c = open(&image)?;
             let id = c.identify();
             let ds = id.lba_bytes.trailing_zeros();
@@ -452,19 +448,10 @@ fn zns(cmd: ZnsCmd) -> anyhow::Result<ExitCode> {
             finish(c)?;
             Ok(ExitCode::SUCCESS)
         }
-        ZnsCmd::ZoneAppend {
-            image,
-            zslba,
-            data_size,
-            data,
-            metadata_size,
-            metadata,
-            latency,
-            output_format,
-        } => {
+        ZnsCmd::ZoneAppend { image, zslba, io } => {
             let mut c = open(&image)?;
             let lba = c.layout().lba_bytes;
-            let size = match (data_size, &data) {
+            let size = match (io.data_size, &io.data) {
                 (Some(z), _) => z,
                 (None, Some(p)) => std::fs::metadata(p)
                     .with_context(|| format!("data file {}", p.display()))?
@@ -475,7 +462,7 @@ fn zns(cmd: ZnsCmd) -> anyhow::Result<ExitCode> {
                 bail!("--data-size {size} is not a positive multiple of the {lba}-byte LBA");
             }
             let nlb = size / lba;
-            let (d, m) = payload(&c, nlb, Some(size), &data, metadata_size, &metadata)?;
+            let (d, m) = io.load(&c, nlb)?;
             let comp = submit(
                 &mut c,
                 Command::ZoneAppend {
@@ -487,25 +474,25 @@ fn zns(cmd: ZnsCmd) -> anyhow::Result<ExitCode> {
             );
             finish(c)?;
             if comp.status != Status::SUCCESS {
-                return Ok(fail(comp.status, output_format));
+                return Ok(fail(comp.status, io.output_format));
             }
-            if output_format == OutputFormat::Json {
+            if io.output_format == OutputFormat::Json {
                 println!(
                     "{}",
                     json!({ "result": comp.result, "status": "SUCCESS", "latency_ns": comp.done_at.as_ns() })
                 );
             } else {
                 println!("Success appended data to LBA {:x}", comp.result);
-                if latency {
+                if io.latency {
                     println!(" latency: zone append: {} us", comp.done_at.as_ns() / 1000);
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
-        ZnsCmd::IdNs {
+        ZnsCmd::IdNs(ImageArgs {
             image,
             output_format,
-        } => {
+        }) => {
             let c = open(&image)?;
             let id = c.identify();
             if output_format == OutputFormat::Json {
@@ -523,10 +510,10 @@ fn zns(cmd: ZnsCmd) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        ZnsCmd::IdCtrl {
+        ZnsCmd::IdCtrl(ImageArgs {
             image,
             output_format,
-        } => {
+        }) => {
             let c = open(&image)?;
             let id = c.identify();
             // ZASL is a power of two in units of the minimum memory page size (4 KiB).
@@ -551,7 +538,7 @@ fn rw(a: RwArgs, write: bool) -> anyhow::Result<ExitCode> {
         u32::try_from(nlb).map_err(|_| anyhow!("--block-count {} is too large", a.block_count))?;
     let name = if write { "write" } else { "read" };
     let comp = if write {
-        let (d, m) = payload(&c, nlb, a.data_size, &a.data, a.metadata_size, &a.metadata)?;
+        let (d, m) = a.io.load(&c, nlb)?;
         submit(
             &mut c,
             Command::Write {
@@ -563,13 +550,9 @@ fn rw(a: RwArgs, write: bool) -> anyhow::Result<ExitCode> {
         )
     } else {
         let lba = c.layout().lba_bytes;
-        if let Some(z) = a.data_size {
-            if z != nlb * lba {
-                bail!("--data-size {z} does not match {nlb} block(s) of {lba} bytes");
-            }
-        }
+        a.io.check_data_size(nlb, lba)?;
         let mut d = vec![0u8; (nlb * lba) as usize];
-        let want_meta = a.metadata.is_some() && c.layout().metadata_bytes > 0;
+        let want_meta = a.io.metadata.is_some() && c.layout().metadata_bytes > 0;
         let mut m = vec![
             0u8;
             if want_meta {
@@ -588,7 +571,7 @@ fn rw(a: RwArgs, write: bool) -> anyhow::Result<ExitCode> {
             },
         );
         if comp.status == Status::SUCCESS {
-            match &a.data {
+            match &a.io.data {
                 Some(p) => {
                     std::fs::write(p, &d).with_context(|| format!("data file {}", p.display()))?
                 }
@@ -596,7 +579,7 @@ fn rw(a: RwArgs, write: bool) -> anyhow::Result<ExitCode> {
                     .write_all(&d)
                     .context("writing data to stdout")?,
             }
-            if let Some(p) = &a.metadata {
+            if let Some(p) = &a.io.metadata {
                 std::fs::write(p, &m).with_context(|| format!("metadata file {}", p.display()))?;
             }
         }
@@ -604,12 +587,12 @@ fn rw(a: RwArgs, write: bool) -> anyhow::Result<ExitCode> {
     };
     finish(c)?;
     if comp.status != Status::SUCCESS {
-        return Ok(fail(comp.status, a.output_format));
+        return Ok(fail(comp.status, a.io.output_format));
     }
-    if a.latency {
+    if a.io.latency {
         eprintln!(" latency: {name}: {} us", comp.done_at.as_ns() / 1000);
     }
-    if a.output_format == OutputFormat::Json {
+    if a.io.output_format == OutputFormat::Json {
         println!(
             "{}",
             json!({ "command": name, "status": "SUCCESS", "latency_ns": comp.done_at.as_ns() })

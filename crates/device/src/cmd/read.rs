@@ -72,7 +72,7 @@ impl Controller {
             if self.in_buffer(zi, off, t) {
                 self.counters.buffer_read_bytes += chunk_end - off;
             } else {
-                let (die, _) = self.layout.locate(zi as u32, off);
+                let die = self.layout.die_at(zi as u32, off);
                 data_ready = data_ready.max(self.flash.read(die, chunk_end - off, ready).as_ns());
             }
             off = chunk_end;

@@ -282,31 +282,27 @@ pub fn normal_output(result: &RunResult, c: &Controller, seed: u64, wall_s: f64)
     let groups: std::collections::BTreeSet<u32> = result.jobs.iter().map(|j| j.group).collect();
     for g in groups {
         let _ = writeln!(out, "Run status group {g} (all jobs):");
-        for (label, pick) in [("READ", 0), ("WRITE", 1)] {
-            let js: Vec<&JobResult> = result.jobs.iter().filter(|j| j.group == g).collect();
-            let dir = |j: &JobResult| {
-                if pick == 0 {
-                    j.read.clone()
-                } else {
-                    j.write.clone()
-                }
-            };
-            let total: u64 = js.iter().map(|j| dir(j).io_bytes).sum();
+        for label in ["READ", "WRITE"] {
+            // (stats, runtime) of each job in the group that moved data this way.
+            let active: Vec<(&DirStats, u64)> = result
+                .jobs
+                .iter()
+                .filter(|j| j.group == g)
+                .map(|j| {
+                    (
+                        if label == "READ" { &j.read } else { &j.write },
+                        j.runtime_ns,
+                    )
+                })
+                .filter(|(d, _)| d.io_bytes > 0)
+                .collect();
+            let total: u64 = active.iter().map(|(d, _)| d.io_bytes).sum();
             if total == 0 {
                 continue;
             }
-            let runs: Vec<u64> = js
-                .iter()
-                .filter(|j| dir(j).io_bytes > 0)
-                .map(|j| j.runtime_ns)
-                .collect();
-            let run_max = runs.iter().copied().max().unwrap_or(0);
-            let run_min = runs.iter().copied().min().unwrap_or(0);
-            let bws: Vec<f64> = js
-                .iter()
-                .filter(|j| dir(j).io_bytes > 0)
-                .map(|j| bw_bytes(&dir(j), j.runtime_ns))
-                .collect();
+            let run_max = active.iter().map(|(_, r)| *r).max().unwrap_or(0);
+            let run_min = active.iter().map(|(_, r)| *r).min().unwrap_or(0);
+            let bws: Vec<f64> = active.iter().map(|(d, r)| bw_bytes(d, *r)).collect();
             let lo = bws.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = bws.iter().copied().fold(0.0, f64::max);
             let agg = total as f64 * 1e9 / run_max.max(1) as f64;

@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use device::{Command, DeviceHandle, Status, ZoneAction, ZoneState};
+use device::{Command, DeviceHandle, Layout, Status, ZoneAction, ZoneState};
 use report::LatencyHistogram;
 use sim::{Rng, Sim};
 
@@ -56,13 +56,6 @@ pub struct RunResult {
     pub sim_end_ns: u64,
 }
 
-struct Geometry {
-    lba: u64,
-    zone_size: u64, // LBAs
-    zone_cap: u64,  // LBAs
-    nsze: u64,
-}
-
 struct Io {
     lba: u64,
     nlb: u32,
@@ -71,7 +64,7 @@ struct Io {
 
 struct JobState {
     spec: JobSpec,
-    g: Rc<Geometry>,
+    g: Rc<Layout>,
     bs_lbas: u64,
     /// Region in LBAs: [start, end). In zbd mode both are zone aligned.
     start: u64,
@@ -92,10 +85,10 @@ struct JobState {
 
 impl JobState {
     fn first_zone(&self) -> u64 {
-        self.start / self.g.zone_size
+        self.start / self.g.zone_size_lbas
     }
     fn end_zone(&self) -> u64 {
-        self.end.div_ceil(self.g.zone_size)
+        self.end.div_ceil(self.g.zone_size_lbas)
     }
     /// Move to the next zone of the region. Past its end the job starts over only when it is
     /// time based or has an explicit io_size, as in fio; otherwise it is done.
@@ -108,7 +101,7 @@ impl JobState {
             }
         }
         self.entering_zone = true;
-        self.pos = self.cur_zone * self.g.zone_size;
+        self.pos = self.cur_zone * self.g.zone_size_lbas;
     }
 
     fn fail(&mut self, msg: String) -> Option<Io> {
@@ -126,7 +119,7 @@ impl JobState {
         zone: u64,
         action: ZoneAction,
     ) -> Result<u64, Status> {
-        let slba = zone * self.g.zone_size;
+        let slba = zone * self.g.zone_size_lbas;
         let c = dev.with(|c| {
             c.submit(
                 sim::SimInstant::from_ns(now),
@@ -182,7 +175,7 @@ impl JobState {
             }
         };
         if io.is_some() {
-            self.issued += self.bs_lbas * self.g.lba;
+            self.issued += self.bs_lbas * self.g.lba_bytes;
         }
         io
     }
@@ -322,14 +315,14 @@ fn fill_compressible(rng: &mut Rng, buf: &mut [u8], pct: u32, chunk: u64) {
 
 fn setup(
     spec: &JobSpec,
-    g: &Rc<Geometry>,
+    g: &Rc<Layout>,
     sim: &Sim,
     dev: &DeviceHandle,
     index: usize,
     group: u32,
 ) -> Result<JobState, FioError> {
     let err = |opt: &str, msg: String| FioError::option(&spec.name, opt, msg);
-    let lba = g.lba;
+    let lba = g.lba_bytes;
     if !spec.bs.is_multiple_of(lba) {
         return Err(err(
             "bs",
@@ -347,7 +340,7 @@ fn setup(
         ));
     }
     let bs_lbas = spec.bs / lba;
-    if spec.zonemode == ZoneMode::Zbd && bs_lbas > g.zone_cap {
+    if spec.zonemode == ZoneMode::Zbd && bs_lbas > g.zone_capacity_lbas {
         return Err(err(
             "bs",
             format!("{} is larger than the zone capacity", spec.bs),
@@ -362,10 +355,10 @@ fn setup(
             ),
         ));
     }
-    let dev_bytes = g.nsze * lba;
+    let dev_bytes = g.namespace_lbas() * lba;
     let mut offset = spec.offset.resolve(dev_bytes) + spec.clone as u64 * spec.offset_increment;
     if spec.zonemode == ZoneMode::Zbd {
-        let zb = g.zone_size * lba;
+        let zb = g.zone_size_lbas * lba;
         offset = offset.div_ceil(zb) * zb;
     }
     if offset >= dev_bytes {
@@ -382,8 +375,8 @@ fn setup(
     let start = offset / lba;
     let mut end = (offset + size) / lba;
     if spec.zonemode == ZoneMode::Zbd {
-        end = end.div_ceil(g.zone_size) * g.zone_size;
-        end = end.min(g.nsze);
+        end = end.div_ceil(g.zone_size_lbas) * g.zone_size_lbas;
+        end = end.min(g.namespace_lbas());
     }
     if end < start + bs_lbas {
         return Err(err(
@@ -400,7 +393,7 @@ fn setup(
         bs_lbas,
         start,
         end,
-        cur_zone: start / g.zone_size,
+        cur_zone: start / g.zone_size_lbas,
         entering_zone: true,
         pos: start,
         issued: 0,
@@ -433,7 +426,7 @@ async fn worker(
 ) {
     let (bs_bytes, direction) = {
         let s = state.borrow();
-        ((s.bs_lbas * s.g.lba) as usize, s.spec.direction)
+        ((s.bs_lbas * s.g.lba_bytes) as usize, s.spec.direction)
     };
     let mut read_buf = vec![
         0u8;
@@ -509,15 +502,7 @@ async fn worker(
 
 /// Run `jobs` against `dev` until every job is done; returns per-job results.
 pub fn run(sim: &Sim, dev: &DeviceHandle, jobs: &[JobSpec]) -> Result<RunResult, FioError> {
-    let g = Rc::new(dev.with(|c| {
-        let l = c.layout();
-        Geometry {
-            lba: l.lba_bytes,
-            zone_size: l.zone_size_lbas,
-            zone_cap: l.zone_capacity_lbas,
-            nsze: l.namespace_lbas(),
-        }
-    }));
+    let g = Rc::new(dev.with(|c| c.layout().clone()));
     // Groups: a stonewall job starts a new one.
     let mut group = 0u32;
     let mut states = Vec::new();
@@ -533,11 +518,11 @@ pub fn run(sim: &Sim, dev: &DeviceHandle, jobs: &[JobSpec]) -> Result<RunResult,
         .map(|s| {
             let s = s.borrow();
             if s.spec.direction == Direction::Read {
-                return Rc::new(vec![0u8; (s.bs_lbas * s.g.lba) as usize]);
+                return Rc::new(vec![0u8; (s.bs_lbas * s.g.lba_bytes) as usize]);
             }
             let mut rng = s.rng.stream("buffers");
-            let len =
-                ((s.bs_lbas * s.g.lba) as usize).max(4 << 20) + (s.bs_lbas * s.g.lba) as usize;
+            let len = ((s.bs_lbas * s.g.lba_bytes) as usize).max(4 << 20)
+                + (s.bs_lbas * s.g.lba_bytes) as usize;
             let mut pool = vec![0u8; len];
             fill_compressible(
                 &mut rng,
