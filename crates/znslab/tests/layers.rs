@@ -8,10 +8,14 @@ use std::path::Path;
 const ALLOWED: &[(&str, &[&str])] = &[
     ("sim", &[]),
     ("nand", &["sim"]),
-    ("device", &["sim", "nand"]),
+    ("codec", &[]),
+    ("device", &["sim", "nand", "codec"]),
     ("report", &[]),
-    ("workload", &["sim", "nand", "device", "report"]),
-    ("znslab", &["sim", "nand", "device", "report", "workload"]),
+    ("workload", &["sim", "nand", "codec", "device", "report"]),
+    (
+        "znslab",
+        &["sim", "nand", "codec", "device", "report", "workload"],
+    ),
 ];
 
 fn workspace() -> &'static Path {
@@ -51,7 +55,7 @@ fn no_wall_clock_or_unseeded_randomness_below_the_cli() {
         ("HashMap", "BTreeMap (ordered, deterministic iteration)"),
         ("HashSet", "BTreeSet (ordered, deterministic iteration)"),
     ];
-    for krate in ["sim", "nand", "device", "report", "workload"] {
+    for krate in ["sim", "nand", "codec", "device", "report", "workload"] {
         let mut stack = vec![workspace().join("crates").join(krate).join("src")];
         while let Some(dir) = stack.pop() {
             for entry in std::fs::read_dir(&dir).expect("dir") {
