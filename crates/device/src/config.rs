@@ -1,5 +1,6 @@
 //! Device configuration as written in TOML: `[nand]`, `[zones]`, `[lba]`, `[pcie]`, `[controller]`.
 
+use codec::Codec;
 use nand::{ConfigError, NandConfig};
 use serde::{Deserialize, Serialize};
 
@@ -9,6 +10,9 @@ use serde::{Deserialize, Serialize};
 pub struct DeviceConfig {
     /// Preset or user name, shown in reports.
     pub name: String,
+    /// Which storage manager and command extensions the controller runs.
+    #[serde(default)]
+    pub design: Design,
     pub nand: NandConfig,
     pub zones: ZonesConfig,
     #[serde(default)]
@@ -17,6 +21,49 @@ pub struct DeviceConfig {
     pub pcie: PcieConfig,
     #[serde(default)]
     pub controller: ControllerConfig,
+    /// The in-device compressor (used by the compressing designs).
+    #[serde(default)]
+    pub compression: CompressionConfig,
+}
+
+/// A device design: one controller, different storage managers and commands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Design {
+    /// Plain NVMe ZNS.
+    #[default]
+    Zns,
+    /// CCZNS (HPCA'25 §III): compressed-write / decompressed-read, byte-addressable zones,
+    /// padding zones, chunk metadata in each flash page's OOB. Plain commands keep working.
+    Cczns,
+}
+
+impl Design {
+    pub fn name(self) -> &'static str {
+        match self {
+            Design::Zns => "zns",
+            Design::Cczns => "cczns",
+        }
+    }
+}
+
+/// The compressor inside the device, under `[compression]`: the codec makes the bytes, the
+/// engine profile (by name, see `znslab devices`) gives the time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompressionConfig {
+    pub codec: Codec,
+    pub engine: String,
+}
+
+impl Default for CompressionConfig {
+    /// CCZNS §V-A: CC(ZSTD) is zstd level 1 on in-storage engines of 11/14 GB/s.
+    fn default() -> Self {
+        CompressionConfig {
+            codec: Codec::ZSTD1,
+            engine: "cczns-asic".into(),
+        }
+    }
 }
 
 /// Which dies a zone is striped over.

@@ -195,12 +195,13 @@ impl Controller {
         let img = ImageFile::open(file, &layout);
         let mut c = Self::build(config, layout, Storage::Image(img));
         if let Storage::Image(img) = &c.storage {
-            img.load_zones(&mut c.zones).map_err(io_err)?;
+            img.load_zones(&mut c.zones, c.layout.lba_bytes)
+                .map_err(io_err)?;
         }
         c.recount_resources();
         // Everything written earlier is on flash now: the buffer emptied at power-off.
         for (z, zf) in c.zones.iter().zip(c.zone_flash.iter_mut()) {
-            let written = z.written * c.layout.lba_bytes;
+            let written = z.bytes;
             let u = c.layout.geometry.unit_bytes;
             zf.issued = if z.state == ZoneState::Full {
                 z.capacity * c.layout.lba_bytes
@@ -220,7 +221,8 @@ impl Controller {
                     zslba,
                     capacity: layout.zone_capacity_lbas,
                     wp: zslba,
-                    written: 0,
+                    bytes: 0,
+                    padding: false,
                     attributes: 0,
                     open_seq: 0,
                 }
@@ -307,7 +309,11 @@ impl Controller {
         Identify {
             nsze: self.layout.namespace_lbas(),
             ncap: self.layout.namespace_lbas(),
-            nuse: self.zones.iter().map(|z| z.written).sum(),
+            nuse: self
+                .zones
+                .iter()
+                .map(|z| z.bytes.div_ceil(self.layout.lba_bytes))
+                .sum(),
             lba_bytes: self.layout.lba_bytes,
             metadata_bytes: self.layout.metadata_bytes,
             zsze: self.layout.zone_size_lbas,
@@ -556,7 +562,7 @@ impl Controller {
 
     /// Drop a zone's buffered bytes that never reached flash (reset).
     pub(crate) fn discard_buffered(&mut self, zi: usize) {
-        let written = self.zones[zi].written * self.layout.lba_bytes;
+        let written = self.zones[zi].bytes;
         let issued = self.zone_flash[zi].issued;
         self.write_buffer.discard(written.saturating_sub(issued));
     }
@@ -566,7 +572,7 @@ impl Controller {
         let lba = self.layout.lba_bytes;
         let unit = self.layout.geometry.unit_bytes;
         let cap = self.zones[zi].capacity * lba;
-        let written = self.zones[zi].written * lba;
+        let written = self.zones[zi].bytes;
         let issued = self.zone_flash[zi].issued;
         let start = ready.max(self.zone_flash[zi].busy_until);
         let d = self.layout.dies_per_zone as u64;

@@ -56,6 +56,26 @@ impl Layout {
                 format!("{} is more than 256", cfg.lba.metadata_bytes),
             ));
         }
+        if cfg.design == crate::config::Design::Cczns && cfg.lba.metadata_bytes < 16 {
+            return Err(err(
+                "lba.metadata_bytes",
+                format!(
+                    "{} is too small for the cczns design, whose commands carry chunk sizes in \
+                     the metadata buffer (use 64, as CCZNS does)",
+                    cfg.lba.metadata_bytes
+                ),
+            ));
+        }
+        if codec::profile::by_name(&cfg.compression.engine).is_none() {
+            return Err(err(
+                "compression.engine",
+                format!(
+                    "unknown engine profile {:?} (known: {})",
+                    cfg.compression.engine,
+                    codec::profile::names().join(", ")
+                ),
+            ));
+        }
         let (c, w) = (g.channels, g.dies_per_channel);
         let (cpz, wpz) = match cfg.zones.mapping {
             ZoneMapping::AllDies => (c, w),

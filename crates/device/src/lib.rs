@@ -26,7 +26,10 @@ pub use cmd::{
     REPORT_HEADER_BYTES,
 };
 pub use config::FlushUnit;
-pub use config::{ControllerConfig, DeviceConfig, LbaConfig, PcieConfig, ZoneMapping, ZonesConfig};
+pub use config::{
+    CompressionConfig, ControllerConfig, Design, DeviceConfig, LbaConfig, PcieConfig, ZoneMapping,
+    ZonesConfig,
+};
 pub use controller::{Controller, DeviceCounters, DeviceError, DramUsage, Identify};
 pub use handle::DeviceHandle;
 pub use layout::Layout;

@@ -1,7 +1,8 @@
 //! Named devices, each with its source. `znslab devices` lists these.
 
 use crate::config::{
-    ControllerConfig, DeviceConfig, LbaConfig, PcieConfig, ZoneMapping, ZonesConfig,
+    CompressionConfig, ControllerConfig, Design, DeviceConfig, LbaConfig, PcieConfig, ZoneMapping,
+    ZonesConfig,
 };
 
 /// Zones of one erase unit per die, sized by the flash, with the given mapping and limits.
@@ -24,15 +25,18 @@ pub struct Preset {
     pub config: fn() -> DeviceConfig,
 }
 
-/// The default device: the CCZNS paper's evaluation SSD (plain ZNS here).
+/// The default device: the CCZNS paper's evaluation SSD.
 pub const DEFAULT: &str = "cczns";
 
 /// CCZNS (HPCA'25) §V: 64 dies, 1 GiB zones each over 32 blocks on half of the dies (even zones
 /// on channels 0-3, odd on 4-7, "similar to WD ZN540"), 128 GiB, 4 KiB blocks with 64 B of
-/// metadata each. Open/active limits are not given; ZN540's 14 is used.
+/// metadata each. Open/active limits are not given; ZN540's 14 is used. The CCZNS design:
+/// plain commands behave as on a ZNS SSD (the paper's NO runs on the same device), CW/DR add
+/// in-storage zstd-1 on the 11/14 GB/s engines of §V-A.
 pub fn cczns() -> DeviceConfig {
     DeviceConfig {
         name: "cczns".into(),
+        design: Design::Cczns,
         nand: nand::presets::cczns_hpca25(),
         zones: zones(ZoneMapping::HalfDies, 14, 14),
         lba: LbaConfig {
@@ -41,6 +45,7 @@ pub fn cczns() -> DeviceConfig {
         },
         pcie: PcieConfig::default(),
         controller: ControllerConfig::default(),
+        compression: CompressionConfig::default(),
     }
 }
 
@@ -49,6 +54,7 @@ pub fn cczns() -> DeviceConfig {
 pub fn cczns_small_zones() -> DeviceConfig {
     DeviceConfig {
         name: "cczns-small-zones".into(),
+        design: Design::Zns,
         zones: ZonesConfig {
             mapping: ZoneMapping::DieGroups {
                 channels_per_zone: 1,
@@ -66,6 +72,7 @@ pub fn cczns_small_zones() -> DeviceConfig {
 fn znsplus(name: &str, nand: nand::NandConfig) -> DeviceConfig {
     DeviceConfig {
         name: name.into(),
+        design: Design::Zns,
         nand,
         // §4: D_zone = 16 chips, one 2 MiB block each: 32 MiB zones.
         zones: zones(ZoneMapping::AllDies, 0, 0),
@@ -79,6 +86,7 @@ fn znsplus(name: &str, nand: nand::NandConfig) -> DeviceConfig {
             write_buffer_bytes: 2 << 20,
             ..ControllerConfig::default()
         },
+        compression: CompressionConfig::default(),
     }
 }
 
@@ -99,11 +107,13 @@ pub fn znsplus_znand() -> DeviceConfig {
 pub fn balloon_qlc() -> DeviceConfig {
     DeviceConfig {
         name: "balloon-qlc".into(),
+        design: Design::Zns,
         nand: nand::presets::balloon_qlc(),
         zones: zones(ZoneMapping::AllDies, 14, 14),
         lba: LbaConfig::default(),
         pcie: PcieConfig::default(),
         controller: ControllerConfig::default(),
+        compression: CompressionConfig::default(),
     }
 }
 
@@ -113,6 +123,7 @@ pub fn balloon_qlc() -> DeviceConfig {
 pub fn zn540() -> DeviceConfig {
     DeviceConfig {
         name: "zn540".into(),
+        design: Design::Zns,
         nand: nand::presets::zn540_like(),
         zones: ZonesConfig {
             capacity_bytes: Some(1077 << 20),
@@ -129,6 +140,7 @@ pub fn zn540() -> DeviceConfig {
             command_overhead_ns: 13_000,
             ..ControllerConfig::default()
         },
+        compression: CompressionConfig::default(),
     }
 }
 
@@ -137,6 +149,7 @@ pub fn zn540() -> DeviceConfig {
 pub fn test_min() -> DeviceConfig {
     DeviceConfig {
         name: "test-min".into(),
+        design: Design::Zns,
         nand: nand::presets::test_min(),
         zones: zones(ZoneMapping::AllDies, 4, 6),
         lba: LbaConfig {
@@ -148,6 +161,20 @@ pub fn test_min() -> DeviceConfig {
             write_buffer_bytes: 64 << 10,
             ..ControllerConfig::default()
         },
+        compression: CompressionConfig::default(),
+    }
+}
+
+/// `test-min` with the CCZNS design and 64 B of metadata per block (room for chunk sizes).
+pub fn test_cczns() -> DeviceConfig {
+    DeviceConfig {
+        name: "test-cczns".into(),
+        design: Design::Cczns,
+        lba: LbaConfig {
+            bytes: 4096,
+            metadata_bytes: 64,
+        },
+        ..test_min()
     }
 }
 
@@ -155,7 +182,7 @@ pub fn all() -> Vec<Preset> {
     vec![
         Preset {
             name: "cczns",
-            summary: "CCZNS HPCA'25 SSD: 64 TLC dies, 1 GiB zones on half the dies, 128 GiB",
+            summary: "CCZNS HPCA'25 SSD (CCZNS design): 64 TLC dies, 1 GiB zones on half the dies",
             config: cczns,
         },
         Preset {
@@ -192,6 +219,11 @@ pub fn all() -> Vec<Preset> {
             name: "test-min",
             summary: "tiny device for tests: 4 dies, 16 zones of 256 KiB",
             config: test_min,
+        },
+        Preset {
+            name: "test-cczns",
+            summary: "test-min with the CCZNS design (CW/DR, byte-addressable zones)",
+            config: test_cczns,
         },
     ]
 }

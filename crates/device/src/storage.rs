@@ -10,7 +10,7 @@
 //! | 0 | 8 | magic `ZNSLABv1` |
 //! | 8 | 4 | config length N, little endian |
 //! | 12 | N | device configuration, TOML |
-//! | 64 KiB | 32 × zones | zone records: state u8, attributes u8, 6 reserved, wp u64, written u64, reserved u64 |
+//! | 64 KiB | 32 × zones | zone records: state u8, attributes u8, padding u8, 5 reserved, wp u64, bytes u64, reserved u64 |
 //! | data_offset | capacity × zones | zone data, zone `z` at `data_offset + z × capacity_bytes` |
 //! | meta_offset | capacity_lbas × ms × zones | per-LBA metadata, same order |
 
@@ -22,7 +22,7 @@ use std::path::Path;
 use crate::layout::Layout;
 use crate::zone::{Zone, ZoneState};
 
-const MAGIC: &[u8; 8] = b"ZNSLABv1";
+const MAGIC: &[u8; 8] = b"ZNSLABv2";
 const TABLE_OFFSET: u64 = 64 << 10;
 const RECORD_BYTES: u64 = 32;
 
@@ -147,7 +147,7 @@ impl ImageFile {
     }
 
     /// Load zone records saved by [`save_zones`](Self::save_zones) into `zones`.
-    pub fn load_zones(&self, zones: &mut [Zone]) -> io::Result<()> {
+    pub fn load_zones(&self, zones: &mut [Zone], lba_bytes: u64) -> io::Result<()> {
         let mut buf = vec![0u8; RECORD_BYTES as usize * zones.len()];
         self.file.read_exact_at(&mut buf, TABLE_OFFSET)?;
         for (z, rec) in zones
@@ -164,8 +164,8 @@ impl ImageFile {
                 )
             })?;
             let wp = u64::from_le_bytes(rec[8..16].try_into().expect("8 bytes"));
-            let written = u64::from_le_bytes(rec[16..24].try_into().expect("8 bytes"));
-            if wp < z.zslba || wp > z.end_of_capacity() || written > z.capacity {
+            let bytes = u64::from_le_bytes(rec[16..24].try_into().expect("8 bytes"));
+            if wp < z.zslba || wp > z.end_of_capacity() || bytes > z.capacity * lba_bytes {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
                     format!("zone at LBA {} has a corrupt record", z.zslba),
@@ -174,7 +174,8 @@ impl ImageFile {
             z.state = state;
             z.attributes = rec[1];
             z.wp = wp;
-            z.written = written;
+            z.bytes = bytes;
+            z.padding = rec[2] == 1;
         }
         Ok(())
     }
@@ -188,7 +189,8 @@ impl ImageFile {
             rec[0] = z.state.code();
             rec[1] = z.attributes;
             rec[8..16].copy_from_slice(&z.wp.to_le_bytes());
-            rec[16..24].copy_from_slice(&z.written.to_le_bytes());
+            rec[2] = z.padding as u8;
+            rec[16..24].copy_from_slice(&z.bytes.to_le_bytes());
         }
         self.file.write_all_at(&buf, TABLE_OFFSET)?;
         self.file.sync_data()
@@ -296,7 +298,7 @@ impl Storage {
         if let Storage::Memory(zones, ..) = self {
             zones[zone as usize] = ZoneBytes::default();
         }
-        // Image: the old bytes stay in the file but are never read again (written = 0).
+        // Image: the old bytes stay in the file but are never read again (bytes = 0).
     }
 
     /// Bytes of host memory the store holds.

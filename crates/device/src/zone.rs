@@ -84,6 +84,10 @@ pub struct ZoneDescriptor {
     pub wp: u64,
     /// Zone attributes byte (bit 0: finished by controller).
     pub attributes: u8,
+    /// Byte write pointer relative to the zone start (CCZNS; `(wp - zslba) × lba` otherwise).
+    pub byte_wp: u64,
+    /// A CCZNS padding zone.
+    pub padding: bool,
 }
 
 /// The controller's record of one zone.
@@ -94,9 +98,13 @@ pub(crate) struct Zone {
     pub capacity: u64,
     /// Next LBA to write, absolute.
     pub wp: u64,
-    /// LBAs from the zone start that hold host data (the rest reads as zeros). Equals
-    /// `wp - zslba` except after Finish, which moves the write pointer but writes no host data.
-    pub written: u64,
+    /// Bytes from the zone start that hold host data (the rest reads as zeros): the byte write
+    /// pointer. `wp` is the LBA holding the next byte (`zslba + bytes / lba`) except after
+    /// Finish, which moves the write pointer but writes no host data.
+    pub bytes: u64,
+    /// A CCZNS padding zone (chosen at explicit open): every compressed write ends on an LBA
+    /// boundary, so plain writes can follow it.
+    pub padding: bool,
     pub attributes: u8,
     /// When the zone was last opened (orders implicit closes, oldest first).
     pub open_seq: u64,
@@ -114,6 +122,8 @@ impl Zone {
             capacity: self.capacity,
             wp,
             attributes: self.attributes,
+            byte_wp: self.bytes,
+            padding: self.padding,
         }
     }
 

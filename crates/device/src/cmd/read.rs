@@ -45,12 +45,12 @@ impl Controller {
         // Apply: the bytes below the written end come from storage, the rest are zeros.
         let zone = self.zones[zi];
         let first = slba - zone.zslba;
-        let have = zone.written.saturating_sub(first).min(nlb as u64);
-        let (stored, zeros) = data.split_at_mut((have * lba) as usize);
+        let have = zone.bytes.saturating_sub(first * lba).min(bytes);
+        let (stored, zeros) = data.split_at_mut(have as usize);
         let meta_split = if metadata.is_empty() {
             0
         } else {
-            (have * ms) as usize
+            (have.div_ceil(lba) * ms) as usize
         };
         let (stored_meta, zero_meta) = metadata.split_at_mut(meta_split);
         if have > 0 {
@@ -66,7 +66,7 @@ impl Controller {
         let page = self.layout.geometry.page_bytes as u64;
         let mut data_ready = t;
         let mut off = first * lba;
-        let stop = (first + have) * lba;
+        let stop = first * lba + have;
         while off < stop {
             let chunk_end = ((off / page + 1) * page).min(stop);
             if self.in_buffer(zi, off, t) {

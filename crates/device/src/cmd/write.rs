@@ -78,9 +78,9 @@ impl Controller {
         }
         let z = &mut self.zones[zi];
         z.wp = start + nlb as u64;
-        z.written = z.wp - z.zslba;
+        z.bytes = (z.wp - z.zslba) * lba;
         let full = z.wp == z.end_of_capacity();
-        let written_bytes = z.written * lba;
+        let written_bytes = z.bytes;
         if full {
             self.set_state(zi, ZoneState::Full);
         }

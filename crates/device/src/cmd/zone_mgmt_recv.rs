@@ -6,6 +6,10 @@
 //! Report clear the header counts every matching zone from the one holding `slba` to the end;
 //! with it set, only the descriptors returned. Extended reports need descriptor extensions,
 //! which this device does not have (Invalid Field).
+//!
+//! The CCZNS design also fills two reserved fields (a znslab extension): bytes 32-39 hold the
+//! byte write pointer relative to the zone start, and bit 0 of byte 40 is set for a padding
+//! zone. A plain ZNS device leaves them zero.
 
 use sim::SimInstant;
 
@@ -41,6 +45,7 @@ impl Controller {
         buffer.fill(0);
         let mut matched = 0u64;
         let mut returned = 0usize;
+        let cczns = self.config.design == crate::config::Design::Cczns;
         for z in &self.zones[self.zone_index(slba)..] {
             if !filter.matches(z.state) {
                 continue;
@@ -56,6 +61,10 @@ impl Controller {
                 out[8..16].copy_from_slice(&d.capacity.to_le_bytes());
                 out[16..24].copy_from_slice(&d.zslba.to_le_bytes());
                 out[24..32].copy_from_slice(&d.wp.to_le_bytes());
+                if cczns {
+                    out[32..40].copy_from_slice(&d.byte_wp.to_le_bytes());
+                    out[40] = d.padding as u8;
+                }
                 returned += 1;
             } else if partial {
                 break;
@@ -70,6 +79,7 @@ impl Controller {
 }
 
 /// Decode a Report Zones buffer: the header's zone count and the descriptors present.
+/// `byte_wp` and `padding` are only filled by a CCZNS device (zero otherwise).
 pub fn parse_report(buffer: &[u8]) -> Option<(u64, Vec<ZoneDescriptor>)> {
     if buffer.len() < REPORT_HEADER_BYTES {
         return None;
@@ -87,6 +97,8 @@ pub fn parse_report(buffer: &[u8]) -> Option<(u64, Vec<ZoneDescriptor>)> {
             capacity: u(8..16),
             zslba: u(16..24),
             wp: u(24..32),
+            byte_wp: u(32..40),
+            padding: d[40] & 1 == 1,
         });
     }
     Some((count, out))

@@ -77,7 +77,7 @@ impl Controller {
             (ZoneAction::Finish, Full) => Ok(ready),
             (ZoneAction::Finish, Empty | ImplicitlyOpened | ExplicitlyOpened | Closed) => {
                 // A zone that holds no data has no flash to pad.
-                let done = if self.zones[zi].written > 0 {
+                let done = if self.zones[zi].bytes > 0 {
                     self.pad_zone(zi, ready)
                 } else {
                     ready
@@ -95,7 +95,8 @@ impl Controller {
                 self.storage.reset(zi as u32);
                 let z = &mut self.zones[zi];
                 z.wp = z.zslba;
-                z.written = 0;
+                z.bytes = 0;
+                z.padding = false;
                 z.attributes = 0;
                 self.set_state(zi, Empty);
                 self.counters.zone_resets += 1;
