@@ -9,8 +9,10 @@ use std::path::Path;
 use nand::{ConfigError, Flash, FlashCounters, Timeline};
 use sim::{SimDuration, SimInstant};
 
+use crate::chunks::{self, ChunkRecord};
 use crate::cmd::{Command, Completion};
-use crate::config::{DeviceConfig, FlushUnit};
+use crate::config::{Design, DeviceConfig, FlushUnit};
+use crate::engine::{Engine, EngineCounters};
 use crate::layout::Layout;
 use crate::status::Status;
 use crate::storage::{ImageFile, Storage};
@@ -44,6 +46,18 @@ pub struct DeviceCounters {
     pub zone_resets: u64,
     pub zone_finishes: u64,
     pub implicit_closes: u64,
+    /// CCZNS compressed writes and what they carried: bytes before compression, bytes stored
+    /// after it, and bytes taken from zones (stored plus padding).
+    pub compressed_writes: u64,
+    pub cw_logical_bytes: u64,
+    pub cw_stored_bytes: u64,
+    pub cw_footprint_bytes: u64,
+    /// CCZNS decompressed reads: chunks returned, their bytes after decompression, and the
+    /// stored bytes read for them.
+    pub decompressed_reads: u64,
+    pub dr_chunks: u64,
+    pub dr_logical_bytes: u64,
+    pub dr_stored_bytes: u64,
 }
 
 /// Device DRAM in use, by purpose.
@@ -160,6 +174,11 @@ pub struct Controller {
     pub(crate) counters: DeviceCounters,
     pub(crate) overhead: SimDuration,
     zones_dirty: bool,
+    /// CCZNS: each zone's chunk records in offset order (the OOB, cached).
+    pub(crate) chunks: Vec<Vec<ChunkRecord>>,
+    pub(crate) engine: Engine,
+    /// Reused buffer for compressed bytes on their way to or from storage.
+    pub(crate) staging: Vec<u8>,
 }
 
 impl Controller {
@@ -198,6 +217,9 @@ impl Controller {
             img.load_zones(&mut c.zones, c.layout.lba_bytes)
                 .map_err(io_err)?;
         }
+        if c.config.design == Design::Cczns {
+            c.rebuild_from_oob().map_err(io_err)?;
+        }
         c.recount_resources();
         // Everything written earlier is on flash now: the buffer emptied at power-off.
         for (z, zf) in c.zones.iter().zip(c.zone_flash.iter_mut()) {
@@ -210,6 +232,44 @@ impl Controller {
             };
         }
         Ok(c)
+    }
+
+    /// CCZNS: rebuild every zone's chunk records and byte write pointer from the OOB of its
+    /// pages, as the device firmware would at power-on.
+    fn rebuild_from_oob(&mut self) -> io::Result<()> {
+        let Storage::Image(img) = &self.storage else {
+            return Ok(());
+        };
+        let page = self.layout.geometry.page_bytes as u64;
+        let lba = self.layout.lba_bytes;
+        let mut oob = vec![0u8; self.layout.geometry.oob_bytes_per_page as usize];
+        for (zi, z) in self.zones.iter_mut().enumerate() {
+            let recs = &mut self.chunks[zi];
+            recs.clear();
+            if matches!(z.state, ZoneState::Empty | ZoneState::Offline) {
+                continue;
+            }
+            let cap = z.capacity * lba;
+            let mut bytes = 0;
+            for p in 0..cap.div_ceil(page) {
+                img.read_oob(zi as u32, p, &mut oob)?;
+                let fill = chunks::decode_page(page, p, &oob, recs).map_err(|e| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("zone {zi}: corrupt OOB: {e}"),
+                    )
+                })?;
+                bytes = p * page + fill;
+                if fill < page {
+                    break;
+                }
+            }
+            z.bytes = bytes;
+            if z.state != ZoneState::Full {
+                z.wp = z.zslba + bytes / lba;
+            }
+        }
+        Ok(())
     }
 
     fn build(config: DeviceConfig, layout: Layout, storage: Storage) -> Controller {
@@ -228,7 +288,12 @@ impl Controller {
                 }
             })
             .collect();
+        let profile = codec::profile::by_name(&config.compression.engine)
+            .expect("engine profile checked by DeviceConfig::layout");
         Controller {
+            chunks: vec![Vec::new(); layout.zone_count as usize],
+            engine: Engine::new(config.compression.codec, profile),
+            staging: Vec::new(),
             zone_flash: vec![ZoneFlash::default(); layout.zone_count as usize],
             zones,
             open_count: 0,
@@ -266,6 +331,14 @@ impl Controller {
     }
     pub fn flash_counters(&self) -> &FlashCounters {
         self.flash.counters()
+    }
+    /// The in-device compression engine's work so far.
+    pub fn engine_counters(&self) -> EngineCounters {
+        self.engine.counters()
+    }
+    /// The engine profile and codec the device compresses with.
+    pub fn engine_profile(&self) -> &codec::EngineProfile {
+        &self.engine.profile
     }
     pub fn open_zones(&self) -> u32 {
         self.open_count
@@ -336,6 +409,7 @@ impl Controller {
             self.flash.prune(now);
             self.link_to_device.prune(now.as_ns());
             self.link_to_host.prune(now.as_ns());
+            self.engine.prune(now.as_ns());
         }
         let ready = now + self.overhead;
         let result = match command {
@@ -357,6 +431,24 @@ impl Controller {
                 data,
                 metadata,
             } => self.write(ready, zslba, nlb, data, metadata, true),
+            Command::CompressedWrite {
+                slba,
+                intra,
+                nlb,
+                data,
+                metadata,
+                append,
+            } => self.compressed_write(ready, slba, intra, nlb, data, metadata, append),
+            Command::DecompressedRead {
+                slba,
+                intra,
+                cnlb,
+                pdsz,
+                multi,
+                nlb,
+                data,
+                metadata,
+            } => self.decompressed_read(ready, slba, intra, cnlb, pdsz, multi, nlb, data, metadata),
             Command::ZoneMgmtSend {
                 slba,
                 action,

@@ -11,9 +11,11 @@
 //!
 //! May depend on: `sim`, `nand`. Leaves out: anything about the host software that drives it.
 
+mod chunks;
 pub mod cmd;
 mod config;
 mod controller;
+mod engine;
 mod handle;
 mod layout;
 pub mod presets;
@@ -31,6 +33,7 @@ pub use config::{
     ZonesConfig,
 };
 pub use controller::{Controller, DeviceCounters, DeviceError, DramUsage, Identify};
+pub use engine::EngineCounters;
 pub use handle::DeviceHandle;
 pub use layout::Layout;
 pub use nand::ConfigError;

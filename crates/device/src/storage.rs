@@ -13,6 +13,7 @@
 //! | 64 KiB | 32 × zones | zone records: state u8, attributes u8, padding u8, 5 reserved, wp u64, bytes u64, reserved u64 |
 //! | data_offset | capacity × zones | zone data, zone `z` at `data_offset + z × capacity_bytes` |
 //! | meta_offset | capacity_lbas × ms × zones | per-LBA metadata, same order |
+//! | oob_offset | pages × oob × zones | the OOB of every flash page of every zone (CCZNS chunk metadata) |
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -45,6 +46,22 @@ pub(crate) struct ImageFile {
     meta_offset: u64,
     zone_bytes: u64,
     zone_meta_bytes: u64,
+    oob_offset: u64,
+    /// OOB bytes of one flash page, and of all pages of a zone.
+    oob_bytes: u64,
+    zone_oob_bytes: u64,
+}
+
+/// Where the sections of an image start, for a layout.
+struct Offsets {
+    data: u64,
+    meta: u64,
+    oob: u64,
+    end: u64,
+    zone_bytes: u64,
+    zone_meta_bytes: u64,
+    oob_bytes: u64,
+    zone_oob_bytes: u64,
 }
 
 /// Ask Linux for transparent huge pages on a large zone buffer: filling a zone then faults in
@@ -67,13 +84,38 @@ fn align_up(x: u64, a: u64) -> u64 {
 }
 
 impl ImageFile {
-    fn offsets(layout: &Layout) -> (u64, u64, u64, u64) {
+    fn offsets(layout: &Layout) -> Offsets {
         let zones = layout.zone_count as u64;
-        let data_offset = align_up(TABLE_OFFSET + RECORD_BYTES * zones, 1 << 20);
+        let data = align_up(TABLE_OFFSET + RECORD_BYTES * zones, 1 << 20);
         let zone_bytes = layout.zone_capacity_bytes();
         let zone_meta_bytes = layout.zone_capacity_lbas * layout.metadata_bytes;
-        let meta_offset = align_up(data_offset + zone_bytes * zones, 1 << 20);
-        (data_offset, meta_offset, zone_bytes, zone_meta_bytes)
+        let meta = align_up(data + zone_bytes * zones, 1 << 20);
+        let oob = align_up(meta + zone_meta_bytes * zones, 1 << 20);
+        let oob_bytes = layout.geometry.oob_bytes_per_page as u64;
+        let zone_oob_bytes = zone_bytes.div_ceil(layout.geometry.page_bytes as u64) * oob_bytes;
+        Offsets {
+            data,
+            meta,
+            oob,
+            end: oob + zone_oob_bytes * zones,
+            zone_bytes,
+            zone_meta_bytes,
+            oob_bytes,
+            zone_oob_bytes,
+        }
+    }
+
+    fn from_offsets(file: File, o: Offsets) -> ImageFile {
+        ImageFile {
+            file,
+            data_offset: o.data,
+            meta_offset: o.meta,
+            zone_bytes: o.zone_bytes,
+            zone_meta_bytes: o.zone_meta_bytes,
+            oob_offset: o.oob,
+            oob_bytes: o.oob_bytes,
+            zone_oob_bytes: o.zone_oob_bytes,
+        }
     }
 
     /// Create (or truncate) an image for `layout`, storing `config_toml` in its header.
@@ -95,15 +137,9 @@ impl ImageFile {
         header.extend_from_slice(&(config_toml.len() as u32).to_le_bytes());
         header.extend_from_slice(config_toml.as_bytes());
         file.write_all_at(&header, 0)?;
-        let (data_offset, meta_offset, zone_bytes, zone_meta_bytes) = Self::offsets(layout);
-        file.set_len(meta_offset + zone_meta_bytes * layout.zone_count as u64)?;
-        Ok(ImageFile {
-            file,
-            data_offset,
-            meta_offset,
-            zone_bytes,
-            zone_meta_bytes,
-        })
+        let o = Self::offsets(layout);
+        file.set_len(o.end)?;
+        Ok(Self::from_offsets(file, o))
     }
 
     /// Read the configuration text stored in an image's header.
@@ -136,14 +172,49 @@ impl ImageFile {
     }
 
     pub fn open(file: File, layout: &Layout) -> ImageFile {
-        let (data_offset, meta_offset, zone_bytes, zone_meta_bytes) = Self::offsets(layout);
-        ImageFile {
-            file,
-            data_offset,
-            meta_offset,
-            zone_bytes,
-            zone_meta_bytes,
+        Self::from_offsets(file, Self::offsets(layout))
+    }
+
+    /// Deallocate a byte range of the file; it reads back as zeros.
+    fn punch(&self, offset: u64, len: u64) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        if len == 0 {
+            return Ok(());
         }
+        // SAFETY: fallocate on a file descriptor we own, with plain integer arguments.
+        let rc = unsafe {
+            libc::fallocate(
+                self.file.as_raw_fd(),
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                offset as libc::off_t,
+                len as libc::off_t,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() == Some(libc::EOPNOTSUPP) {
+            // A file system without hole punching: write zeros over the range instead.
+            let zeros = vec![0u8; 1 << 20];
+            let mut at = 0;
+            while at < len {
+                let n = (len - at).min(zeros.len() as u64);
+                self.file.write_all_at(&zeros[..n as usize], offset + at)?;
+                at += n;
+            }
+            return Ok(());
+        }
+        Err(err)
+    }
+
+    /// Read the OOB of flash page `page` of zone `zone`.
+    pub fn read_oob(&self, zone: u32, page: u64, out: &mut [u8]) -> io::Result<()> {
+        debug_assert_eq!(out.len() as u64, self.oob_bytes);
+        self.file.read_exact_at(
+            out,
+            self.oob_offset + zone as u64 * self.zone_oob_bytes + page * self.oob_bytes,
+        )
     }
 
     /// Load zone records saved by [`save_zones`](Self::save_zones) into `zones`.
@@ -293,12 +364,40 @@ impl Storage {
         }
     }
 
-    /// Forget a zone's data (reset).
-    pub fn reset(&mut self, zone: u32) {
-        if let Storage::Memory(zones, ..) = self {
-            zones[zone as usize] = ZoneBytes::default();
+    /// Persist the OOB of flash page `page` of zone `zone` (image only: in memory the
+    /// controller's own records are the only copy, as nothing reopens a memory device).
+    pub fn write_oob(&mut self, zone: u32, page: u64, oob: &[u8]) -> io::Result<()> {
+        match self {
+            Storage::Memory(..) => Ok(()),
+            Storage::Image(img) => img.file.write_all_at(
+                oob,
+                img.oob_offset + zone as u64 * img.zone_oob_bytes + page * img.oob_bytes,
+            ),
         }
-        // Image: the old bytes stay in the file but are never read again (bytes = 0).
+    }
+
+    /// Forget a zone's data (reset). An image punches holes over the zone's data, metadata and
+    /// OOB, so the file gives the space back and a reopen finds no stale chunk records.
+    pub fn reset(&mut self, zone: u32) -> io::Result<()> {
+        match self {
+            Storage::Memory(zones, ..) => {
+                zones[zone as usize] = ZoneBytes::default();
+                Ok(())
+            }
+            Storage::Image(img) => {
+                let z = zone as u64;
+                img.punch(img.data_offset + z * img.zone_bytes, img.zone_bytes)?;
+                img.punch(
+                    img.meta_offset + z * img.zone_meta_bytes,
+                    img.zone_meta_bytes,
+                )?;
+                img.punch(img.oob_offset + z * img.zone_oob_bytes, img.zone_oob_bytes)
+            }
+        }
+    }
+
+    pub fn is_image(&self) -> bool {
+        matches!(self, Storage::Image(_))
     }
 
     /// Bytes of host memory the store holds.

@@ -3,8 +3,11 @@
 //! Every handler follows the same three steps: validate (return a [`Status`] and change
 //! nothing), apply (zone state and bytes), cost (link and flash reservations → `done_at`).
 
+mod compressed_write;
+mod decompressed_read;
 mod flush;
 mod read;
+pub mod wire;
 mod write;
 mod zone_mgmt_recv;
 mod zone_mgmt_send;
@@ -41,6 +44,34 @@ pub enum Command<'a> {
         data: &'a [u8],
         metadata: &'a [u8],
     },
+    /// CCZNS compressed write (CW): a Write (or Zone Append) with CDW12 bit 16 set. `data`
+    /// holds the chunks uncompressed, back to back; `metadata` (`nlb × MS` bytes) carries the
+    /// chunk sizes in and the feedback out (see [`wire`]). The write starts at byte
+    /// `slba × lba + intra` of the namespace, which must be the zone's byte write pointer; an
+    /// append gives the zone start and `intra` 0, and its result is the byte address written.
+    CompressedWrite {
+        slba: u64,
+        intra: u32,
+        nlb: u32,
+        data: &'a [u8],
+        metadata: &'a mut [u8],
+        append: bool,
+    },
+    /// CCZNS decompressed read (DR): a Read with CDW12 bit 16 set. The compressed range starts
+    /// at byte `intra` of LBA `slba` and spans `cnlb` LBAs less `pdsz` bytes at the end; the
+    /// output budget is `nlb` LBAs. Single-chunk returns the chunk that starts there;
+    /// multi-chunk (CDW12 bit 25) every whole chunk of the range that fits the budget. The
+    /// result is the number of chunks; the metadata gets their sizes.
+    DecompressedRead {
+        slba: u64,
+        intra: u32,
+        cnlb: u32,
+        pdsz: u32,
+        multi: bool,
+        nlb: u32,
+        data: &'a mut [u8],
+        metadata: &'a mut [u8],
+    },
     /// Zone Management Send (79h).
     ZoneMgmtSend {
         slba: u64,
@@ -66,6 +97,9 @@ pub enum ZoneAction {
     Close,
     Finish,
     Open,
+    /// CCZNS: Open with the action-specific option bit (ZSASO, CDW13 bit 9) set, which makes
+    /// the zone a padding zone (§III-E). Its wire code is Open's.
+    OpenPadding,
     Reset,
     Offline,
     /// Any other ZSA value; refused with Invalid Field.
@@ -88,7 +122,7 @@ impl ZoneAction {
         match self {
             ZoneAction::Close => 1,
             ZoneAction::Finish => 2,
-            ZoneAction::Open => 3,
+            ZoneAction::Open | ZoneAction::OpenPadding => 3,
             ZoneAction::Reset => 4,
             ZoneAction::Offline => 5,
             ZoneAction::Other(c) => c,
@@ -99,7 +133,7 @@ impl ZoneAction {
     pub(crate) fn select_all_scope(self, state: ZoneState) -> bool {
         use ZoneState::*;
         match self {
-            ZoneAction::Open => state == Closed,
+            ZoneAction::Open | ZoneAction::OpenPadding => state == Closed,
             ZoneAction::Close => state.is_open(),
             ZoneAction::Finish => state.is_active(),
             ZoneAction::Reset => state.is_active() || state == Full,
@@ -158,7 +192,8 @@ impl ReportFilter {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Completion {
     pub status: Status,
-    /// Completion dwords 0-1: the LBA written by Zone Append, 0 otherwise.
+    /// Completion dwords 0-1: the LBA written by Zone Append, the byte address written by a
+    /// compressed append, the chunks returned by a decompressed read; 0 otherwise.
     pub result: u64,
     pub done_at: SimInstant,
 }

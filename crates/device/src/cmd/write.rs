@@ -54,7 +54,8 @@ impl Controller {
             return Err(Status::ZONE_BOUNDARY_ERROR);
         }
         let start = if append { zone.wp } else { slba };
-        if start != zone.wp {
+        // A CCZNS zone whose byte write pointer is inside a block takes no plain write.
+        if start != zone.wp || !zone.bytes.is_multiple_of(lba) {
             return Err(Status::ZONE_INVALID_WRITE);
         }
         if start + nlb as u64 > zone.end_of_capacity() {
@@ -76,6 +77,7 @@ impl Controller {
         if !zone.state.is_open() {
             self.set_state(zi, ZoneState::ImplicitlyOpened);
         }
+        let old_bytes = zone.bytes;
         let z = &mut self.zones[zi];
         z.wp = start + nlb as u64;
         z.bytes = (z.wp - z.zslba) * lba;
@@ -85,6 +87,9 @@ impl Controller {
             self.set_state(zi, ZoneState::Full);
         }
         self.mark_zones_dirty();
+        if self.config.design == crate::config::Design::Cczns {
+            self.persist_oob(zi, old_bytes, written_bytes)?;
+        }
 
         // Cost.
         let admitted = self.buffer_admit(ready.as_ns(), bytes);

@@ -14,6 +14,10 @@
 //! | Read only | invalid | invalid | invalid | invalid | → Offline |
 //! | Offline | invalid | invalid | invalid | invalid | no-op |
 //!
+//! Open with the padding option (CCZNS) takes the same transitions as Open and makes the zone a
+//! padding zone; it is refused with Invalid Field on a plain ZNS device or where the zone's byte
+//! write pointer is inside an LBA.
+//!
 //! Closing an open zone whose write pointer is still at its start leaves it Closed (QEMU's
 //! choice; null_blk makes it Empty). Finish pads the rest of the zone on flash and Reset
 //! erases the blocks it programmed; both hold the dies, so they contend with host I/O, and the
@@ -23,6 +27,7 @@
 use sim::SimInstant;
 
 use crate::cmd::ZoneAction;
+use crate::config::Design;
 use crate::controller::Controller;
 use crate::status::Status;
 use crate::zone::ZoneState;
@@ -63,6 +68,20 @@ impl Controller {
         use ZoneState::*;
         let state = self.zones[zi].state;
         match (action, state) {
+            (ZoneAction::OpenPadding, Empty | Closed | ImplicitlyOpened | ExplicitlyOpened) => {
+                // A zone turns into a padding zone only where its byte write pointer is on an
+                // LBA boundary (always, for an empty zone); the type lasts until reset.
+                let z = self.zones[zi];
+                if self.config.design != Design::Cczns
+                    || (!z.padding && !z.bytes.is_multiple_of(self.layout.lba_bytes))
+                {
+                    return Err(Status::INVALID_FIELD);
+                }
+                self.claim_open(zi)?;
+                self.set_state(zi, ExplicitlyOpened);
+                self.zones[zi].padding = true;
+                Ok(ready)
+            }
             (ZoneAction::Open, ExplicitlyOpened) => Ok(ready),
             (ZoneAction::Open, Empty | Closed | ImplicitlyOpened) => {
                 self.claim_open(zi)?;
@@ -90,9 +109,12 @@ impl Controller {
             }
             (ZoneAction::Reset, Empty) => Ok(ready),
             (ZoneAction::Reset, ImplicitlyOpened | ExplicitlyOpened | Closed | Full) => {
+                self.storage
+                    .reset(zi as u32)
+                    .map_err(|_| Status::INTERNAL_ERROR)?;
+                self.chunks[zi].clear();
                 self.discard_buffered(zi);
                 let done = self.erase_zone(zi, ready);
-                self.storage.reset(zi as u32);
                 let z = &mut self.zones[zi];
                 z.wp = z.zslba;
                 z.bytes = 0;
