@@ -40,7 +40,9 @@ impl Controller {
         action: ZoneAction,
         select_all: bool,
     ) -> Result<(u64, SimInstant), Status> {
-        if let ZoneAction::Other(_) = action {
+        let padding_on_plain =
+            action == ZoneAction::OpenPadding && self.config.design != Design::Cczns;
+        if matches!(action, ZoneAction::Other(_)) || padding_on_plain {
             return Err(Status::INVALID_FIELD);
         }
         self.counters.zone_management += 1;
@@ -72,9 +74,7 @@ impl Controller {
                 // A zone turns into a padding zone only where its byte write pointer is on an
                 // LBA boundary (always, for an empty zone); the type lasts until reset.
                 let z = self.zones[zi];
-                if self.config.design != Design::Cczns
-                    || (!z.padding && !z.bytes.is_multiple_of(self.layout.lba_bytes))
-                {
+                if !z.padding && !z.bytes.is_multiple_of(self.layout.lba_bytes) {
                     return Err(Status::INVALID_FIELD);
                 }
                 self.claim_open(zi)?;
