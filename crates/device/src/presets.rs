@@ -49,6 +49,20 @@ pub fn cczns() -> DeviceConfig {
     }
 }
 
+/// The CCZNS device with the host link the paper's emulator had: FEMU copies guest memory
+/// without modelling PCIe, so its link is as good as unbounded. Modelled as PCIe Gen5 ×16
+/// (63 GB/s per direction), far above anything this flash can deliver.
+pub fn cczns_femu() -> DeviceConfig {
+    DeviceConfig {
+        name: "cczns-femu".into(),
+        pcie: PcieConfig {
+            lanes: 16,
+            lane_bytes_per_s: 3_938_000_000,
+        },
+        ..cczns()
+    }
+}
+
 /// The CCZNS flash with small zones: one die per zone, 64 independent zone groups (ConfZNS
 /// "SU" mapping; the small-zone devices of ZenFS+). 384 open/active zones as Samsung PM1731a.
 pub fn cczns_small_zones() -> DeviceConfig {
@@ -184,6 +198,11 @@ pub fn all() -> Vec<Preset> {
             name: "cczns",
             summary: "CCZNS HPCA'25 SSD (CCZNS design): 64 TLC dies, 1 GiB zones on half the dies",
             config: cczns,
+        },
+        Preset {
+            name: "cczns-femu",
+            summary: "the cczns device with FEMU's unbounded host link (Gen5 x16 stands in)",
+            config: cczns_femu,
         },
         Preset {
             name: "cczns-small-zones",

@@ -519,8 +519,8 @@ fn incompressible_chunks_are_stored_raw_and_tiny_ones_padded() {
     let w = cw(&mut d, 1, 0, &zeros);
     assert_eq!(w.comp.status, Status::SUCCESS);
     let fb = w.feedback.unwrap();
-    let page = d.c.layout().geometry.page_bytes as u32;
-    let records = (d.c.layout().geometry.oob_bytes_per_page as u32 - 8) / 16;
+    let page = d.c.layout().geometry.page_bytes;
+    let records = (d.c.layout().geometry.oob_bytes_per_page - 8) / 16;
     assert!(
         fb.sizes.iter().all(|&s| s >= page.div_ceil(records)),
         "{:?}",

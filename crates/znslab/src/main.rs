@@ -1,8 +1,9 @@
-//! The `znslab` command: `devices`, `fio` and `nvme`, named after the tools users know.
+//! The `znslab` command: `devices`, `fio`, `nvme` and `reproduce`, named after the tools users know.
 
 mod devices_cmd;
 mod fio_cmd;
 mod nvme_cmd;
+mod reproduce_cmd;
 
 use std::process::ExitCode;
 
@@ -30,6 +31,8 @@ enum Cmd {
     /// nvme-cli commands on a device image file.
     #[command(subcommand)]
     Nvme(nvme_cmd::NvmeCmd),
+    /// Reproduce a paper's figure: `znslab reproduce cczns-fig7`.
+    Reproduce(reproduce_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
         Cmd::Devices(a) => devices_cmd::run(a),
         Cmd::Fio { args } => fio_cmd::run(&args),
         Cmd::Nvme(cmd) => nvme_cmd::run(cmd),
+        Cmd::Reproduce(a) => reproduce_cmd::run(a),
     };
     match result {
         Ok(code) => code,

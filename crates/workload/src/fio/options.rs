@@ -66,6 +66,10 @@ pub struct JobSpec {
     pub ioengine: String,
     pub read_beyond_wp: bool,
     pub numjobs: u32,
+    /// CCZNS: writes become compressed writes (CW) and reads decompressed reads (DR).
+    pub compressed_io: bool,
+    /// Chunk size of CW/DR in bytes; 0 = bs (single-chunk commands). bs / chunk chunks per I/O.
+    pub compressed_chunk: u64,
 }
 
 impl Default for JobSpec {
@@ -93,6 +97,8 @@ impl Default for JobSpec {
             filename: None,
             ioengine: "libaio".into(),
             read_beyond_wp: false,
+            compressed_io: false,
+            compressed_chunk: 0,
             numjobs: 1,
         }
     }
@@ -260,6 +266,13 @@ fn apply(spec: &mut JobSpec, job: &str, key: &str, value: Option<&str>) -> Resul
             parse_bool(job, key, value)?;
         }
         "read_beyond_wp" => spec.read_beyond_wp = parse_bool(job, key, value)?,
+        "compressed_io" => spec.compressed_io = parse_bool(job, key, value)?,
+        "compressed_chunk" => {
+            spec.compressed_chunk = bytes(need()?)?;
+            if spec.compressed_chunk == 0 {
+                return Err(bad("0", "a positive size"));
+            }
+        }
         _ => return Err(FioError::option(job, key, "unknown or unsupported option")),
     }
     Ok(())

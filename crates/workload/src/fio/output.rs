@@ -126,6 +126,40 @@ pub fn device_json(c: &Controller, result: &RunResult, seed: u64, wall_s: f64) -
             "to_device": round3(to_dev.as_ns() as f64 / window.max(1) as f64),
             "to_host": round3(to_host.as_ns() as f64 / window.max(1) as f64),
         },
+        "compression": compression_json(c, window),
+    })
+}
+
+/// What the device's compressor did: logical and physical bytes, the ratio achieved, and the
+/// engine's utilisation (time its pipeline entrance was busy over the run).
+fn compression_json(c: &Controller, window: u64) -> Value {
+    let d = c.counters();
+    let e = c.engine_counters();
+    let ratio = |a: u64, b: u64| {
+        if b == 0 {
+            0.0
+        } else {
+            round3(a as f64 / b as f64)
+        }
+    };
+    json!({
+        "design": c.config().design.name(),
+        "codec": c.config().compression.codec.name(),
+        "engine": c.engine_profile().name,
+        "compressed_writes": d.compressed_writes,
+        "logical_bytes_written": d.cw_logical_bytes,
+        "stored_bytes": d.cw_stored_bytes,
+        "zone_bytes_used": d.cw_footprint_bytes,
+        "compression_ratio": ratio(d.cw_logical_bytes, d.cw_stored_bytes),
+        "compression_ratio_with_padding": ratio(d.cw_logical_bytes, d.cw_footprint_bytes),
+        "decompressed_reads": d.decompressed_reads,
+        "chunks_read": d.dr_chunks,
+        "logical_bytes_read": d.dr_logical_bytes,
+        "stored_bytes_read": d.dr_stored_bytes,
+        "engine_utilization": {
+            "compress": round3(e.compress_busy_ns as f64 / window.max(1) as f64),
+            "decompress": round3(e.decompress_busy_ns as f64 / window.max(1) as f64),
+        },
     })
 }
 

@@ -6,10 +6,19 @@
 //! a zone whose room is smaller than the block size is finished and the job moves on, a full
 //! zone met when entering it is reset first; reads stay below write pointers
 //! (`read_beyond_wp=0`); random reads pick a zone and an offset among written blocks.
+//!
+//! With `compressed_io=1` (a CCZNS device) writes are compressed writes at each zone's byte
+//! write pointer, `bs / compressed_chunk` chunks each, and reads are decompressed reads of
+//! chunks that compressed writes of this run put there (the run keeps the chunk index a host
+//! would: offset, feedback size and size before compression of every chunk, from the CW
+//! feedback). One chunk per I/O gives single-chunk commands; more give multi-chunk ones, whose
+//! output budget is set by prefix-chunk prediction (CCZNS §III-C): the first chunk's ratio
+//! times the compressed range.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use device::cmd::wire;
 use device::{Command, DeviceHandle, Layout, Status, ZoneAction, ZoneState};
 use report::LatencyHistogram;
 use sim::{Rng, Sim};
@@ -46,6 +55,8 @@ pub struct JobResult {
     pub error: Option<String>,
     pub zone_resets: u64,
     pub zone_finishes: u64,
+    /// Multi-chunk DRs whose predicted budget held fewer chunks than asked for.
+    pub dr_short_reads: u64,
 }
 
 /// What a whole run did.
@@ -60,7 +71,34 @@ struct Io {
     lba: u64,
     nlb: u32,
     wait_until: Option<u64>,
+    cc: Option<CcIo>,
 }
+
+/// The CCZNS part of an I/O.
+#[derive(Clone, Copy)]
+enum CcIo {
+    /// A CW at byte `intra` of the block.
+    Write { intra: u32 },
+    /// A DR of `chunks` chunks whose compressed range is `cnlb` blocks less `pdsz` bytes.
+    Read {
+        intra: u32,
+        cnlb: u32,
+        pdsz: u32,
+        chunks: u32,
+    },
+}
+
+/// One chunk a CW wrote, as the host indexes it.
+#[derive(Clone, Copy, Debug)]
+struct ChunkEntry {
+    /// From the zone start, in the zone's compressed byte space.
+    offset: u64,
+    feedback: u32,
+    pre: u32,
+}
+
+/// The chunk index of every zone, shared by the jobs of a run.
+type ChunkIndex = Rc<RefCell<Vec<Vec<ChunkEntry>>>>;
 
 struct JobState {
     spec: JobSpec,
@@ -81,6 +119,12 @@ struct JobState {
     result: JobResult,
     last_done: u64,
     group_start: u64,
+    /// CCZNS: chunk bytes and chunks per I/O, the run's chunk index, and the next chunk of
+    /// the current zone for sequential reads.
+    chunk: u64,
+    chunks_per_io: u64,
+    index: ChunkIndex,
+    chunk_cursor: usize,
 }
 
 impl JobState {
@@ -102,6 +146,7 @@ impl JobState {
         }
         self.entering_zone = true;
         self.pos = self.cur_zone * self.g.zone_size_lbas;
+        self.chunk_cursor = 0;
     }
 
     fn fail(&mut self, msg: String) -> Option<Io> {
@@ -133,6 +178,9 @@ impl JobState {
         if c.status != Status::SUCCESS {
             return Err(c.status);
         }
+        if action == ZoneAction::Reset {
+            self.index.borrow_mut()[zone as usize].clear();
+        }
         match action {
             ZoneAction::Reset => self.result.zone_resets += 1,
             ZoneAction::Finish => self.result.zone_finishes += 1,
@@ -149,6 +197,12 @@ impl JobState {
             return None;
         }
         let io = match (self.spec.zonemode, self.spec.direction, self.spec.pattern) {
+            (ZoneMode::Zbd, Direction::Read, Pattern::Sequential) if self.spec.compressed_io => {
+                self.next_dr_seq()
+            }
+            (ZoneMode::Zbd, Direction::Read, Pattern::Random) if self.spec.compressed_io => {
+                self.next_dr_rand()
+            }
             (ZoneMode::Zbd, Direction::Write, _) => self.next_zbd_write(dev, now),
             (ZoneMode::Zbd, Direction::Read, Pattern::Sequential) => self.next_zbd_seq_read(dev),
             (ZoneMode::Zbd, Direction::Read, Pattern::Random) => self.next_zbd_rand_read(dev),
@@ -162,6 +216,7 @@ impl JobState {
                     lba,
                     nlb: self.bs_lbas as u32,
                     wait_until: None,
+                    cc: None,
                 })
             }
             (ZoneMode::None, _, Pattern::Random) => {
@@ -171,6 +226,7 @@ impl JobState {
                     lba,
                     nlb: self.bs_lbas as u32,
                     wait_until: None,
+                    cc: None,
                 })
             }
         };
@@ -181,25 +237,32 @@ impl JobState {
     }
 
     fn next_zbd_write(&mut self, dev: &DeviceHandle, now: u64) -> Option<Io> {
+        let lba = self.g.lba_bytes;
         let bs = self.bs_lbas;
+        let cc = self.spec.compressed_io;
         for _ in 0..=2 * (self.end_zone() - self.first_zone()) {
             let d = dev.with(|c| c.zone(self.cur_zone as u32));
             if matches!(d.state, ZoneState::ReadOnly | ZoneState::Offline) {
                 self.advance_zone();
                 continue;
             }
+            // In bytes; a CW needs room for its data uncompressed (the worst case).
+            let cap = d.capacity * lba;
             let used = if d.state == ZoneState::Full {
-                d.capacity
+                cap
             } else {
-                d.wp - d.zslba
+                d.byte_wp
             };
-            let room = d.capacity - used;
-            if room >= bs {
+            let room = cap - used;
+            if room >= bs * lba {
                 self.entering_zone = false;
                 return Some(Io {
-                    lba: d.wp,
+                    lba: d.zslba + used / lba,
                     nlb: bs as u32,
                     wait_until: None,
+                    cc: cc.then_some(CcIo::Write {
+                        intra: (used % lba) as u32,
+                    }),
                 });
             }
             if self.entering_zone && used > 0 {
@@ -211,6 +274,7 @@ impl JobState {
                             lba: d.zslba,
                             nlb: bs as u32,
                             wait_until: Some(t),
+                            cc: cc.then_some(CcIo::Write { intra: 0 }),
                         })
                     }
                     Err(s) => self.fail(format!("zone reset at LBA {}: {s}", d.zslba)),
@@ -228,6 +292,113 @@ impl JobState {
             }
         }
         self.fail("no writable zone in the job's region".into())
+    }
+
+    /// A DR of chunks `first..first + k` of zone `zone` (k = chunks per I/O).
+    fn dr_io(&self, zone: u64, entries: &[ChunkEntry]) -> Io {
+        let lba = self.g.lba_bytes;
+        let (head, last) = (entries[0], entries[entries.len() - 1]);
+        let (start, end) = (head.offset, last.offset + last.feedback as u64);
+        let cnlb = (end.div_ceil(lba) - start / lba) as u32;
+        let pdsz = (end.div_ceil(lba) * lba - end) as u32;
+        let nlb = if entries.len() == 1 {
+            (head.pre as u64).div_ceil(lba)
+        } else {
+            // Prefix-chunk prediction: the whole range decompresses like its first chunk.
+            let predicted = (end - start) as f64 * head.pre as f64 / head.feedback as f64;
+            (predicted.ceil() as u64)
+                .div_ceil(lba)
+                .max((head.pre as u64).div_ceil(lba))
+                .min(self.g.max_transfer_bytes / lba)
+        };
+        Io {
+            lba: zone * self.g.zone_size_lbas + start / lba,
+            nlb: nlb as u32,
+            wait_until: None,
+            cc: Some(CcIo::Read {
+                intra: (start % lba) as u32,
+                cnlb,
+                pdsz,
+                chunks: entries.len() as u32,
+            }),
+        }
+    }
+
+    /// Chunks of another size than this job's `compressed_chunk` cannot make its I/Os.
+    fn check_chunk_size(&mut self, entries_pre: Option<u32>) -> bool {
+        match entries_pre {
+            Some(pre) if pre as u64 != self.chunk => {
+                self.fail(format!(
+                    "compressed_chunk: the chunks written are {pre} bytes, this job reads chunks \
+                     of {} (set compressed_chunk={pre} and bs to a multiple of it)",
+                    self.chunk
+                ));
+                false
+            }
+            _ => true,
+        }
+    }
+
+    fn next_dr_seq(&mut self) -> Option<Io> {
+        let k = self.chunks_per_io as usize;
+        let zones = self.end_zone() - self.first_zone();
+        for _ in 0..=zones {
+            let head = self.index.borrow()[self.cur_zone as usize]
+                .first()
+                .map(|e| e.pre);
+            if !self.check_chunk_size(head) {
+                return None;
+            }
+            let io = {
+                let index = self.index.borrow();
+                let entries = &index[self.cur_zone as usize];
+                (self.chunk_cursor + k <= entries.len()).then(|| {
+                    self.dr_io(
+                        self.cur_zone,
+                        &entries[self.chunk_cursor..self.chunk_cursor + k],
+                    )
+                })
+            };
+            if let Some(io) = io {
+                self.chunk_cursor += k;
+                self.idle_scans = 0;
+                return Some(io);
+            }
+            self.idle_scans += 1;
+            if self.idle_scans > zones {
+                break;
+            }
+            self.advance_zone();
+            if self.done {
+                return None;
+            }
+        }
+        if self.result.read.ios == 0 && self.issued == 0 {
+            return self.fail(NO_CHUNKS.into());
+        }
+        self.done = true;
+        None
+    }
+
+    fn next_dr_rand(&mut self) -> Option<Io> {
+        let k = self.chunks_per_io as usize;
+        let (first, zones) = (self.first_zone(), self.end_zone() - self.first_zone());
+        let pick = first + self.rng.below(zones);
+        for j in 0..zones {
+            let z = first + (pick - first + j) % zones;
+            let head = self.index.borrow()[z as usize].first().map(|e| e.pre);
+            if !self.check_chunk_size(head) {
+                return None;
+            }
+            let index = self.index.borrow();
+            let entries = &index[z as usize];
+            let groups = entries.len() / k;
+            if groups > 0 {
+                let g = self.rng.below(groups as u64) as usize;
+                return Some(self.dr_io(z, &entries[g * k..g * k + k]));
+            }
+        }
+        self.fail(NO_CHUNKS.into())
     }
 
     fn readable_end(&self, d: &device::ZoneDescriptor) -> u64 {
@@ -256,6 +427,7 @@ impl JobState {
                     lba,
                     nlb: self.bs_lbas as u32,
                     wait_until: None,
+                    cc: None,
                 });
             }
             self.idle_scans += 1;
@@ -289,6 +461,7 @@ impl JobState {
                     lba,
                     nlb: self.bs_lbas as u32,
                     wait_until: None,
+                    cc: None,
                 });
             }
         }
@@ -298,6 +471,10 @@ impl JobState {
         )
     }
 }
+
+const NO_CHUNKS: &str =
+    "nothing to read: compressed_io reads need chunks written by compressed_io \
+                         writes earlier in the same run (a job before this one, with stonewall)";
 
 /// Fill `buf` the way fio does for buffer_compress_percentage: in each chunk, the first
 /// (100 - pct)% random bytes and the rest zeros.
@@ -320,6 +497,7 @@ fn setup(
     dev: &DeviceHandle,
     index: usize,
     group: u32,
+    chunks: &ChunkIndex,
 ) -> Result<JobState, FioError> {
     let err = |opt: &str, msg: String| FioError::option(&spec.name, opt, msg);
     let lba = g.lba_bytes;
@@ -384,6 +562,42 @@ fn setup(
             format!("{size} bytes is less than one block of {}", spec.bs),
         ));
     }
+    let chunk = if spec.compressed_chunk == 0 {
+        spec.bs
+    } else {
+        spec.compressed_chunk
+    };
+    if spec.compressed_io {
+        let design = dev.with(|c| c.config().design);
+        if design != device::Design::Cczns {
+            return Err(err(
+                "compressed_io",
+                format!(
+                    "needs a device of the cczns design (this one is {})",
+                    design.name()
+                ),
+            ));
+        }
+        if spec.zonemode != ZoneMode::Zbd {
+            return Err(err("compressed_io", "needs zonemode=zbd".into()));
+        }
+        if !spec.bs.is_multiple_of(chunk) || chunk > u32::MAX as u64 {
+            return Err(err(
+                "compressed_chunk",
+                format!("{chunk} does not divide bs ({})", spec.bs),
+            ));
+        }
+        let slots = bs_lbas * g.metadata_bytes / 4;
+        if spec.bs / chunk + 3 > slots {
+            return Err(err(
+                "compressed_chunk",
+                format!(
+                    "{} chunks per I/O do not fit the metadata buffer ({slots} slots of 4 bytes)",
+                    spec.bs / chunk
+                ),
+            ));
+        }
+    }
     let seed = spec.randseed.unwrap_or(sim.seed());
     let rng = Rng::new(seed).stream(&format!("fio.{}.{}.{}", spec.name, spec.clone, index));
     let target = spec.io_size.unwrap_or(size);
@@ -411,9 +625,14 @@ fn setup(
             error: None,
             zone_resets: 0,
             zone_finishes: 0,
+            dr_short_reads: 0,
         },
         last_done: 0,
         group_start: 0,
+        chunk,
+        chunks_per_io: spec.bs / chunk,
+        index: chunks.clone(),
+        chunk_cursor: 0,
     })
 }
 
@@ -424,9 +643,16 @@ async fn worker(
     pool: Rc<Vec<u8>>,
     worker: usize,
 ) {
-    let (bs_bytes, direction) = {
+    let (bs_bytes, direction, lba, ms, chunk, index) = {
         let s = state.borrow();
-        ((s.bs_lbas * s.g.lba_bytes) as usize, s.spec.direction)
+        (
+            (s.bs_lbas * s.g.lba_bytes) as usize,
+            s.spec.direction,
+            s.g.lba_bytes,
+            s.g.metadata_bytes as usize,
+            s.chunk,
+            s.index.clone(),
+        )
     };
     let mut read_buf = vec![
         0u8;
@@ -436,6 +662,8 @@ async fn worker(
             0
         }
     ];
+    let mut metadata = Vec::new();
+    let cw_sizes = vec![chunk as u32; bs_bytes / chunk as usize];
     // Each worker walks the data pool from its own place so concurrent writes differ.
     let pool_slots = (pool.len() - bs_bytes) / 4096 + 1;
     let mut slot = (worker * 7919) % pool_slots;
@@ -449,20 +677,72 @@ async fn worker(
             sim.sleep_until(sim::SimInstant::from_ns(t)).await;
         }
         let start = sim.now();
-        let comp = match direction {
-            Direction::Write => {
+        let mut io_bytes = bs_bytes as u64;
+        let mut short = false;
+        let comp = match (direction, io.cc) {
+            (Direction::Write, cc) => {
                 let at = slot * 4096;
                 slot = (slot + bs_bytes / 4096 + 1) % pool_slots;
                 let data = &pool[at..at + bs_bytes];
-                dev.submit(Command::Write {
-                    slba: io.lba,
-                    nlb: io.nlb,
-                    data,
-                    metadata: &[],
-                })
-                .await
+                match cc {
+                    Some(CcIo::Write { intra }) => {
+                        metadata.resize(io.nlb as usize * ms, 0);
+                        wire::put_cw_request(&mut metadata, &cw_sizes);
+                        let comp = dev
+                            .submit(Command::CompressedWrite {
+                                slba: io.lba,
+                                intra,
+                                nlb: io.nlb,
+                                data,
+                                metadata: &mut metadata,
+                                append: false,
+                            })
+                            .await;
+                        if comp.status == Status::SUCCESS {
+                            record_chunks(&index, &state, io.lba, intra, &metadata, chunk, lba);
+                        }
+                        comp
+                    }
+                    _ => {
+                        dev.submit(Command::Write {
+                            slba: io.lba,
+                            nlb: io.nlb,
+                            data,
+                            metadata: &[],
+                        })
+                        .await
+                    }
+                }
             }
-            Direction::Read => {
+            (
+                Direction::Read,
+                Some(CcIo::Read {
+                    intra,
+                    cnlb,
+                    pdsz,
+                    chunks,
+                }),
+            ) => {
+                read_buf.resize(io.nlb as usize * lba as usize, 0);
+                metadata.resize(io.nlb as usize * ms, 0);
+                let comp = dev
+                    .submit(Command::DecompressedRead {
+                        slba: io.lba,
+                        intra,
+                        cnlb,
+                        pdsz,
+                        multi: chunks > 1,
+                        nlb: io.nlb,
+                        data: &mut read_buf,
+                        metadata: &mut metadata,
+                    })
+                    .await;
+                let got = wire::dr_feedback(&metadata).unwrap_or_default();
+                io_bytes = got.iter().map(|&(pre, _)| pre as u64).sum();
+                short = comp.status == Status::SUCCESS && (got.len() as u32) < chunks;
+                comp
+            }
+            (Direction::Read, _) => {
                 dev.submit(Command::Read {
                     slba: io.lba,
                     nlb: io.nlb,
@@ -474,18 +754,17 @@ async fn worker(
         };
         let mut s = state.borrow_mut();
         if comp.status != Status::SUCCESS {
-            let msg = format!(
-                "{} at LBA {}: {}",
-                if direction == Direction::Write {
-                    "write"
-                } else {
-                    "read"
-                },
-                io.lba,
-                comp.status
-            );
-            s.fail(msg);
+            let what = match (direction, io.cc.is_some()) {
+                (Direction::Write, false) => "write",
+                (Direction::Write, true) => "compressed write",
+                (Direction::Read, false) => "read",
+                (Direction::Read, true) => "decompressed read",
+            };
+            s.fail(format!("{what} at LBA {}: {}", io.lba, comp.status));
             break;
+        }
+        if short {
+            s.result.dr_short_reads += 1;
         }
         let lat = sim.now().since(start).as_ns();
         let stats = if direction == Direction::Write {
@@ -493,16 +772,53 @@ async fn worker(
         } else {
             &mut s.result.read
         };
-        stats.io_bytes += bs_bytes as u64;
+        stats.io_bytes += io_bytes;
         stats.ios += 1;
         stats.clat.record(lat);
         s.last_done = s.last_done.max(sim.now().as_ns());
     }
 }
 
+/// Add the chunks of a completed CW at block `slba`, byte `intra`, to the run's index.
+fn record_chunks(
+    index: &ChunkIndex,
+    state: &Rc<RefCell<JobState>>,
+    slba: u64,
+    intra: u32,
+    metadata: &[u8],
+    chunk: u64,
+    lba: u64,
+) {
+    let Some(fb) = wire::cw_feedback(metadata, lba) else {
+        return;
+    };
+    let zone_lbas = state.borrow().g.zone_size_lbas;
+    let zone = (slba / zone_lbas) as usize;
+    let mut offset = (slba % zone_lbas) * lba + intra as u64;
+    let mut index = index.borrow_mut();
+    let entries = &mut index[zone];
+    // Completions may arrive out of order when several CWs are in flight: keep offset order.
+    let at = entries.partition_point(|e| e.offset < offset);
+    let new: Vec<ChunkEntry> = fb
+        .sizes
+        .iter()
+        .map(|&f| {
+            let e = ChunkEntry {
+                offset,
+                feedback: f,
+                pre: chunk as u32,
+            };
+            offset += f as u64;
+            e
+        })
+        .collect();
+    entries.splice(at..at, new);
+}
+
 /// Run `jobs` against `dev` until every job is done; returns per-job results.
 pub fn run(sim: &Sim, dev: &DeviceHandle, jobs: &[JobSpec]) -> Result<RunResult, FioError> {
     let g = Rc::new(dev.with(|c| c.layout().clone()));
+    let chunks: ChunkIndex = Rc::new(RefCell::new(vec![Vec::new(); g.zone_count as usize]));
     // Groups: a stonewall job starts a new one.
     let mut group = 0u32;
     let mut states = Vec::new();
@@ -510,7 +826,9 @@ pub fn run(sim: &Sim, dev: &DeviceHandle, jobs: &[JobSpec]) -> Result<RunResult,
         if spec.stonewall && i > 0 {
             group += 1;
         }
-        states.push(Rc::new(RefCell::new(setup(spec, &g, sim, dev, i, group)?)));
+        states.push(Rc::new(RefCell::new(setup(
+            spec, &g, sim, dev, i, group, &chunks,
+        )?)));
     }
     // Data pools: one per job, as fio keeps one buffer set per job.
     let pools: Vec<Rc<Vec<u8>>> = states
