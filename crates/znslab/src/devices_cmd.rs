@@ -1,4 +1,5 @@
-//! `znslab devices`: the presets and their key figures.
+//! `znslab devices`: the presets and their key figures, the device designs, and the
+//! compression engine profiles with their parameters and sources.
 
 use std::process::ExitCode;
 
@@ -31,6 +32,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         rows.push(json!({
             "name": p.name,
             "summary": p.summary,
+            "design": cfg.design.name(),
+            "codec": cfg.compression.codec.name(),
+            "engine": cfg.compression.engine,
             "dies": g.dies,
             "channels": g.channels,
             "capacity_bytes": l.zone_capacity_bytes() * l.zone_count as u64,
@@ -49,13 +53,31 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "link_bytes_per_s": l.link_bytes_per_s,
         }));
     }
+    let designs = [
+        (
+            device::Design::Zns,
+            "plain NVMe ZNS: zone state machine, limits, append, report zones",
+        ),
+        (
+            device::Design::Cczns,
+            "CCZNS (HPCA'25 §III): compressed write / decompressed read (single and multi-chunk, \
+             CW by append too), byte write pointers, padding zones, chunk records in page OOB",
+        ),
+    ];
+    let engines = codec::profile::all();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        let out = json!({
+            "presets": rows,
+            "designs": designs.iter().map(|(d, what)| json!({"name": d.name(), "what": what})).collect::<Vec<_>>(),
+            "engines": engines,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{:<18} {:>5} {:>9} {:>6} {:>11} {:>11} {:>9} {:>9} {:>11}  WHAT",
+        "{:<18} {:<6} {:>5} {:>9} {:>6} {:>11} {:>11} {:>9} {:>9} {:>11}  WHAT",
         "NAME",
+        "DESIGN",
         "DIES",
         "CAPACITY",
         "ZONES",
@@ -77,8 +99,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     for r in rows {
         let u = |k: &str| r[k].as_u64().unwrap_or(0);
         println!(
-            "{:<18} {:>5} {:>9} {:>6} {:>11} {:>11} {:>9} {:>9} {:>9.0}MB/s  {}",
+            "{:<18} {:<6} {:>5} {:>9} {:>6} {:>11} {:>11} {:>9} {:>9} {:>9.0}MB/s  {}",
             r["name"].as_str().unwrap_or(""),
+            r["design"].as_str().unwrap_or(""),
             u("dies"),
             gib(u("capacity_bytes")),
             u("zones"),
@@ -89,6 +112,34 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             r["flash_write_bytes_per_s"].as_f64().unwrap_or(0.0) / 1e6,
             r["summary"].as_str().unwrap_or("")
         );
+    }
+    println!("\nDESIGNS (device.design)");
+    for (d, what) in designs {
+        println!("  {:<8} {what}", d.name());
+    }
+    println!(
+        "\nENGINE PROFILES (compression.engine; latency at 4/64 KiB, throughput at 4/64 KiB, \
+         compress | decompress)"
+    );
+    for e in &engines {
+        let c = &e.compress;
+        let d = &e.decompress;
+        println!(
+            "  {:<14} {:<11} {:<10} {:>6.2}/{:>6.2} us {:>5.2}/{:>5.2} GB/s | {:>6.2}/{:>6.2} us {:>5.2}/{:>5.2} GB/s  qd {}",
+            e.name,
+            format!("{:?}", e.placement),
+            e.codec,
+            c.latency_4k_ns as f64 / 1e3,
+            c.latency_64k_ns as f64 / 1e3,
+            c.bytes_per_s_4k / 1e9,
+            c.bytes_per_s_64k / 1e9,
+            d.latency_4k_ns as f64 / 1e3,
+            d.latency_64k_ns as f64 / 1e3,
+            d.bytes_per_s_4k / 1e9,
+            d.bytes_per_s_64k / 1e9,
+            if e.queue_depth == 0 { "-".to_string() } else { e.queue_depth.to_string() },
+        );
+        println!("      source: {}", e.source);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -370,7 +370,7 @@ impl JobState {
             }
             self.advance_zone();
             if self.done {
-                return None;
+                break;
             }
         }
         if self.result.read.ios == 0 && self.issued == 0 {
