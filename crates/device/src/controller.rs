@@ -652,6 +652,44 @@ impl Controller {
             .is_some_and(|&(end, done)| end - self.layout.geometry.unit_bytes <= offset && done > t)
     }
 
+    /// Timing of reading bytes `from..to` of zone `zi`: one flash read per page not held in the
+    /// write buffer, all starting at `ready`. Returns when the last byte is in the controller.
+    pub(crate) fn read_zone_bytes(
+        &mut self,
+        zi: usize,
+        from: u64,
+        to: u64,
+        ready: SimInstant,
+    ) -> u64 {
+        let t = ready.as_ns();
+        let page = self.layout.geometry.page_bytes as u64;
+        let mut data_ready = t;
+        let mut off = from;
+        while off < to {
+            let page_end = ((off / page + 1) * page).min(to);
+            if self.in_buffer(zi, off, t) {
+                self.counters.buffer_read_bytes += page_end - off;
+            } else {
+                let die = self.layout.die_at(zi as u32, off);
+                data_ready = data_ready.max(self.flash.read(die, page_end - off, ready).as_ns());
+            }
+            off = page_end;
+        }
+        data_ready
+    }
+
+    /// The zone checks every write starts with: a writable state, and an LBA below the zone
+    /// capacity (LBAs between capacity and size are not writable at all).
+    pub(crate) fn check_writable(&self, zone: &Zone, slba: u64) -> Result<(), Status> {
+        match zone.state {
+            ZoneState::Full => Err(Status::ZONE_FULL),
+            ZoneState::ReadOnly => Err(Status::ZONE_READ_ONLY),
+            ZoneState::Offline => Err(Status::ZONE_OFFLINE),
+            _ if slba >= zone.end_of_capacity() => Err(Status::ZONE_BOUNDARY_ERROR),
+            _ => Ok(()),
+        }
+    }
+
     /// Drop a zone's buffered bytes that never reached flash (reset).
     pub(crate) fn discard_buffered(&mut self, zi: usize) {
         let written = self.zones[zi].bytes;

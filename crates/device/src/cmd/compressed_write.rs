@@ -74,15 +74,7 @@ impl Controller {
         if (append && (slba != zone.zslba || intra != 0)) || intra as u64 >= lba {
             return Err(Status::INVALID_FIELD);
         }
-        match zone.state {
-            ZoneState::Full => return Err(Status::ZONE_FULL),
-            ZoneState::ReadOnly => return Err(Status::ZONE_READ_ONLY),
-            ZoneState::Offline => return Err(Status::ZONE_OFFLINE),
-            _ => {}
-        }
-        if slba >= zone.end_of_capacity() {
-            return Err(Status::ZONE_BOUNDARY_ERROR);
-        }
+        self.check_writable(&zone, slba)?;
         let start = zone.bytes;
         if !append && (slba - zone.zslba) * lba + intra as u64 != start {
             return Err(Status::ZONE_INVALID_WRITE);

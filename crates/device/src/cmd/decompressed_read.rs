@@ -146,20 +146,7 @@ impl Controller {
         }
 
         // Cost: the flash pages of the stored bytes, the engine, the link.
-        let t = ready.as_ns();
-        let page = self.layout.geometry.page_bytes as u64;
-        let mut data_ready = t;
-        let mut off = stored_from;
-        while off < stored_to {
-            let chunk_end = ((off / page + 1) * page).min(stored_to);
-            if self.in_buffer(zi, off, t) {
-                self.counters.buffer_read_bytes += chunk_end - off;
-            } else {
-                let die = self.layout.die_at(zi as u32, off);
-                data_ready = data_ready.max(self.flash.read(die, chunk_end - off, ready).as_ns());
-            }
-            off = chunk_end;
-        }
+        let data_ready = self.read_zone_bytes(zi, stored_from, stored_to, ready);
         let mut decompressed = data_ready;
         for &(pre, _) in &sizes {
             decompressed = decompressed.max(self.engine.run(

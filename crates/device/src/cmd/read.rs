@@ -62,21 +62,7 @@ impl Controller {
         zero_meta.fill(0);
 
         // Cost: flash pages not in the buffer, then the link.
-        let t = ready.as_ns();
-        let page = self.layout.geometry.page_bytes as u64;
-        let mut data_ready = t;
-        let mut off = first * lba;
-        let stop = first * lba + have;
-        while off < stop {
-            let chunk_end = ((off / page + 1) * page).min(stop);
-            if self.in_buffer(zi, off, t) {
-                self.counters.buffer_read_bytes += chunk_end - off;
-            } else {
-                let die = self.layout.die_at(zi as u32, off);
-                data_ready = data_ready.max(self.flash.read(die, chunk_end - off, ready).as_ns());
-            }
-            off = chunk_end;
-        }
+        let data_ready = self.read_zone_bytes(zi, first * lba, first * lba + have, ready);
         let done = self.transfer_to_host(data_ready, bytes + metadata.len() as u64);
         self.counters.reads += 1;
         self.counters.host_bytes_read += bytes;

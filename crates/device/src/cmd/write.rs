@@ -43,16 +43,7 @@ impl Controller {
         if append && slba != zone.zslba {
             return Err(Status::INVALID_FIELD);
         }
-        match zone.state {
-            ZoneState::Full => return Err(Status::ZONE_FULL),
-            ZoneState::ReadOnly => return Err(Status::ZONE_READ_ONLY),
-            ZoneState::Offline => return Err(Status::ZONE_OFFLINE),
-            _ => {}
-        }
-        // LBAs between the zone capacity and the zone size are not writable at all.
-        if slba >= zone.end_of_capacity() {
-            return Err(Status::ZONE_BOUNDARY_ERROR);
-        }
+        self.check_writable(&zone, slba)?;
         let start = if append { zone.wp } else { slba };
         // A CCZNS zone whose byte write pointer is inside a block takes no plain write.
         if start != zone.wp || !zone.bytes.is_multiple_of(lba) {
