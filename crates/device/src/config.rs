@@ -24,6 +24,9 @@ pub struct DeviceConfig {
     /// The in-device compressor (used by the compressing designs).
     #[serde(default)]
     pub compression: CompressionConfig,
+    /// Balloon-ZNS storage management (used by the `balloon` design).
+    #[serde(default)]
+    pub balloon: BalloonConfig,
 }
 
 /// A device design: one controller, different storage managers and commands.
@@ -36,13 +39,54 @@ pub enum Design {
     /// CCZNS (HPCA'25 §III): compressed-write / decompressed-read, byte-addressable zones,
     /// padding zones, chunk metadata in each flash page's OOB. Plain commands keep working.
     Cczns,
+    /// Balloon-ZNS (DAC'24 §3): host-transparent compression of every 4 KiB page into slots of
+    /// sub-superblocks, residues of overlarge pages logged in shared extra sub-superblocks.
+    Balloon,
 }
 
 impl Design {
+    pub const ALL: [Design; 3] = [Design::Zns, Design::Cczns, Design::Balloon];
+
     pub fn name(self) -> &'static str {
         match self {
             Design::Zns => "zns",
             Design::Cczns => "cczns",
+            Design::Balloon => "balloon",
+        }
+    }
+}
+
+/// Balloon-ZNS parameters, under `[balloon]`. Defaults are the paper's (Balloon-ZNS §3.1, §3.2).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BalloonConfig {
+    /// Sub-superblocks per superblock (§4.1: 1/8 of the superblock). Each takes one block on
+    /// `dies / sub_superblocks` dies.
+    pub sub_superblocks: u32,
+    /// Profiling windows per zone (§3.1: a window is 1/8 of the zone).
+    pub windows_per_zone: u32,
+    /// Slot size = this percentile of the previous window's compressed page sizes (§3.1: 70).
+    pub slot_percentile: u32,
+    /// Slot size of a zone's first window in 256 B units (§3.1: half a page, 8 for 4 KiB).
+    pub first_slot_units: u32,
+    /// Logical capacity as a percentage of the physical capacity (§3.2: the capacity
+    /// expansion ratio; 200 = the paper's example of 2).
+    pub expansion_percent: u32,
+    /// A window whose compression ratio × 100 is below this makes the rest of its zone
+    /// incompressible: stored raw on a whole superblock (§3.2 names the watermark but not its
+    /// value; 110 is assumed). 0 disables it.
+    pub incompressible_below_percent: u32,
+}
+
+impl Default for BalloonConfig {
+    fn default() -> Self {
+        BalloonConfig {
+            sub_superblocks: 8,
+            windows_per_zone: 8,
+            slot_percentile: 70,
+            first_slot_units: 8,
+            expansion_percent: 200,
+            incompressible_below_percent: 110,
         }
     }
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use nand::{ConfigError, Flash, FlashCounters, Timeline};
 use sim::{SimDuration, SimInstant};
 
+use crate::balloon::Balloon;
 use crate::chunks::{self, ChunkRecord};
 use crate::cmd::{Command, Completion};
 use crate::config::{Design, DeviceConfig, FlushUnit};
@@ -105,7 +106,7 @@ pub struct Identify {
 }
 
 /// Write buffer space: bytes in use and when programs give them back.
-struct WriteBuffer {
+pub(crate) struct WriteBuffer {
     capacity: u64,
     in_use: u64,
     releases: BinaryHeap<Reverse<(u64, u64)>>,
@@ -115,7 +116,7 @@ struct WriteBuffer {
 
 impl WriteBuffer {
     /// Earliest time at or after `t` when `bytes` fit; takes them.
-    fn admit(&mut self, t: u64, bytes: u64) -> u64 {
+    pub(crate) fn admit(&mut self, t: u64, bytes: u64) -> u64 {
         let mut t = t.max(self.admit_floor);
         while let Some(Reverse((rt, b))) = self.releases.peek().copied() {
             let short = self.in_use + bytes > self.capacity;
@@ -133,13 +134,13 @@ impl WriteBuffer {
         t
     }
 
-    fn release_at(&mut self, t: u64, bytes: u64) {
+    pub(crate) fn release_at(&mut self, t: u64, bytes: u64) {
         if bytes > 0 {
             self.releases.push(Reverse((t, bytes)));
         }
     }
 
-    fn discard(&mut self, bytes: u64) {
+    pub(crate) fn discard(&mut self, bytes: u64) {
         self.in_use -= bytes;
     }
 }
@@ -157,6 +158,26 @@ pub(crate) struct ZoneFlash {
     pub erased_at: u64,
 }
 
+impl ZoneFlash {
+    /// Is byte `offset` still held in the write buffer at time `t` (not issued to flash, or its
+    /// program of a `unit`-byte unit not done)?
+    pub(crate) fn holds(&mut self, offset: u64, t: u64, unit: u64) -> bool {
+        while let Some(&(_, done)) = self.pending.front() {
+            if done > t {
+                break;
+            }
+            self.pending.pop_front();
+        }
+        if offset >= self.issued {
+            return true;
+        }
+        let i = self.pending.partition_point(|&(end, _)| end <= offset);
+        self.pending
+            .get(i)
+            .is_some_and(|&(end, done)| end - unit <= offset && done > t)
+    }
+}
+
 /// An NVMe ZNS controller with one zoned namespace.
 pub struct Controller {
     pub(crate) config: DeviceConfig,
@@ -169,7 +190,7 @@ pub struct Controller {
     pub(crate) flash: Flash,
     pub(crate) link_to_device: Timeline,
     pub(crate) link_to_host: Timeline,
-    write_buffer: WriteBuffer,
+    pub(crate) write_buffer: WriteBuffer,
     pub(crate) storage: Storage,
     pub(crate) counters: DeviceCounters,
     pub(crate) overhead: SimDuration,
@@ -179,6 +200,8 @@ pub struct Controller {
     pub(crate) engine: Engine,
     /// Reused buffer for compressed bytes on their way to or from storage.
     pub(crate) staging: Vec<u8>,
+    /// Balloon-ZNS storage manager (balloon design only).
+    pub(crate) balloon: Option<Balloon>,
 }
 
 impl Controller {
@@ -192,6 +215,7 @@ impl Controller {
     /// Create a device image file (replacing any file at `path`).
     pub fn create_image(path: &Path, config: DeviceConfig) -> Result<Controller, DeviceError> {
         let layout = config.layout()?;
+        refuse_image(&config)?;
         let io_err = |source| DeviceError::Image {
             path: path.display().to_string(),
             source,
@@ -211,6 +235,7 @@ impl Controller {
         let (file, text) = ImageFile::read_config(path).map_err(io_err)?;
         let config = DeviceConfig::from_toml(&text)?;
         let layout = config.layout()?;
+        refuse_image(&config)?;
         let img = ImageFile::open(file, &layout);
         let mut c = Self::build(config, layout, Storage::Image(img));
         if let Storage::Image(img) = &c.storage {
@@ -290,7 +315,12 @@ impl Controller {
             .collect();
         let profile = codec::profile::by_name(&config.compression.engine)
             .expect("engine profile checked by DeviceConfig::layout");
+        let balloon = layout
+            .balloon
+            .clone()
+            .map(|b| Balloon::new(b, &config.balloon, layout.zone_count));
         Controller {
+            balloon,
             chunks: vec![Vec::new(); layout.zone_count as usize],
             engine: Engine::new(config.compression.codec, profile),
             staging: Vec::new(),
@@ -357,8 +387,10 @@ impl Controller {
 
     pub fn dram(&self) -> DramUsage {
         DramUsage {
-            // State, attributes, write pointer, written length and flash base of each zone.
-            zone_map_bytes: self.layout.zone_count as u64 * 32,
+            // State, attributes, write pointer, written length and flash base of each zone;
+            // Balloon-ZNS adds window starts and residue extents.
+            zone_map_bytes: self.layout.zone_count as u64 * 32
+                + self.balloon.as_ref().map_or(0, |b| b.table_bytes()),
             write_buffer_bytes: self.write_buffer.capacity,
         }
     }
@@ -527,6 +559,10 @@ impl Controller {
         }
         self.zones[zi].state = new;
         self.zones_dirty = true;
+        if old.is_open() && !new.is_open() {
+            // Balloon-ZNS: an extra sub-superblock is written by one open zone at a time.
+            self.balloon_release_extra(zi);
+        }
     }
 
     fn recount_resources(&mut self) {
@@ -636,20 +672,8 @@ impl Controller {
 
     /// Is byte `offset` of zone `zi` still held in the write buffer at time `t`?
     pub(crate) fn in_buffer(&mut self, zi: usize, offset: u64, t: u64) -> bool {
-        let zf = &mut self.zone_flash[zi];
-        while let Some(&(_, done)) = zf.pending.front() {
-            if done > t {
-                break;
-            }
-            zf.pending.pop_front();
-        }
-        if offset >= zf.issued {
-            return true;
-        }
-        let i = zf.pending.partition_point(|&(end, _)| end <= offset);
-        zf.pending
-            .get(i)
-            .is_some_and(|&(end, done)| end - self.layout.geometry.unit_bytes <= offset && done > t)
+        let unit = self.layout.geometry.unit_bytes;
+        self.zone_flash[zi].holds(offset, t, unit)
     }
 
     /// Timing of reading bytes `from..to` of zone `zi`: one flash read per page not held in the
@@ -769,6 +793,18 @@ impl Controller {
         }
         Ok(())
     }
+}
+
+/// The balloon design keeps its flash layout in memory only.
+fn refuse_image(config: &DeviceConfig) -> Result<(), DeviceError> {
+    if config.design == Design::Balloon {
+        return Err(DeviceError::Config(ConfigError::new(
+            "device.design",
+            "the balloon design keeps its flash layout in memory; image files are not supported \
+             for it (run without an image)",
+        )));
+    }
+    Ok(())
 }
 
 impl Drop for Controller {

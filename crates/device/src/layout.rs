@@ -29,6 +29,22 @@ pub struct Layout {
     pub max_transfer_bytes: u64,
     pub zone_append_max_bytes: u64,
     pub link_bytes_per_s: u64,
+    /// The Balloon-ZNS flash layout (balloon design only).
+    pub balloon: Option<BalloonLayout>,
+}
+
+/// Balloon-ZNS: superblocks (one block on every die) split in sub-superblocks (SSBs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BalloonLayout {
+    /// Superblocks (rows): erase units per die.
+    pub rows: u32,
+    /// Sub-superblocks per superblock.
+    pub groups: u32,
+    /// Dies in one sub-superblock.
+    pub dies_per_ssb: u32,
+    pub ssb_bytes: u64,
+    /// Logical pages per profiling window.
+    pub window_pages: u64,
 }
 
 impl Layout {
@@ -150,7 +166,15 @@ impl Layout {
             ));
         }
         let zones_per_group = g.erase_units_per_die / eu;
-        let max_zones = zones_per_group * zone_groups as u64;
+        let mut max_zones = zones_per_group * zone_groups as u64;
+        let balloon = if cfg.design == crate::config::Design::Balloon {
+            let b = balloon_layout(cfg, &g, cap_bytes, size_bytes)?;
+            // The capacity expansion ratio (Balloon-ZNS §3.2) adds logical zones.
+            max_zones = max_zones * cfg.balloon.expansion_percent as u64 / 100;
+            Some(b)
+        } else {
+            None
+        };
         let zone_count = match cfg.zones.count {
             Some(0) => return Err(err("zones.count", "must be greater than zero")),
             Some(n) if n as u64 > max_zones => {
@@ -221,6 +245,7 @@ impl Layout {
             max_transfer_bytes: ctl.max_transfer_bytes,
             zone_append_max_bytes: zasl,
             link_bytes_per_s: cfg.pcie.lanes as u64 * cfg.pcie.lane_bytes_per_s,
+            balloon,
             geometry: g,
         })
     }
@@ -251,6 +276,89 @@ impl Layout {
         let unit = offset / self.geometry.unit_bytes;
         self.die_of(zone, (unit % self.dies_per_zone as u64) as u32)
     }
+}
+
+/// Check the balloon design's constraints and derive its layout.
+fn balloon_layout(
+    cfg: &DeviceConfig,
+    g: &Geometry,
+    cap_bytes: u64,
+    size_bytes: u64,
+) -> Result<BalloonLayout, ConfigError> {
+    let b = &cfg.balloon;
+    let dies = g.channels * g.dies_per_channel;
+    if cfg.zones.mapping != ZoneMapping::AllDies || cfg.zones.erase_units_per_die != 1 {
+        return Err(err(
+            "zones.mapping",
+            "the balloon design maps each zone to a superblock: use all_dies with one erase unit per die",
+        ));
+    }
+    if cap_bytes != size_bytes || cap_bytes != dies as u64 * g.erase_unit_bytes {
+        return Err(err(
+            "zones.capacity_bytes",
+            "the balloon design needs zones exactly one superblock in size (leave capacity and size unset)",
+        ));
+    }
+    if cfg.lba.bytes as u64 != g.page_bytes as u64 || g.page_bytes != 4096 {
+        return Err(err(
+            "lba.bytes",
+            format!(
+                "the balloon design compresses 4 KiB pages: LBA and flash page must both be 4096 bytes (they are {} and {})",
+                cfg.lba.bytes, g.page_bytes
+            ),
+        ));
+    }
+    if cfg.lba.metadata_bytes != 0 {
+        return Err(err(
+            "lba.metadata_bytes",
+            "the balloon design does not carry per-block metadata (use 0)",
+        ));
+    }
+    if b.sub_superblocks == 0 || !dies.is_multiple_of(b.sub_superblocks) {
+        return Err(err(
+            "balloon.sub_superblocks",
+            format!(
+                "{} must be positive and divide the {dies} dies",
+                b.sub_superblocks
+            ),
+        ));
+    }
+    let pages = cap_bytes / g.page_bytes as u64;
+    if b.windows_per_zone == 0 || !pages.is_multiple_of(b.windows_per_zone as u64) {
+        return Err(err(
+            "balloon.windows_per_zone",
+            format!(
+                "{} must be positive and divide the {pages} pages of a zone",
+                b.windows_per_zone
+            ),
+        ));
+    }
+    if !(1..=100).contains(&b.slot_percentile) {
+        return Err(err("balloon.slot_percentile", "must be between 1 and 100"));
+    }
+    if !(1..=16).contains(&b.first_slot_units) {
+        return Err(err(
+            "balloon.first_slot_units",
+            "must be between 1 and 16 (256 B units of a 4 KiB page)",
+        ));
+    }
+    if b.expansion_percent < 100 {
+        return Err(err(
+            "balloon.expansion_percent",
+            format!(
+                "{} must be at least 100 (the logical space is never below the flash)",
+                b.expansion_percent
+            ),
+        ));
+    }
+    let dies_per_ssb = dies / b.sub_superblocks;
+    Ok(BalloonLayout {
+        rows: g.erase_units_per_die as u32,
+        groups: b.sub_superblocks,
+        dies_per_ssb,
+        ssb_bytes: dies_per_ssb as u64 * g.erase_unit_bytes,
+        window_pages: pages / b.windows_per_zone as u64,
+    })
 }
 
 impl DeviceConfig {

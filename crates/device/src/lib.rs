@@ -11,6 +11,7 @@
 //!
 //! May depend on: `sim`, `nand`. Leaves out: anything about the host software that drives it.
 
+mod balloon;
 mod chunks;
 pub mod cmd;
 mod config;
@@ -23,19 +24,20 @@ mod status;
 mod storage;
 mod zone;
 
+pub use balloon::BalloonCounters;
 pub use cmd::{
     parse_report, Command, Completion, ReportFilter, ZoneAction, REPORT_DESCRIPTOR_BYTES,
     REPORT_HEADER_BYTES,
 };
 pub use config::FlushUnit;
 pub use config::{
-    CompressionConfig, ControllerConfig, Design, DeviceConfig, LbaConfig, PcieConfig, ZoneMapping,
-    ZonesConfig,
+    BalloonConfig, CompressionConfig, ControllerConfig, Design, DeviceConfig, LbaConfig,
+    PcieConfig, ZoneMapping, ZonesConfig,
 };
 pub use controller::{Controller, DeviceCounters, DeviceError, DramUsage, Identify};
 pub use engine::EngineCounters;
 pub use handle::DeviceHandle;
-pub use layout::Layout;
+pub use layout::{BalloonLayout, Layout};
 pub use nand::ConfigError;
 pub use status::Status;
 pub use zone::{ZoneDescriptor, ZoneState};

@@ -1,8 +1,8 @@
 //! Named devices, each with its source. `znslab devices` lists these.
 
 use crate::config::{
-    CompressionConfig, ControllerConfig, Design, DeviceConfig, LbaConfig, PcieConfig, ZoneMapping,
-    ZonesConfig,
+    BalloonConfig, CompressionConfig, ControllerConfig, Design, DeviceConfig, LbaConfig,
+    PcieConfig, ZoneMapping, ZonesConfig,
 };
 
 /// Zones of one erase unit per die, sized by the flash, with the given mapping and limits.
@@ -46,6 +46,7 @@ pub fn cczns() -> DeviceConfig {
         pcie: PcieConfig::default(),
         controller: ControllerConfig::default(),
         compression: CompressionConfig::default(),
+        balloon: BalloonConfig::default(),
     }
 }
 
@@ -101,6 +102,7 @@ fn znsplus(name: &str, nand: nand::NandConfig) -> DeviceConfig {
             ..ControllerConfig::default()
         },
         compression: CompressionConfig::default(),
+        balloon: BalloonConfig::default(),
     }
 }
 
@@ -117,17 +119,34 @@ pub fn znsplus_znand() -> DeviceConfig {
     znsplus("znsplus-znand", nand::presets::znsplus_znand())
 }
 
-/// Balloon-ZNS (DAC'24) §4 base device: QLC, 2 GiB zones each a superblock over all 64 dies.
+/// Balloon-ZNS DAC'24 §4.1: 256 GB of QLC (121 µs / 1.86 ms / 6.34 ms) on 8 channels × 8 dies,
+/// 4 KiB pages, 8192 pages per block; a zone is a 2 GiB superblock (one block on each of the 64
+/// dies), split in 8 sub-superblocks of 8 dies. Pages are compressed with Deflate (§2: static
+/// Huffman; level 1 here) and timed as Intel QAT 8970, the card §4.1 plugs into FEMU (~25/15 µs
+/// per page). Logical capacity is twice the flash (expansion ratio 2, §3.2's example).
 pub fn balloon_qlc() -> DeviceConfig {
     DeviceConfig {
         name: "balloon-qlc".into(),
-        design: Design::Zns,
+        design: Design::Balloon,
         nand: nand::presets::balloon_qlc(),
         zones: zones(ZoneMapping::AllDies, 14, 14),
         lba: LbaConfig::default(),
         pcie: PcieConfig::default(),
         controller: ControllerConfig::default(),
-        compression: CompressionConfig::default(),
+        compression: CompressionConfig {
+            codec: codec::Codec::Deflate(1),
+            engine: "qat-8970".into(),
+        },
+        balloon: BalloonConfig::default(),
+    }
+}
+
+/// Base-ZNS of Balloon-ZNS §4.1: the same QLC flash and 2 GiB superblock zones, no compression.
+pub fn balloon_base() -> DeviceConfig {
+    DeviceConfig {
+        name: "balloon-base".into(),
+        design: Design::Zns,
+        ..balloon_qlc()
     }
 }
 
@@ -155,6 +174,7 @@ pub fn zn540() -> DeviceConfig {
             ..ControllerConfig::default()
         },
         compression: CompressionConfig::default(),
+        balloon: BalloonConfig::default(),
     }
 }
 
@@ -176,6 +196,29 @@ pub fn test_min() -> DeviceConfig {
             ..ControllerConfig::default()
         },
         compression: CompressionConfig::default(),
+        balloon: BalloonConfig::default(),
+    }
+}
+
+/// `test-min` with the Balloon-ZNS design: 16 superblocks of 4 dies, each split in 4
+/// sub-superblocks of one die (64 KiB); 256 KiB zones in 8 windows of 8 pages; 32 zones.
+pub fn test_balloon() -> DeviceConfig {
+    DeviceConfig {
+        name: "test-balloon".into(),
+        design: Design::Balloon,
+        lba: LbaConfig {
+            bytes: 4096,
+            metadata_bytes: 0,
+        },
+        compression: CompressionConfig {
+            codec: codec::Codec::Deflate(1),
+            engine: "qat-8970".into(),
+        },
+        balloon: BalloonConfig {
+            sub_superblocks: 4,
+            ..BalloonConfig::default()
+        },
+        ..test_min()
     }
 }
 
@@ -226,8 +269,13 @@ pub fn all() -> Vec<Preset> {
         },
         Preset {
             name: "balloon-qlc",
-            summary: "Balloon-ZNS DAC'24 base: 64 QLC dies, 2 GiB superblock zones, 256 GiB",
+            summary: "Balloon-ZNS DAC'24 (balloon design): 64 QLC dies, 2 GiB zones, 2x logical",
             config: balloon_qlc,
+        },
+        Preset {
+            name: "balloon-base",
+            summary: "Base-ZNS of Balloon-ZNS DAC'24: same QLC flash, 2 GiB superblock zones",
+            config: balloon_base,
         },
         Preset {
             name: "zn540",
@@ -243,6 +291,11 @@ pub fn all() -> Vec<Preset> {
             name: "test-cczns",
             summary: "test-min with the CCZNS design (CW/DR, byte-addressable zones)",
             config: test_cczns,
+        },
+        Preset {
+            name: "test-balloon",
+            summary: "test-min with the Balloon-ZNS design (1-die sub-superblocks)",
+            config: test_balloon,
         },
     ]
 }

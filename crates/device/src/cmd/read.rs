@@ -42,6 +42,15 @@ impl Controller {
             return Err(Status::ZONE_OFFLINE);
         }
 
+        if self.balloon.is_some() {
+            let first = slba - self.zones[zi].zslba;
+            let data_ready = self.balloon_read(zi, first, data, ready.as_ns())?;
+            let done = self.transfer_to_host(data_ready, bytes);
+            self.counters.reads += 1;
+            self.counters.host_bytes_read += bytes;
+            return Ok((0, SimInstant::from_ns(done)));
+        }
+
         // Apply: the bytes below the written end come from storage, the rest are zeros.
         let zone = self.zones[zi];
         let first = slba - zone.zslba;

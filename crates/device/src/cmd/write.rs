@@ -8,7 +8,7 @@
 //! close happens only for a command that succeeds. Apply: store the bytes, advance the write
 //! pointer, Empty/Closed → Implicitly Opened, → Full at capacity. Cost: write-buffer space,
 //! then the transfer over the link; the programs of completed flash units follow in the
-//! background.
+//! background. A balloon device compresses each page into its slot first (crate::balloon).
 
 use sim::SimInstant;
 
@@ -52,19 +52,29 @@ impl Controller {
         if start + nlb as u64 > zone.end_of_capacity() {
             return Err(Status::ZONE_BOUNDARY_ERROR);
         }
+        let balloon = self.balloon.is_some();
+        if balloon {
+            // Compress, and make sure flash has room (Capacity Exceeded, nothing changed).
+            self.balloon_prepare(zi, data, ready.as_ns())?;
+        }
         self.claim_open(zi)?;
 
         // Apply.
         let offset_lbas = start - zone.zslba;
-        self.storage
-            .write(
-                zi as u32,
-                offset_lbas * lba,
-                data,
-                offset_lbas * ms,
-                metadata,
-            )
-            .map_err(|_| Status::INTERNAL_ERROR)?;
+        let balloon_done = if balloon {
+            Some(self.balloon_write(zi, data, ready.as_ns()))
+        } else {
+            self.storage
+                .write(
+                    zi as u32,
+                    offset_lbas * lba,
+                    data,
+                    offset_lbas * ms,
+                    metadata,
+                )
+                .map_err(|_| Status::INTERNAL_ERROR)?;
+            None
+        };
         if !zone.state.is_open() {
             self.set_state(zi, ZoneState::ImplicitlyOpened);
         }
@@ -83,9 +93,20 @@ impl Controller {
         }
 
         // Cost.
-        let admitted = self.buffer_admit(ready.as_ns(), bytes);
-        let in_device = self.transfer_to_device(admitted, bytes + metadata.len() as u64);
-        self.flush_zone_units(zi, written_bytes, in_device);
+        let in_device = match balloon_done {
+            Some(done) => {
+                if full {
+                    self.balloon_migrate(zi, done);
+                }
+                done
+            }
+            None => {
+                let admitted = self.buffer_admit(ready.as_ns(), bytes);
+                let in_device = self.transfer_to_device(admitted, bytes + metadata.len() as u64);
+                self.flush_zone_units(zi, written_bytes, in_device);
+                in_device
+            }
+        };
         if append {
             self.counters.appends += 1;
         } else {

@@ -96,7 +96,12 @@ impl Controller {
             (ZoneAction::Finish, Full) => Ok(ready),
             (ZoneAction::Finish, Empty | ImplicitlyOpened | ExplicitlyOpened | Closed) => {
                 // A zone that holds no data has no flash to pad.
-                let done = if self.zones[zi].bytes > 0 {
+                let done = if self.balloon.is_some() {
+                    // Balloon-ZNS: nothing to pad (zones take sub-superblocks on demand); the
+                    // zone is written in full, so its residues may move home.
+                    self.balloon_migrate(zi, ready);
+                    ready
+                } else if self.zones[zi].bytes > 0 {
                     self.pad_zone(zi, ready)
                 } else {
                     ready
@@ -113,8 +118,12 @@ impl Controller {
                     .reset(zi as u32)
                     .map_err(|_| Status::INTERNAL_ERROR)?;
                 self.chunks[zi].clear();
-                self.discard_buffered(zi);
-                let done = self.erase_zone(zi, ready);
+                let done = if self.balloon.is_some() {
+                    self.balloon_reset(zi, ready)
+                } else {
+                    self.discard_buffered(zi);
+                    self.erase_zone(zi, ready)
+                };
                 let z = &mut self.zones[zi];
                 z.wp = z.zslba;
                 z.bytes = 0;

@@ -1,0 +1,956 @@
+//! Balloon-ZNS (DAC'24 §3): host-transparent compression in a ZNS SSD.
+//!
+//! Flash is cut into superblocks (one block on every die) and each superblock into
+//! sub-superblocks (SSBs) of `dies / groups` dies. A zone takes SSBs on demand as its *home*
+//! segments; every 4 KiB page is compressed and stored in a fixed-size slot of the home stream.
+//! The slot size of each profiling window is the chosen percentile of the previous window's
+//! compressed sizes, in 256 B units (the first window: half a page). A page that does not fit
+//! its slot is truncated: the slot keeps the leading part and a 6-byte header (compressed length,
+//! residue offset), the residue goes to the zone's residue stream, logged in *extra* SSBs that
+//! zones share (one open zone writes an extra SSB at a time). Reading a truncated page takes two
+//! flash reads in sequence: the slot gives the residue's offset.
+//!
+//! The residue stream is addressed by offsets, not flash addresses; the zone table maps stream
+//! offsets to segments (extents), so residues can move: to the zone's own home segment when the
+//! zone fills and room is left there (migration), or out of an extra SSB that is reclaimed when
+//! free SSBs run short (reclamation). A window whose compression ratio falls below the
+//! incompressible watermark turns the rest of the zone raw, on a whole superblock if one is free.
+//! Logical capacity is the flash times the expansion ratio; when flash runs out a write fails
+//! with Capacity Exceeded and changes nothing.
+//!
+//! The bytes stored are the real compressed bytes, and reads really decompress them, so every
+//! round trip checks the layout. The layout lives in memory (images are refused for this design).
+
+use codec::Direction;
+use nand::DieId;
+use sim::SimInstant;
+
+use crate::controller::{Controller, ZoneFlash};
+use crate::layout::BalloonLayout;
+use crate::status::Status;
+
+/// Slot and residue granularity (§3.1: "aligned with one or multiple 256B units").
+pub(crate) const UNIT: u64 = 256;
+/// Housekeeping header at the start of every slot: compressed length u16 (0 = stored raw, 4096
+/// bytes), residue offset u32 in 256 B units of the zone's residue stream.
+pub(crate) const HEADER: u64 = 6;
+const PAGE: u64 = 4096;
+/// Free SSBs kept back so reclamation always has somewhere to copy to.
+const RESERVE_SSBS: u32 = 1;
+/// Histogram buckets: footprint in 256 B units, 1..=16, and 17 for a page over a page.
+const BUCKETS: usize = 18;
+
+type SegId = usize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SegKind {
+    Home,
+    Extra,
+}
+
+/// One allocated flash segment: an SSB, or a whole superblock for an incompressible zone.
+struct Segment {
+    kind: SegKind,
+    row: u32,
+    /// First SSB group and how many (1, or `groups` for a whole superblock).
+    group: u32,
+    ssbs: u32,
+    cap: u64,
+    /// The bytes appended so far (the segment is written sequentially).
+    data: Vec<u8>,
+    flash: ZoneFlash,
+    /// Extra segments: residue bytes still referenced, and the open zone writing it.
+    valid: u64,
+    owner: Option<usize>,
+}
+
+/// A piece of a zone's residue stream: `len` bytes at `stream` live at `seg_off` of `seg`.
+#[derive(Clone, Copy, Debug)]
+struct Extent {
+    stream: u64,
+    seg: SegId,
+    seg_off: u64,
+    len: u64,
+}
+
+/// Where a zone's next page goes: the part of the zone state that placement changes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cursor {
+    page: u64,
+    /// End of the home stream and of the allocated home capacity.
+    home: u64,
+    home_cap: u64,
+    /// End of the residue stream (256 B aligned).
+    residue: u64,
+    /// Slot of the current window in 256 B units; 0 = raw pages.
+    slot: u32,
+    raw_zone: bool,
+    hist: [u32; BUCKETS],
+    win_logical: u64,
+    win_stored: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    slot: u32,
+    home_start: u64,
+}
+
+#[derive(Default)]
+struct BZone {
+    cur: Cursor,
+    windows: Vec<Window>,
+    /// Home segments in stream order with their stream start.
+    home: Vec<(SegId, u64)>,
+    residues: Vec<Extent>,
+    /// The extra segment this zone writes residues to while open.
+    extra: Option<SegId>,
+}
+
+/// Where one page went.
+#[derive(Clone, Copy, Debug)]
+struct Place {
+    home_off: u64,
+    /// Bytes in the slot: min(slot, header + compressed), or 4096 raw.
+    home_len: u64,
+    slot_bytes: u64,
+    residue_off: u64,
+    residue_len: u64,
+}
+
+/// What the Balloon-ZNS storage manager has done.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BalloonCounters {
+    pub pages_written: u64,
+    /// Sum of the compressed sizes of the pages written (raw pages count 4096).
+    pub compressed_bytes: u64,
+    /// Slot bytes taken in home segments (the footprint of slot alignment).
+    pub slot_bytes: u64,
+    pub residue_bytes: u64,
+    pub truncated_pages: u64,
+    pub raw_windows: u64,
+    pub windows: u64,
+    /// Pages read, and those that needed a second, serialized flash read.
+    pub pages_read: u64,
+    pub two_read_pages: u64,
+    pub migrations: u64,
+    pub migrated_bytes: u64,
+    pub reclamations: u64,
+    pub reclaimed_bytes: u64,
+    /// SSBs in use now (home and extra), of `ssbs_total`; and the most ever in use.
+    pub home_ssbs: u64,
+    pub extra_ssbs: u64,
+    pub ssbs_total: u64,
+    pub ssb_bytes: u64,
+    pub peak_ssbs: u64,
+}
+
+pub(crate) struct Balloon {
+    lay: BalloonLayout,
+    percentile: u32,
+    first_slot: u32,
+    watermark: u32,
+    zones: Vec<BZone>,
+    segments: Vec<Option<Segment>>,
+    free_slots: Vec<SegId>,
+    /// Per SSB (row × groups + group): the segment using it.
+    ssb_owner: Vec<Option<SegId>>,
+    free_ssbs: u32,
+    /// Extra segments with room and no open zone writing them.
+    pool: Vec<SegId>,
+    /// Compressed pages of the command in flight, and their lengths (0 = stored raw).
+    sizes: Vec<u32>,
+    pub counters: BalloonCounters,
+}
+
+impl Balloon {
+    pub fn new(lay: BalloonLayout, cfg: &crate::config::BalloonConfig, zones: u32) -> Balloon {
+        let ssbs = lay.rows * lay.groups;
+        Balloon {
+            percentile: cfg.slot_percentile,
+            first_slot: cfg.first_slot_units,
+            watermark: cfg.incompressible_below_percent,
+            zones: (0..zones).map(|_| BZone::default()).collect(),
+            segments: Vec::new(),
+            free_slots: Vec::new(),
+            ssb_owner: vec![None; ssbs as usize],
+            free_ssbs: ssbs,
+            pool: Vec::new(),
+            sizes: Vec::new(),
+            counters: BalloonCounters {
+                ssbs_total: ssbs as u64,
+                ssb_bytes: lay.ssb_bytes,
+                ..BalloonCounters::default()
+            },
+            lay,
+        }
+    }
+
+    /// Zone-table DRAM (§3.1: zone-level mapping, window starts, residue extents).
+    pub fn table_bytes(&self) -> u64 {
+        self.zones
+            .iter()
+            .map(|z| 32 + 16 * (z.windows.len() + z.home.len() + z.residues.len()) as u64)
+            .sum()
+    }
+
+    fn seg(&self, id: SegId) -> &Segment {
+        self.segments[id].as_ref().expect("live segment")
+    }
+    fn seg_mut(&mut self, id: SegId) -> &mut Segment {
+        self.segments[id].as_mut().expect("live segment")
+    }
+
+    /// The die holding byte `off` of segment `id`: program units go round its dies.
+    fn die_at(&self, id: SegId, off: u64, unit: u64) -> DieId {
+        let s = self.seg(id);
+        let dies = (s.ssbs * self.lay.dies_per_ssb) as u64;
+        DieId(s.group * self.lay.dies_per_ssb + ((off / unit) % dies) as u32)
+    }
+
+    /// Take `count` SSBs (1, or a whole free superblock for `count == groups`) as a new segment.
+    fn alloc(&mut self, kind: SegKind, whole_row: bool) -> Option<SegId> {
+        let g = self.lay.groups as usize;
+        let (row, group, ssbs) = if whole_row {
+            let r = (0..self.lay.rows as usize).rev().find(|r| {
+                self.ssb_owner[r * g..(r + 1) * g]
+                    .iter()
+                    .all(Option::is_none)
+            })?;
+            (r as u32, 0, g as u32)
+        } else {
+            let i = self.ssb_owner.iter().position(Option::is_none)?;
+            ((i / g) as u32, (i % g) as u32, 1)
+        };
+        let cap = ssbs as u64 * self.lay.ssb_bytes;
+        let seg = Segment {
+            kind,
+            row,
+            group,
+            ssbs,
+            cap,
+            data: Vec::new(),
+            flash: ZoneFlash::default(),
+            valid: 0,
+            owner: None,
+        };
+        let id = match self.free_slots.pop() {
+            Some(id) => {
+                self.segments[id] = Some(seg);
+                id
+            }
+            None => {
+                self.segments.push(Some(seg));
+                self.segments.len() - 1
+            }
+        };
+        let first = row as usize * g + group as usize;
+        for o in &mut self.ssb_owner[first..first + ssbs as usize] {
+            *o = Some(id);
+        }
+        self.free_ssbs -= ssbs;
+        match kind {
+            SegKind::Home => self.counters.home_ssbs += ssbs as u64,
+            SegKind::Extra => self.counters.extra_ssbs += ssbs as u64,
+        }
+        let used = self.counters.home_ssbs + self.counters.extra_ssbs;
+        self.counters.peak_ssbs = self.counters.peak_ssbs.max(used);
+        Some(id)
+    }
+
+    /// Slot size from a window's histogram: the smallest footprint the percentile fits.
+    fn slot_from(&self, hist: &[u32; BUCKETS]) -> u32 {
+        let total: u64 = hist.iter().map(|&n| n as u64).sum();
+        let want = (total * self.percentile as u64).div_ceil(100);
+        let mut seen = 0u64;
+        for (units, &n) in hist.iter().enumerate() {
+            seen += n as u64;
+            if seen >= want && seen > 0 {
+                return (units as u32).clamp(1, 16);
+            }
+        }
+        16
+    }
+
+    /// Place the next page (compressed length `c`, 0 = raw) of a zone; advances the cursor.
+    /// `seg_end(home)` gives the end of the home segment holding stream offset `home` (or the
+    /// allocated capacity); slots never straddle segments.
+    fn place(&self, cur: &mut Cursor, c: u32, seg_bytes: u64) -> (Place, bool) {
+        let mut new_window = false;
+        if cur.page.is_multiple_of(self.lay.window_pages) {
+            new_window = true;
+            if cur.page == 0 {
+                cur.slot = self.first_slot;
+            } else {
+                let below = self.watermark > 0
+                    && cur.win_logical * 100 < cur.win_stored * self.watermark as u64;
+                if below && !cur.raw_zone {
+                    cur.raw_zone = true;
+                    // The rest of the zone goes to a fresh (whole superblock) segment.
+                    cur.home = cur.home_cap;
+                }
+                cur.slot = if cur.raw_zone {
+                    0
+                } else {
+                    self.slot_from(&cur.hist)
+                };
+            }
+            cur.hist = [0; BUCKETS];
+            cur.win_logical = 0;
+            cur.win_stored = 0;
+        }
+        let stored = if c == 0 { PAGE } else { c as u64 };
+        let foot = stored + HEADER;
+        cur.hist[foot.div_ceil(UNIT).min(17) as usize] += 1;
+        cur.win_logical += PAGE;
+        cur.win_stored += stored;
+        let slot_bytes = if cur.slot == 0 {
+            PAGE
+        } else {
+            cur.slot as u64 * UNIT
+        };
+        // A slot that would cross the end of the allocated home space starts a new segment.
+        if cur.home + slot_bytes > cur.home_cap {
+            cur.home = cur.home_cap;
+            cur.home_cap += seg_bytes;
+        }
+        let (home_len, residue_len) = if cur.slot == 0 {
+            (PAGE, 0)
+        } else if foot <= slot_bytes {
+            (foot, 0)
+        } else {
+            (slot_bytes, foot - slot_bytes)
+        };
+        let p = Place {
+            home_off: cur.home,
+            home_len,
+            slot_bytes,
+            residue_off: cur.residue,
+            residue_len,
+        };
+        cur.home += slot_bytes;
+        cur.residue += residue_len.div_ceil(UNIT) * UNIT;
+        cur.page += 1;
+        (p, new_window)
+    }
+
+    /// Bytes of room in extra segments a zone could log residues to without a new SSB.
+    fn residue_room(&self, zi: usize) -> u64 {
+        let room = |id: SegId| {
+            let s = self.seg(id);
+            s.cap - s.data.len() as u64
+        };
+        self.zones[zi].extra.map_or(0, room) + self.pool.iter().map(|&id| room(id)).sum::<u64>()
+    }
+
+    /// SSBs a write of the pages in `sizes` to zone `zi` would take.
+    fn ssbs_needed(&self, zi: usize) -> u32 {
+        let z = &self.zones[zi];
+        let mut cur = z.cur;
+        let start_cap = cur.home_cap;
+        let start_res = cur.residue;
+        for &c in &self.sizes {
+            // A raw zone allocates whole superblocks: count them so.
+            let bytes = if cur.raw_zone {
+                self.lay.ssb_bytes * self.lay.groups as u64
+            } else {
+                self.lay.ssb_bytes
+            };
+            self.place(&mut cur, c, bytes);
+        }
+        let home = (cur.home_cap - start_cap).div_ceil(self.lay.ssb_bytes);
+        let res = (cur.residue - start_res).saturating_sub(self.residue_room(zi));
+        (home + res.div_ceil(self.lay.ssb_bytes)) as u32
+    }
+
+    fn residue_pieces(&self, zi: usize, stream: u64, len: u64, out: &mut Vec<(SegId, u64, u64)>) {
+        out.clear();
+        let ext = &self.zones[zi].residues;
+        let mut i = ext.partition_point(|e| e.stream + e.len <= stream);
+        let (mut at, end) = (stream, stream + len);
+        while at < end {
+            let e = ext[i];
+            let take = (e.stream + e.len).min(end) - at;
+            out.push((e.seg, e.seg_off + (at - e.stream), take));
+            at += take;
+            i += 1;
+        }
+    }
+
+    /// Where page `page` of zone `zi` sits in the home stream, and its slot size (0 = raw).
+    fn locate(&self, zi: usize, page: u64) -> (SegId, u64, u32) {
+        let z = &self.zones[zi];
+        let w = (page / self.lay.window_pages) as usize;
+        let win = z.windows[w];
+        let slot_bytes = if win.slot == 0 {
+            PAGE
+        } else {
+            win.slot as u64 * UNIT
+        };
+        let mut k = page - w as u64 * self.lay.window_pages;
+        let mut pos = win.home_start;
+        let mut h = z.home.partition_point(|&(_, s)| s <= pos) - 1;
+        loop {
+            let (seg, start) = z.home[h];
+            let end = start + self.seg(seg).cap;
+            let fit = (end - pos) / slot_bytes;
+            if k < fit {
+                return (seg, pos + k * slot_bytes - start, win.slot);
+            }
+            k -= fit;
+            h += 1;
+            pos = z.home[h].1;
+        }
+    }
+}
+
+impl Controller {
+    fn balloon(&mut self) -> &mut Balloon {
+        self.balloon.as_mut().expect("balloon design")
+    }
+
+    /// Compress the pages of a write and check that flash has room for them; reclaims residue
+    /// space if it must. Changes no zone. Fails with Capacity Exceeded when flash is out.
+    pub(crate) fn balloon_prepare(
+        &mut self,
+        zi: usize,
+        data: &[u8],
+        ready: u64,
+    ) -> Result<(), Status> {
+        let b = self.balloon.as_mut().expect("balloon design");
+        self.staging.clear();
+        b.sizes.clear();
+        for page in data.chunks_exact(PAGE as usize) {
+            let at = self.staging.len();
+            let n = self
+                .engine
+                .coder
+                .compress(self.engine.codec, page, &mut self.staging);
+            if n >= PAGE as usize {
+                self.staging.truncate(at);
+                self.staging.extend_from_slice(page);
+                b.sizes.push(0);
+            } else {
+                b.sizes.push(n as u32);
+            }
+        }
+        let need = b.ssbs_needed(zi);
+        while self.balloon().free_ssbs < need + RESERVE_SSBS {
+            if !self.balloon_reclaim_one(ready) {
+                return Err(Status::CAPACITY_EXCEEDED);
+            }
+        }
+        Ok(())
+    }
+
+    /// Store the pages of `data` (prepared by [`balloon_prepare`]) at the end of zone `zi` and
+    /// time the write: buffer space for the stored bytes, the transfer, one engine request per
+    /// page, and the programs of every unit filled. Returns when the write is in the buffer.
+    pub(crate) fn balloon_write(&mut self, zi: usize, data: &[u8], ready: u64) -> u64 {
+        let mut touched: Vec<SegId> = Vec::with_capacity(4);
+        let mut stored = 0u64;
+        let mut src = 0usize;
+        for (i, raw_page) in data.chunks_exact(PAGE as usize).enumerate() {
+            let b = self.balloon.as_mut().expect("balloon design");
+            let c = b.sizes[i];
+            let len = if c == 0 { PAGE as usize } else { c as usize };
+            let page = &self.staging[src..src + len];
+            src += len;
+            let seg_bytes = if b.zones[zi].cur.raw_zone {
+                b.lay.ssb_bytes * b.lay.groups as u64
+            } else {
+                b.lay.ssb_bytes
+            };
+            let mut cur = b.zones[zi].cur;
+            let (p, new_window) = b.place(&mut cur, c, seg_bytes);
+            if new_window {
+                b.zones[zi].windows.push(Window {
+                    slot: cur.slot,
+                    home_start: p.home_off,
+                });
+                b.counters.windows += 1;
+                if cur.slot == 0 {
+                    b.counters.raw_windows += 1;
+                }
+            }
+            if cur.home_cap > b.zones[zi].cur.home_cap {
+                // A new home segment: a whole superblock for a raw zone when one is free.
+                let id = (if cur.raw_zone {
+                    b.alloc(SegKind::Home, true)
+                } else {
+                    None
+                })
+                .or_else(|| b.alloc(SegKind::Home, false))
+                .expect("space checked by balloon_prepare");
+                let cap = b.seg(id).cap;
+                b.seg_mut(id).data.reserve_exact(cap as usize);
+                b.zones[zi].home.push((id, p.home_off));
+                // The real segment may be a whole superblock, larger than planned.
+                cur.home_cap = p.home_off + cap;
+            }
+            b.zones[zi].cur = cur;
+            // A page just placed is always in the zone's last home segment.
+            let (seg, start) = *b.zones[zi].home.last().expect("home segment");
+            let seg_off = (p.home_off - start) as usize;
+            let s = b.seg_mut(seg);
+            s.data.resize(seg_off, 0);
+            let mut residue = 0..0;
+            if cur.slot == 0 {
+                s.data.extend_from_slice(raw_page);
+            } else {
+                let in_slot = (p.home_len - HEADER) as usize;
+                s.data.extend_from_slice(&(c as u16).to_le_bytes());
+                s.data
+                    .extend_from_slice(&((p.residue_off / UNIT) as u32).to_le_bytes());
+                s.data.extend_from_slice(&page[..in_slot]);
+                s.data.resize(seg_off + p.slot_bytes as usize, 0);
+                residue = src - len + in_slot..src;
+            }
+            b.counters.pages_written += 1;
+            b.counters.compressed_bytes += len as u64;
+            b.counters.slot_bytes += p.slot_bytes;
+            stored += p.slot_bytes;
+            if !touched.contains(&seg) {
+                touched.push(seg);
+            }
+            if p.residue_len > 0 {
+                b.counters.truncated_pages += 1;
+                b.counters.residue_bytes += p.residue_len;
+                stored += p.residue_len.div_ceil(UNIT) * UNIT;
+                let staging = std::mem::take(&mut self.staging);
+                self.balloon_append_residue(zi, &staging[residue], &mut touched);
+                self.staging = staging;
+            }
+        }
+
+        // Cost: buffer space for what is stored, the transfer, the engine, then programs.
+        let pages = data.len() as u64 / PAGE;
+        let admitted = self.buffer_admit(ready, stored);
+        let in_device = self.transfer_to_device(admitted, data.len() as u64);
+        let mut done = in_device;
+        for _ in 0..pages {
+            done = done.max(self.engine.run(Direction::Compress, in_device, PAGE));
+        }
+        for seg in touched {
+            self.balloon_flush(seg, done);
+        }
+        done
+    }
+
+    /// Append a residue to zone `zi`'s residue stream, in the extra segment it writes (taken
+    /// from the pool or freshly allocated when it has none or it is full).
+    fn balloon_append_residue(&mut self, zi: usize, bytes: &[u8], touched: &mut Vec<SegId>) {
+        let aligned = (bytes.len() as u64).div_ceil(UNIT) * UNIT;
+        let b = self.balloon();
+        let mut stream = b.zones[zi].residues.last().map_or(0, |e| e.stream + e.len);
+        let mut left = aligned;
+        let mut src = 0usize;
+        while left > 0 {
+            let room = |b: &Balloon, id: SegId| b.seg(id).cap - b.seg(id).data.len() as u64;
+            let seg = match b.zones[zi].extra {
+                Some(id) if room(b, id) > 0 => id,
+                _ => {
+                    if let Some(old) = b.zones[zi].extra.take() {
+                        b.seg_mut(old).owner = None;
+                    }
+                    let id = match b.pool.iter().position(|&id| room(b, id) > 0) {
+                        Some(i) => b.pool.swap_remove(i),
+                        None => b
+                            .alloc(SegKind::Extra, false)
+                            .expect("space checked by balloon_prepare"),
+                    };
+                    b.seg_mut(id).owner = Some(zi);
+                    b.zones[zi].extra = Some(id);
+                    id
+                }
+            };
+            let take = room(b, seg).min(left);
+            let s = b.seg_mut(seg);
+            let seg_off = s.data.len() as u64;
+            let real = (bytes.len() - src).min(take as usize);
+            s.data.extend_from_slice(&bytes[src..src + real]);
+            s.data.resize((seg_off + take) as usize, 0);
+            s.valid += take;
+            src += real;
+            let ext = &mut b.zones[zi].residues;
+            match ext.last_mut() {
+                Some(e) if e.seg == seg && e.seg_off + e.len == seg_off => e.len += take,
+                _ => ext.push(Extent {
+                    stream,
+                    seg,
+                    seg_off,
+                    len: take,
+                }),
+            }
+            stream += take;
+            left -= take;
+            if !touched.contains(&seg) {
+                touched.push(seg);
+            }
+        }
+    }
+
+    /// Hand every complete program unit of segment `seg` to flash, data ready at `ready`.
+    fn balloon_flush(&mut self, seg: SegId, ready: u64) {
+        let unit = self.layout.geometry.unit_bytes;
+        loop {
+            let b = self.balloon.as_ref().expect("balloon design");
+            let s = b.seg(seg);
+            let off = s.flash.issued;
+            if off + unit > s.data.len() as u64 {
+                break;
+            }
+            let die = b.die_at(seg, off, unit);
+            let start = ready.max(s.flash.erased_at);
+            let done = self
+                .flash
+                .program(die, unit, SimInstant::from_ns(start))
+                .as_ns();
+            self.write_buffer.release_at(done, unit);
+            let f = &mut self.balloon().seg_mut(seg).flash;
+            f.pending.push_back((off + unit, done));
+            f.busy_until = f.busy_until.max(done);
+            f.issued = off + unit;
+        }
+    }
+
+    /// Timing of reading `len` bytes at `off` of segment `seg`: one flash read per page not in
+    /// the write buffer, none for a page already read by this command (`seen`).
+    fn balloon_read_bytes(
+        &mut self,
+        seg: SegId,
+        off: u64,
+        len: u64,
+        t: u64,
+        seen: &mut Vec<(SegId, u64, u64)>,
+    ) -> u64 {
+        let unit = self.layout.geometry.unit_bytes;
+        let page = self.layout.geometry.page_bytes as u64;
+        let mut ready = t;
+        let mut at = off;
+        while at < off + len {
+            let p = at / page;
+            let got = match seen.iter().rev().take(8).find(|s| s.0 == seg && s.1 == p) {
+                Some(s) => s.2,
+                None => {
+                    let b = self.balloon.as_mut().expect("balloon design");
+                    let die = b.die_at(seg, at, unit);
+                    let done = if b.seg_mut(seg).flash.holds(at, t, unit) {
+                        t
+                    } else {
+                        self.flash.read(die, page, SimInstant::from_ns(t)).as_ns()
+                    };
+                    seen.push((seg, p, done));
+                    done
+                }
+            };
+            ready = ready.max(got);
+            at = (p + 1) * page;
+        }
+        ready
+    }
+
+    /// Read `data.len() / 4096` pages of zone `zi` from page `first`: pages past the write
+    /// pointer are zeros. Returns when the last page is decompressed.
+    pub(crate) fn balloon_read(
+        &mut self,
+        zi: usize,
+        first: u64,
+        data: &mut [u8],
+        ready: u64,
+    ) -> Result<u64, Status> {
+        let written = self.zones[zi].bytes / PAGE;
+        let mut seen = Vec::new();
+        let mut pieces = Vec::new();
+        let mut done = ready;
+        for (i, out) in data.chunks_exact_mut(PAGE as usize).enumerate() {
+            let page = first + i as u64;
+            if page >= written {
+                out.fill(0);
+                continue;
+            }
+            let b = self.balloon.as_mut().expect("balloon design");
+            let (seg, off, slot) = b.locate(zi, page);
+            b.counters.pages_read += 1;
+            if slot == 0 {
+                out.copy_from_slice(&b.seg(seg).data[off as usize..(off + PAGE) as usize]);
+                let t = self.balloon_read_bytes(seg, off, PAGE, ready, &mut seen);
+                done = done.max(t);
+                continue;
+            }
+            let slot_bytes = slot as u64 * UNIT;
+            let s = &b.seg(seg).data;
+            let hdr = &s[off as usize..(off + HEADER) as usize];
+            let c = u16::from_le_bytes([hdr[0], hdr[1]]) as u64;
+            let res_off = u32::from_le_bytes([hdr[2], hdr[3], hdr[4], hdr[5]]) as u64 * UNIT;
+            let stored = if c == 0 { PAGE } else { c };
+            let foot = stored + HEADER;
+            let in_slot = foot.min(slot_bytes);
+            self.staging.clear();
+            self.staging
+                .extend_from_slice(&s[(off + HEADER) as usize..(off + in_slot) as usize]);
+            let home_ready = self.balloon_read_bytes(seg, off, in_slot, ready, &mut seen);
+            let mut page_ready = home_ready;
+            if foot > slot_bytes {
+                // The slot's header gives the residue: a second read, after the first.
+                let b = self.balloon.as_mut().expect("balloon design");
+                b.counters.two_read_pages += 1;
+                let need = foot - slot_bytes;
+                if res_off + need > b.zones[zi].cur.residue {
+                    return Err(Status::UNRECOVERED_READ_ERROR);
+                }
+                b.residue_pieces(zi, res_off, need, &mut pieces);
+                for &(rseg, roff, rlen) in &pieces {
+                    let b = self.balloon.as_ref().expect("balloon design");
+                    self.staging.extend_from_slice(
+                        &b.seg(rseg).data[roff as usize..(roff + rlen) as usize],
+                    );
+                    let t = self.balloon_read_bytes(rseg, roff, rlen, home_ready, &mut seen);
+                    page_ready = page_ready.max(t);
+                }
+            }
+            if c == 0 {
+                out.copy_from_slice(&self.staging);
+            } else {
+                self.engine
+                    .coder
+                    .decompress(self.engine.codec, &self.staging, out)
+                    .map_err(|_| Status::UNRECOVERED_READ_ERROR)?;
+            }
+            done = done.max(self.engine.run(Direction::Decompress, page_ready, PAGE));
+        }
+        Ok(done)
+    }
+
+    /// A zone leaves the open states: the extra segment it wrote goes back to the pool.
+    pub(crate) fn balloon_release_extra(&mut self, zi: usize) {
+        let Some(b) = self.balloon.as_mut() else {
+            return;
+        };
+        let Some(id) = b.zones[zi].extra.take() else {
+            return;
+        };
+        let s = b.seg_mut(id);
+        s.owner = None;
+        let (empty, room) = (s.valid == 0, s.data.len() < s.cap as usize);
+        if empty {
+            // Every residue in it was reset or moved: nothing to keep.
+            self.balloon_free(id, 0);
+        } else if room {
+            b.pool.push(id);
+        }
+    }
+
+    /// Erase a segment's blocks and give its SSBs back.
+    fn balloon_free(&mut self, id: SegId, ready: u64) -> u64 {
+        let b = self.balloon.as_mut().expect("balloon design");
+        b.pool.retain(|&p| p != id);
+        let s = b.segments[id].take().expect("live segment");
+        b.free_slots.push(id);
+        let g = b.lay.groups as usize;
+        let first = s.row as usize * g + s.group as usize;
+        for o in &mut b.ssb_owner[first..first + s.ssbs as usize] {
+            *o = None;
+        }
+        b.free_ssbs += s.ssbs;
+        match s.kind {
+            SegKind::Home => b.counters.home_ssbs -= s.ssbs as u64,
+            SegKind::Extra => b.counters.extra_ssbs -= s.ssbs as u64,
+        }
+        // Buffered bytes that never reached flash give their buffer space back.
+        self.write_buffer
+            .discard(s.data.len() as u64 - s.flash.issued);
+        let unit = self.layout.geometry.unit_bytes;
+        let dies = s.ssbs * b.lay.dies_per_ssb;
+        let programmed = s.flash.issued / unit;
+        let start = ready.max(s.flash.busy_until);
+        let mut done = start;
+        for d in 0..dies.min(programmed as u32) {
+            let die = DieId(s.group * b.lay.dies_per_ssb + d);
+            done = done.max(self.flash.erase(die, 1, SimInstant::from_ns(start)).as_ns());
+        }
+        done
+    }
+
+    /// Reset: free the zone's home segments, drop its residues (an extra segment left with no
+    /// live residue and no writer is freed at once). Returns when the erases are done.
+    pub(crate) fn balloon_reset(&mut self, zi: usize, ready: u64) -> u64 {
+        self.balloon_release_extra(zi);
+        let b = self.balloon();
+        let z = std::mem::take(&mut b.zones[zi]);
+        let mut done = ready;
+        for (id, _) in z.home {
+            done = done.max(self.balloon_free(id, ready));
+        }
+        for e in z.residues {
+            let b = self.balloon();
+            let Some(s) = b.segments[e.seg].as_mut() else {
+                continue;
+            };
+            if s.kind != SegKind::Extra {
+                continue;
+            }
+            s.valid -= e.len;
+            if s.valid == 0 && s.owner.is_none() {
+                done = done.max(self.balloon_free(e.seg, ready));
+            }
+        }
+        done
+    }
+
+    /// The zone is fully written: move its residues into its last home segment if they fit
+    /// there (§3.1), so the extra segments can be reclaimed without copying them.
+    pub(crate) fn balloon_migrate(&mut self, zi: usize, ready: u64) {
+        self.balloon_release_extra(zi);
+        let b = self.balloon();
+        let z = &b.zones[zi];
+        let total: u64 = z.residues.iter().map(|e| e.len).sum();
+        let Some(&(home, _)) = z.home.last() else {
+            return;
+        };
+        let in_extra = z
+            .residues
+            .iter()
+            .any(|e| b.seg(e.seg).kind == SegKind::Extra);
+        let room = b.seg(home).cap - b.seg(home).data.len() as u64;
+        if total == 0 || !in_extra || room < total {
+            return;
+        }
+        let old = std::mem::take(&mut b.zones[zi].residues);
+        let dst_off = b.seg(home).data.len() as u64;
+        let mut seen = Vec::new();
+        let mut read_done = ready;
+        for e in &old {
+            let b = self.balloon();
+            let src = e.seg_off as usize..(e.seg_off + e.len) as usize;
+            let moved = b.seg(e.seg).data[src].to_vec();
+            b.seg_mut(home).data.extend_from_slice(&moved);
+            read_done =
+                read_done.max(self.balloon_read_bytes(e.seg, e.seg_off, e.len, ready, &mut seen));
+        }
+        let b = self.balloon();
+        b.zones[zi].residues.push(Extent {
+            stream: 0,
+            seg: home,
+            seg_off: dst_off,
+            len: total,
+        });
+        b.counters.migrations += 1;
+        b.counters.migrated_bytes += total;
+        for e in old {
+            let s = self.balloon().seg_mut(e.seg);
+            s.valid -= e.len;
+            if s.valid == 0 && s.owner.is_none() {
+                self.balloon_free(e.seg, read_done);
+            }
+        }
+        self.buffer_admit(read_done, total);
+        self.balloon_flush(home, read_done);
+    }
+
+    /// Reclaim one extra segment (§3.1 residue space reclamation): the one with the fewest
+    /// live residue bytes and no writer; its live residues are copied to another extra segment
+    /// and it is erased. False when no segment would give space back.
+    fn balloon_reclaim_one(&mut self, t: u64) -> bool {
+        let b = self.balloon();
+        // Only full segments: the room left in a partial one is used without reclaiming it.
+        let victim = b
+            .segments
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
+            .filter(|(_, s)| {
+                s.kind == SegKind::Extra
+                    && s.owner.is_none()
+                    && s.valid < s.cap
+                    && s.data.len() as u64 == s.cap
+            })
+            .min_by_key(|(_, s)| s.valid)
+            .map(|(i, s)| (i, s.valid));
+        let Some((victim, valid)) = victim else {
+            return false;
+        };
+        // Somewhere to copy to, checked before anything moves.
+        let pool_room: u64 = b
+            .pool
+            .iter()
+            .map(|&id| b.seg(id).cap - b.seg(id).data.len() as u64)
+            .sum();
+        if valid > pool_room + b.free_ssbs as u64 * b.lay.ssb_bytes {
+            return false;
+        }
+        // Collect (zone, extent index) of live residues in the victim.
+        let mut moves = Vec::new();
+        for (zi, z) in b.zones.iter().enumerate() {
+            for (k, e) in z.residues.iter().enumerate() {
+                if e.seg == victim {
+                    moves.push((zi, k));
+                }
+            }
+        }
+        let mut seen = Vec::new();
+        let mut dst: Option<SegId> = None;
+        let mut moved_bytes = 0;
+        for (zi, k) in moves.into_iter().rev() {
+            let b = self.balloon();
+            let e = b.zones[zi].residues[k];
+            let bytes =
+                b.seg(victim).data[e.seg_off as usize..(e.seg_off + e.len) as usize].to_vec();
+            let read_done = self.balloon_read_bytes(victim, e.seg_off, e.len, t, &mut seen);
+            let mut pieces = Vec::new();
+            let mut at = 0u64;
+            while at < e.len {
+                let b = self.balloon();
+                let id = match dst {
+                    Some(id) if b.seg(id).data.len() < b.seg(id).cap as usize => id,
+                    _ => {
+                        let found = b.pool.iter().position(|&id| id != victim);
+                        let id = match found {
+                            Some(i) => b.pool.swap_remove(i),
+                            None => b
+                                .alloc(SegKind::Extra, false)
+                                .expect("room checked before moving"),
+                        };
+                        dst = Some(id);
+                        id
+                    }
+                };
+                let s = b.seg_mut(id);
+                let take = (s.cap - s.data.len() as u64).min(e.len - at);
+                let seg_off = s.data.len() as u64;
+                s.data
+                    .extend_from_slice(&bytes[at as usize..(at + take) as usize]);
+                s.valid += take;
+                pieces.push(Extent {
+                    stream: e.stream + at,
+                    seg: id,
+                    seg_off,
+                    len: take,
+                });
+                at += take;
+                self.buffer_admit(read_done, take);
+                self.balloon_flush(id, read_done);
+            }
+            moved_bytes += e.len;
+            let b = self.balloon();
+            b.zones[zi].residues.splice(k..k + 1, pieces);
+        }
+        if let Some(id) = dst {
+            let b = self.balloon();
+            if b.seg(id).data.len() < b.seg(id).cap as usize {
+                b.pool.push(id);
+            }
+        }
+        let b = self.balloon();
+        b.counters.reclamations += 1;
+        b.counters.reclaimed_bytes += moved_bytes;
+        b.seg_mut(victim).valid = 0;
+        self.balloon_free(victim, t);
+        true
+    }
+
+    /// Balloon-ZNS counters (balloon design only).
+    pub fn balloon_counters(&self) -> Option<BalloonCounters> {
+        self.balloon.as_ref().map(|b| b.counters.clone())
+    }
+}
