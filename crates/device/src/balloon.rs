@@ -219,7 +219,20 @@ impl Balloon {
             })?;
             (r as u32, 0, g as u32)
         } else {
-            let i = self.ssb_owner.iter().position(Option::is_none)?;
+            // Spread the zones being written over the die groups: the group with the fewest
+            // home segments still filling (extras take few writes), then fewest extras filling.
+            let mut load = vec![(0u32, 0u32); g];
+            for s in self.segments.iter().flatten() {
+                if s.ssbs == 1 && (s.data.len() as u64) < s.cap {
+                    match s.kind {
+                        SegKind::Home => load[s.group as usize].0 += 1,
+                        SegKind::Extra => load[s.group as usize].1 += 1,
+                    }
+                }
+            }
+            let i = (0..self.ssb_owner.len())
+                .filter(|&i| self.ssb_owner[i].is_none())
+                .min_by_key(|&i| (load[i % g], i))?;
             ((i / g) as u32, (i % g) as u32, 1)
         };
         let cap = ssbs as u64 * self.lay.ssb_bytes;

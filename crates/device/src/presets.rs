@@ -129,7 +129,7 @@ pub fn balloon_qlc() -> DeviceConfig {
         name: "balloon-qlc".into(),
         design: Design::Balloon,
         nand: nand::presets::balloon_qlc(),
-        zones: zones(ZoneMapping::AllDies, 14, 14),
+        zones: zones(ZoneMapping::AllDies, 0, 0),
         lba: LbaConfig::default(),
         pcie: PcieConfig::default(),
         controller: ControllerConfig::default(),

@@ -58,6 +58,9 @@ pub struct JobSpec {
     pub max_open_zones: u32,
     pub buffer_compress_percentage: u32,
     pub buffer_compress_chunk: u64,
+    /// znslab extension: each 4 KiB page of the buffers draws its percentage uniformly from
+    /// buffer_compress_percentage ± this, so page compression ratios vary as real data's do.
+    pub buffer_compress_spread: u32,
     pub runtime_ns: Option<u64>,
     pub time_based: bool,
     pub group_reporting: bool,
@@ -90,6 +93,7 @@ impl Default for JobSpec {
             max_open_zones: 0,
             buffer_compress_percentage: 0,
             buffer_compress_chunk: 512,
+            buffer_compress_spread: 0,
             runtime_ns: None,
             time_based: false,
             group_reporting: false,
@@ -239,6 +243,13 @@ fn apply(spec: &mut JobSpec, job: &str, key: &str, value: Option<&str>) -> Resul
                 return Err(bad(value.unwrap_or(""), "a percentage (0-100)"));
             }
             spec.buffer_compress_percentage = p as u32;
+        }
+        "buffer_compress_spread" => {
+            let p = number(need()?)?;
+            if p > 100 {
+                return Err(bad(value.unwrap_or(""), "percentage points (0-100)"));
+            }
+            spec.buffer_compress_spread = p as u32;
         }
         "buffer_compress_chunk" => {
             spec.buffer_compress_chunk = bytes(need()?)?;

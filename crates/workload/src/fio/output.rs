@@ -160,6 +160,35 @@ fn compression_json(c: &Controller, window: u64) -> Value {
             "compress": round3(e.compress_busy_ns as f64 / window.max(1) as f64),
             "decompress": round3(e.decompress_busy_ns as f64 / window.max(1) as f64),
         },
+        "balloon": c.balloon_counters().map(|b| {
+            let logical = b.pages_written * 4096;
+            let ssb_bytes = (b.home_ssbs + b.extra_ssbs) * b.ssb_bytes;
+            json!({
+                "pages_written": b.pages_written,
+                "compressed_bytes": b.compressed_bytes,
+                "slot_bytes": b.slot_bytes,
+                "residue_bytes": b.residue_bytes,
+                "truncated_pages": b.truncated_pages,
+                "truncated_ratio": ratio(b.truncated_pages, b.pages_written),
+                "windows": b.windows,
+                "raw_windows": b.raw_windows,
+                "pages_read": b.pages_read,
+                "two_read_pages": b.two_read_pages,
+                "migrations": b.migrations,
+                "migrated_bytes": b.migrated_bytes,
+                "reclamations": b.reclamations,
+                "reclaimed_bytes": b.reclaimed_bytes,
+                "home_ssbs": b.home_ssbs,
+                "extra_ssbs": b.extra_ssbs,
+                "ssbs_total": b.ssbs_total,
+                "peak_ssbs": b.peak_ssbs,
+                // Storage footprint (Balloon-ZNS Fig. 4): compressed bytes alone, with slot
+                // alignment and residues, and with whole sub-superblocks, over the logical bytes.
+                "raw_sfp": ratio(b.compressed_bytes, logical),
+                "slot_sfp": ratio(b.slot_bytes + b.residue_bytes, logical),
+                "ssb_sfp": ratio(ssb_bytes, logical),
+            })
+        }),
     })
 }
 

@@ -477,8 +477,22 @@ const NO_CHUNKS: &str =
                          writes earlier in the same run (a job before this one, with stonewall)";
 
 /// Fill `buf` the way fio does for buffer_compress_percentage: in each chunk, the first
-/// (100 - pct)% random bytes and the rest zeros.
-fn fill_compressible(rng: &mut Rng, buf: &mut [u8], pct: u32, chunk: u64) {
+/// (100 - pct)% random bytes and the rest zeros. With a `spread`, each 4 KiB page draws its own
+/// percentage from pct ± spread (a znslab extension).
+fn fill_compressible(rng: &mut Rng, buf: &mut [u8], pct: u32, chunk: u64, spread: u32) {
+    if spread == 0 {
+        fill_chunks(rng, buf, pct, chunk);
+        return;
+    }
+    for page in buf.chunks_mut(4096) {
+        let lo = pct.saturating_sub(spread);
+        let hi = (pct + spread).min(100);
+        let p = lo + rng.below((hi - lo + 1) as u64) as u32;
+        fill_chunks(rng, page, p, chunk);
+    }
+}
+
+fn fill_chunks(rng: &mut Rng, buf: &mut [u8], pct: u32, chunk: u64) {
     if pct == 0 {
         rng.fill(buf);
         return;
@@ -847,6 +861,7 @@ pub fn run(sim: &Sim, dev: &DeviceHandle, jobs: &[JobSpec]) -> Result<RunResult,
                 &mut pool,
                 s.spec.buffer_compress_percentage,
                 s.spec.buffer_compress_chunk,
+                s.spec.buffer_compress_spread,
             );
             Rc::new(pool)
         })
