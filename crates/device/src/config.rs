@@ -27,6 +27,9 @@ pub struct DeviceConfig {
     /// Balloon-ZNS storage management (used by the `balloon` design).
     #[serde(default)]
     pub balloon: BalloonConfig,
+    /// The transparently compressing block SSD's FTL (used by the `tcssd` design).
+    #[serde(default)]
+    pub tcssd: TcssdConfig,
 }
 
 /// A device design: one controller, different storage managers and commands.
@@ -42,16 +45,21 @@ pub enum Design {
     /// Balloon-ZNS (DAC'24 §3): host-transparent compression of every 4 KiB page into slots of
     /// sub-superblocks, residues of overlarge pages logged in shared extra sub-superblocks.
     Balloon,
+    /// A transparently compressing block SSD (DP-CSD, ScaleFlux CSD): a conventional namespace
+    /// larger than the flash, every 4 KiB block compressed and packed, a fine-grained map in
+    /// device DRAM, device garbage collection with over-provisioning. No zone commands.
+    Tcssd,
 }
 
 impl Design {
-    pub const ALL: [Design; 3] = [Design::Zns, Design::Cczns, Design::Balloon];
+    pub const ALL: [Design; 4] = [Design::Zns, Design::Cczns, Design::Balloon, Design::Tcssd];
 
     pub fn name(self) -> &'static str {
         match self {
             Design::Zns => "zns",
             Design::Cczns => "cczns",
             Design::Balloon => "balloon",
+            Design::Tcssd => "tcssd",
         }
     }
 }
@@ -87,6 +95,33 @@ impl Default for BalloonConfig {
             first_slot_units: 8,
             expansion_percent: 200,
             incompressible_below_percent: 110,
+        }
+    }
+}
+
+/// The transparently compressing SSD's FTL, under `[tcssd]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcssdConfig {
+    /// Logical capacity as a percentage of the flash left after over-provisioning (ScaleFlux
+    /// CSD 2000 exposes up to 2x; DPZip §2 Challenge #1 discusses the map this costs).
+    pub expansion_percent: u32,
+    /// Flash kept back from the logical capacity for GC (7% is the usual consumer figure,
+    /// an assumption; the papers give none).
+    pub over_provisioning_percent: u32,
+    /// Garbage collection runs when fewer superblocks than this are free.
+    pub gc_free_superblocks: u32,
+    /// Bytes per map entry (physical address and length of one 4 KiB block's compressed form).
+    pub map_entry_bytes: u32,
+}
+
+impl Default for TcssdConfig {
+    fn default() -> Self {
+        TcssdConfig {
+            expansion_percent: 200,
+            over_provisioning_percent: 7,
+            gc_free_superblocks: 2,
+            map_entry_bytes: 8,
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::engine::{Engine, EngineCounters};
 use crate::layout::Layout;
 use crate::status::Status;
 use crate::storage::{ImageFile, Storage};
+use crate::tcssd::Tcssd;
 use crate::zone::{Zone, ZoneDescriptor, ZoneState};
 
 /// Opening or creating a device failed.
@@ -202,6 +203,8 @@ pub struct Controller {
     pub(crate) staging: Vec<u8>,
     /// Balloon-ZNS storage manager (balloon design only).
     pub(crate) balloon: Option<Balloon>,
+    /// The transparently compressing SSD's FTL (tcssd design only).
+    pub(crate) tcssd: Option<Tcssd>,
 }
 
 impl Controller {
@@ -319,8 +322,20 @@ impl Controller {
             .balloon
             .clone()
             .map(|b| Balloon::new(b, &config.balloon, layout.zone_count));
+        let tcssd = layout.tcssd_superblocks.map(|n| {
+            let t = &config.tcssd;
+            Tcssd::new(
+                n,
+                layout.zone_capacity_bytes(),
+                layout.geometry.dies,
+                t.gc_free_superblocks,
+                layout.namespace_lbas(),
+                t.map_entry_bytes,
+            )
+        });
         Controller {
             balloon,
+            tcssd,
             chunks: vec![Vec::new(); layout.zone_count as usize],
             engine: Engine::new(config.compression.codec, profile),
             staging: Vec::new(),
@@ -390,7 +405,8 @@ impl Controller {
             // State, attributes, write pointer, written length and flash base of each zone;
             // Balloon-ZNS adds window starts and residue extents.
             zone_map_bytes: self.layout.zone_count as u64 * 32
-                + self.balloon.as_ref().map_or(0, |b| b.table_bytes()),
+                + self.balloon.as_ref().map_or(0, |b| b.table_bytes())
+                + self.tcssd.as_ref().map_or(0, |t| t.counters.map_bytes),
             write_buffer_bytes: self.write_buffer.capacity,
         }
     }
@@ -444,7 +460,13 @@ impl Controller {
             self.engine.prune(now.as_ns());
         }
         let ready = now + self.overhead;
+        let zoned = matches!(
+            command,
+            Command::ZoneMgmtSend { .. } | Command::ZoneMgmtRecv { .. }
+        );
         let result = match command {
+            // A conventional namespace has no zone commands.
+            _ if zoned && self.tcssd.is_some() => Err(Status::INVALID_OPCODE),
             Command::Read {
                 slba,
                 nlb,
@@ -797,11 +819,14 @@ impl Controller {
 
 /// The balloon design keeps its flash layout in memory only.
 fn refuse_image(config: &DeviceConfig) -> Result<(), DeviceError> {
-    if config.design == Design::Balloon {
+    if matches!(config.design, Design::Balloon | Design::Tcssd) {
         return Err(DeviceError::Config(ConfigError::new(
             "device.design",
-            "the balloon design keeps its flash layout in memory; image files are not supported \
-             for it (run without an image)",
+            format!(
+                "the {} design keeps its flash layout in memory; image files are not supported \
+                 for it (run without an image)",
+                config.design.name()
+            ),
         )));
     }
     Ok(())

@@ -31,6 +31,8 @@ pub struct Layout {
     pub link_bytes_per_s: u64,
     /// The Balloon-ZNS flash layout (balloon design only).
     pub balloon: Option<BalloonLayout>,
+    /// Superblocks of the flash (tcssd design only; its namespace is zone_count zones' worth).
+    pub tcssd_superblocks: Option<u32>,
 }
 
 /// Balloon-ZNS: superblocks (one block on every die) split in sub-superblocks (SSBs).
@@ -175,6 +177,20 @@ impl Layout {
         } else {
             None
         };
+        let tcssd_superblocks = if cfg.design == crate::config::Design::Tcssd {
+            tcssd_check(cfg, &g, cap_bytes, size_bytes)?;
+            let t = &cfg.tcssd;
+            // The namespace in superblock-sized units: flash less OP, times the expansion.
+            max_zones =
+                max_zones * (100 - t.over_provisioning_percent as u64) * t.expansion_percent as u64
+                    / 10_000;
+            if max_zones == 0 {
+                return Err(err("tcssd.expansion_percent", "leaves no logical capacity"));
+            }
+            Some(g.erase_units_per_die as u32)
+        } else {
+            None
+        };
         let zone_count = match cfg.zones.count {
             Some(0) => return Err(err("zones.count", "must be greater than zero")),
             Some(n) if n as u64 > max_zones => {
@@ -246,6 +262,7 @@ impl Layout {
             zone_append_max_bytes: zasl,
             link_bytes_per_s: cfg.pcie.lanes as u64 * cfg.pcie.lane_bytes_per_s,
             balloon,
+            tcssd_superblocks,
             geometry: g,
         })
     }
@@ -359,6 +376,50 @@ fn balloon_layout(
         ssb_bytes: dies_per_ssb as u64 * g.erase_unit_bytes,
         window_pages: pages / b.windows_per_zone as u64,
     })
+}
+
+/// Check the tcssd design's constraints.
+fn tcssd_check(
+    cfg: &DeviceConfig,
+    g: &Geometry,
+    cap_bytes: u64,
+    size_bytes: u64,
+) -> Result<(), ConfigError> {
+    let t = &cfg.tcssd;
+    let dies = (g.channels * g.dies_per_channel) as u64;
+    if cfg.zones.mapping != ZoneMapping::AllDies
+        || cfg.zones.erase_units_per_die != 1
+        || cap_bytes != size_bytes
+        || cap_bytes != dies * g.erase_unit_bytes
+    {
+        return Err(err(
+            "zones.mapping",
+            "the tcssd design sizes its namespace in superblocks: use all_dies, one erase unit \
+             per die, capacity and size unset",
+        ));
+    }
+    if cfg.lba.bytes != 4096 || cfg.lba.metadata_bytes != 0 {
+        return Err(err(
+            "lba.bytes",
+            "the tcssd design compresses 4 KiB blocks without metadata (bytes = 4096, metadata_bytes = 0)",
+        ));
+    }
+    if t.over_provisioning_percent >= 100 {
+        return Err(err("tcssd.over_provisioning_percent", "must be below 100"));
+    }
+    if t.expansion_percent < 100 {
+        return Err(err("tcssd.expansion_percent", "must be at least 100"));
+    }
+    if t.gc_free_superblocks < 1 || t.gc_free_superblocks as u64 + 2 > g.erase_units_per_die {
+        return Err(err(
+            "tcssd.gc_free_superblocks",
+            format!(
+                "must be at least 1 and leave room on the {} superblocks",
+                g.erase_units_per_die
+            ),
+        ));
+    }
+    Ok(())
 }
 
 impl DeviceConfig {

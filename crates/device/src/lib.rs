@@ -9,7 +9,11 @@
 //! changes nothing), *apply* (zone state and bytes), *cost* (reservations on the PCIe and flash
 //! timelines, which give the completion time). Commands live one per file under `cmd/`.
 //!
-//! May depend on: `sim`, `nand`. Leaves out: anything about the host software that drives it.
+//! Designs (`Design`): plain ZNS; CCZNS (`cmd/compressed_write.rs`, `cmd/decompressed_read.rs`,
+//! `chunks.rs`); Balloon-ZNS (`balloon.rs`); a transparently compressing block SSD (`tcssd.rs`).
+//! The compressing designs share the engine (`engine.rs`: real codec bytes, profile timing).
+//!
+//! May depend on: `sim`, `nand`, `codec`. Leaves out: anything about the host software that drives it.
 
 mod balloon;
 mod chunks;
@@ -22,6 +26,7 @@ mod layout;
 pub mod presets;
 mod status;
 mod storage;
+mod tcssd;
 mod zone;
 
 pub use balloon::BalloonCounters;
@@ -32,7 +37,7 @@ pub use cmd::{
 pub use config::FlushUnit;
 pub use config::{
     BalloonConfig, CompressionConfig, ControllerConfig, Design, DeviceConfig, LbaConfig,
-    PcieConfig, ZoneMapping, ZonesConfig,
+    PcieConfig, TcssdConfig, ZoneMapping, ZonesConfig,
 };
 pub use controller::{Controller, DeviceCounters, DeviceError, DramUsage, Identify};
 pub use engine::EngineCounters;
@@ -40,4 +45,5 @@ pub use handle::DeviceHandle;
 pub use layout::{BalloonLayout, Layout};
 pub use nand::ConfigError;
 pub use status::Status;
+pub use tcssd::TcssdCounters;
 pub use zone::{ZoneDescriptor, ZoneState};

@@ -2,7 +2,7 @@
 
 use crate::config::{
     BalloonConfig, CompressionConfig, ControllerConfig, Design, DeviceConfig, LbaConfig,
-    PcieConfig, ZoneMapping, ZonesConfig,
+    PcieConfig, TcssdConfig, ZoneMapping, ZonesConfig,
 };
 
 /// Zones of one erase unit per die, sized by the flash, with the given mapping and limits.
@@ -47,6 +47,7 @@ pub fn cczns() -> DeviceConfig {
         controller: ControllerConfig::default(),
         compression: CompressionConfig::default(),
         balloon: BalloonConfig::default(),
+        tcssd: TcssdConfig::default(),
     }
 }
 
@@ -103,6 +104,7 @@ fn znsplus(name: &str, nand: nand::NandConfig) -> DeviceConfig {
         },
         compression: CompressionConfig::default(),
         balloon: BalloonConfig::default(),
+        tcssd: TcssdConfig::default(),
     }
 }
 
@@ -138,6 +140,7 @@ pub fn balloon_qlc() -> DeviceConfig {
             engine: "qat-8970".into(),
         },
         balloon: BalloonConfig::default(),
+        tcssd: TcssdConfig::default(),
     }
 }
 
@@ -175,6 +178,7 @@ pub fn zn540() -> DeviceConfig {
         },
         compression: CompressionConfig::default(),
         balloon: BalloonConfig::default(),
+        tcssd: TcssdConfig::default(),
     }
 }
 
@@ -197,6 +201,7 @@ pub fn test_min() -> DeviceConfig {
         },
         compression: CompressionConfig::default(),
         balloon: BalloonConfig::default(),
+        tcssd: TcssdConfig::default(),
     }
 }
 
@@ -217,6 +222,38 @@ pub fn test_balloon() -> DeviceConfig {
         balloon: BalloonConfig {
             sub_superblocks: 4,
             ..BalloonConfig::default()
+        },
+        ..test_min()
+    }
+}
+
+/// A transparently compressing block SSD on the Balloon-ZNS QLC flash (the same 64 dies and
+/// QAT-timed Deflate), for comparing in-device compression without zones: a conventional
+/// namespace of 2x the flash left after 7% over-provisioning.
+pub fn tcssd_qlc() -> DeviceConfig {
+    DeviceConfig {
+        name: "tcssd-qlc".into(),
+        design: Design::Tcssd,
+        ..balloon_qlc()
+    }
+}
+
+/// `test-min` as a transparently compressing SSD: 16 superblocks of 256 KiB, 25% OP, 2x.
+pub fn test_tcssd() -> DeviceConfig {
+    DeviceConfig {
+        name: "test-tcssd".into(),
+        design: Design::Tcssd,
+        lba: LbaConfig {
+            bytes: 4096,
+            metadata_bytes: 0,
+        },
+        compression: CompressionConfig {
+            codec: codec::Codec::Deflate(1),
+            engine: "qat-8970".into(),
+        },
+        tcssd: TcssdConfig {
+            over_provisioning_percent: 25,
+            ..TcssdConfig::default()
         },
         ..test_min()
     }
@@ -278,6 +315,11 @@ pub fn all() -> Vec<Preset> {
             config: balloon_base,
         },
         Preset {
+            name: "tcssd-qlc",
+            summary: "transparently compressing block SSD (tcssd design) on the balloon QLC flash",
+            config: tcssd_qlc,
+        },
+        Preset {
             name: "zn540",
             summary: "WD ZN540-like: 32 dies, 904 zones of 2 GiB size / 1077 MiB capacity",
             config: zn540,
@@ -296,6 +338,11 @@ pub fn all() -> Vec<Preset> {
             name: "test-balloon",
             summary: "test-min with the Balloon-ZNS design (1-die sub-superblocks)",
             config: test_balloon,
+        },
+        Preset {
+            name: "test-tcssd",
+            summary: "test-min as a transparently compressing block SSD (GC, 25% OP)",
+            config: test_tcssd,
         },
     ]
 }

@@ -63,6 +63,17 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "CCZNS (HPCA'25 §III): compressed write / decompressed read (single and multi-chunk, \
              CW by append too), byte write pointers, padding zones, chunk records in page OOB",
         ),
+        (
+            device::Design::Balloon,
+            "Balloon-ZNS (DAC'24 §3): host-transparent; pages compressed into adaptive slots of \
+             sub-superblocks taken on demand, residues in shared extra sub-superblocks, migration, \
+             reclamation, incompressible zones on whole superblocks, expanded capacity",
+        ),
+        (
+            device::Design::Tcssd,
+            "transparently compressing block SSD (DP-CSD, ScaleFlux): conventional namespace \
+             larger than the flash, per-block map in device DRAM, greedy GC with OP; no zone commands",
+        ),
     ];
     let engines = codec::profile::all();
     if a.json {
@@ -75,7 +86,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{:<18} {:<6} {:>5} {:>9} {:>6} {:>11} {:>11} {:>9} {:>9} {:>11}  WHAT",
+        "{:<18} {:<7} {:>5} {:>9} {:>6} {:>11} {:>11} {:>9} {:>9} {:>11}  WHAT",
         "NAME",
         "DESIGN",
         "DIES",
@@ -99,7 +110,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     for r in rows {
         let u = |k: &str| r[k].as_u64().unwrap_or(0);
         println!(
-            "{:<18} {:<6} {:>5} {:>9} {:>6} {:>11} {:>11} {:>9} {:>9} {:>9.0}MB/s  {}",
+            "{:<18} {:<7} {:>5} {:>9} {:>6} {:>11} {:>11} {:>9} {:>9} {:>9.0}MB/s  {}",
             r["name"].as_str().unwrap_or(""),
             r["design"].as_str().unwrap_or(""),
             u("dies"),

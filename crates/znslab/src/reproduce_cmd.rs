@@ -222,15 +222,12 @@ fn fig7(args: Args) -> anyhow::Result<ExitCode> {
 /// Run `one` on every case, `--jobs` at a time (default: the machine's cores), writing each
 /// result's JSON into the output folder under the name `one` gives. Returns the results in
 /// case order and when the runs started.
-fn run_parallel<C: Sync>(
+fn run_parallel<C: Sync + Describe>(
     args: &Args,
     device: &str,
     cases: &[C],
     one: impl Fn(&C) -> anyhow::Result<(String, Value)> + Sync,
-) -> anyhow::Result<(Vec<Value>, Instant)>
-where
-    C: Describe,
-{
+) -> anyhow::Result<(Vec<Value>, Instant)> {
     let out = output_dir(args);
     let workers = args
         .jobs

@@ -34,6 +34,13 @@ impl Controller {
         if end > self.layout.namespace_lbas() {
             return Err(Status::LBA_OUT_OF_RANGE);
         }
+        if self.tcssd.is_some() {
+            let data_ready = self.tcssd_read(ready.as_ns(), slba, data)?;
+            let done = self.transfer_to_host(data_ready, bytes);
+            self.counters.reads += 1;
+            self.counters.host_bytes_read += bytes;
+            return Ok((0, SimInstant::from_ns(done)));
+        }
         let zi = self.zone_index(slba);
         if self.zone_index(end - 1) != zi {
             return Err(Status::ZONE_BOUNDARY_ERROR);

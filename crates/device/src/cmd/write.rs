@@ -38,6 +38,19 @@ impl Controller {
         if slba >= self.layout.namespace_lbas() {
             return Err(Status::LBA_OUT_OF_RANGE);
         }
+        if self.tcssd.is_some() {
+            // A conventional namespace: no zones, no append, any LBA writable.
+            if append {
+                return Err(Status::INVALID_OPCODE);
+            }
+            if slba + nlb as u64 > self.layout.namespace_lbas() {
+                return Err(Status::LBA_OUT_OF_RANGE);
+            }
+            let done = self.tcssd_write(ready.as_ns(), slba, data)?;
+            self.counters.writes += 1;
+            self.counters.host_bytes_written += bytes;
+            return Ok((0, SimInstant::from_ns(done)));
+        }
         let zi = self.zone_index(slba);
         let zone = self.zones[zi];
         if append && slba != zone.zslba {

@@ -1,0 +1,498 @@
+//! A transparently compressing block SSD (TCSSD: DP-CSD, ScaleFlux CSD): the comparison point
+//! the CCZNS and DPZip papers argue against.
+//!
+//! A conventional namespace (no zones) larger than the flash: every 4 KiB block is compressed
+//! and its bytes packed back to back into the open superblock (all dies); a fine-grained map
+//! gives each block's superblock, byte offset and length. The map lives in device DRAM at
+//! `map_entry_bytes` per logical block whether written or not: DPZip §2's Challenge #1, which
+//! `dram()` reports. Overwrites leave dead bytes behind; when free superblocks run short,
+//! greedy GC picks the full superblock with the fewest live bytes, copies its live blocks to the
+//! GC superblock and erases it. When the live data no longer fits the flash (it compressed
+//! worse than the expansion ratio promised) a write fails with Capacity Exceeded and changes
+//! nothing. The bytes stored are the real compressed bytes; reads decompress them.
+
+use codec::Direction;
+use nand::DieId;
+use sim::SimInstant;
+
+use crate::controller::{Controller, ZoneFlash};
+use crate::status::Status;
+
+const BLOCK: u64 = 4096;
+/// Map entries per lazily allocated map page (the simulator's own memory, not the device's).
+const MAP_PAGE: usize = 1 << 16;
+
+/// A packed map entry: superblock (16 bits) | offset (32 bits) | length − 1 (12 bits) | raw
+/// (1 bit) | valid (1 bit). 0 = never written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entry {
+    sb: u32,
+    off: u64,
+    len: u64,
+    raw: bool,
+}
+
+impl Entry {
+    fn pack(self) -> u64 {
+        (self.sb as u64) << 48 | self.off << 16 | (self.len - 1) << 4 | (self.raw as u64) << 1 | 1
+    }
+    fn unpack(v: u64) -> Option<Entry> {
+        (v & 1 == 1).then(|| Entry {
+            sb: (v >> 48) as u32,
+            off: (v >> 16) & 0xffff_ffff,
+            len: ((v >> 4) & 0xfff) + 1,
+            raw: v >> 1 & 1 == 1,
+        })
+    }
+}
+
+#[derive(Default)]
+struct Superblock {
+    data: Vec<u8>,
+    flash: ZoneFlash,
+    /// Live bytes, and (lba, offset) of every block written here (GC checks each against the
+    /// map: an entry is live if the map still points at it).
+    valid: u64,
+    written: Vec<(u64, u32)>,
+    free: bool,
+}
+
+/// What the TCSSD's FTL has done.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TcssdCounters {
+    pub blocks_written: u64,
+    pub compressed_bytes: u64,
+    pub overwritten_blocks: u64,
+    pub gc_runs: u64,
+    pub gc_relocated_bytes: u64,
+    pub erases: u64,
+    /// Live compressed bytes now, and superblocks free of `superblocks`.
+    pub valid_bytes: u64,
+    pub free_superblocks: u64,
+    pub superblocks: u64,
+    pub superblock_bytes: u64,
+    /// Device DRAM the map takes (every logical block's entry).
+    pub map_bytes: u64,
+}
+
+pub(crate) struct Tcssd {
+    map: Vec<Option<Box<[u64]>>>,
+    sbs: Vec<Superblock>,
+    sb_bytes: u64,
+    dies: u32,
+    gc_free: u32,
+    /// The superblocks host writes and GC copies go to.
+    host_open: Option<u32>,
+    gc_open: Option<u32>,
+    sizes: Vec<u32>,
+    pub counters: TcssdCounters,
+}
+
+impl Tcssd {
+    pub fn new(
+        superblocks: u32,
+        sb_bytes: u64,
+        dies: u32,
+        gc_free: u32,
+        lbas: u64,
+        entry: u32,
+    ) -> Tcssd {
+        Tcssd {
+            map: (0..(lbas as usize).div_ceil(MAP_PAGE))
+                .map(|_| None)
+                .collect(),
+            sbs: (0..superblocks)
+                .map(|_| Superblock {
+                    free: true,
+                    ..Superblock::default()
+                })
+                .collect(),
+            sb_bytes,
+            dies,
+            gc_free,
+            host_open: None,
+            gc_open: None,
+            sizes: Vec::new(),
+            counters: TcssdCounters {
+                free_superblocks: superblocks as u64,
+                superblocks: superblocks as u64,
+                superblock_bytes: sb_bytes,
+                map_bytes: lbas * entry as u64,
+                ..TcssdCounters::default()
+            },
+        }
+    }
+
+    fn get(&self, lba: u64) -> Option<Entry> {
+        let page = self.map[lba as usize / MAP_PAGE].as_ref()?;
+        Entry::unpack(page[lba as usize % MAP_PAGE])
+    }
+
+    fn set(&mut self, lba: u64, e: Entry) {
+        let page = self.map[lba as usize / MAP_PAGE]
+            .get_or_insert_with(|| vec![0u64; MAP_PAGE].into_boxed_slice());
+        page[lba as usize % MAP_PAGE] = e.pack();
+    }
+
+    fn free_count(&self) -> u32 {
+        self.counters.free_superblocks as u32
+    }
+
+    fn room(&self, open: Option<u32>) -> u64 {
+        open.map_or(0, |s| {
+            self.sb_bytes - self.sbs[s as usize].data.len() as u64
+        })
+    }
+
+    /// Bytes that could still be written: open room, free superblocks (less the one GC keeps
+    /// for its copies), and the dead bytes GC can win back from full superblocks.
+    fn writable_bytes(&self) -> u64 {
+        let dead: u64 = self
+            .sbs
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| {
+                !s.free && Some(*i as u32) != self.host_open && Some(*i as u32) != self.gc_open
+            })
+            .map(|(_, s)| s.data.len() as u64 - s.valid)
+            .sum();
+        self.room(self.host_open)
+            + (self.free_count().saturating_sub(1) as u64) * self.sb_bytes
+            + dead
+    }
+
+    fn take_free(&mut self) -> Option<u32> {
+        let i = self.sbs.iter().position(|s| s.free)?;
+        let s = &mut self.sbs[i];
+        s.free = false;
+        s.data.reserve_exact(self.sb_bytes as usize);
+        self.counters.free_superblocks -= 1;
+        Some(i as u32)
+    }
+}
+
+impl Controller {
+    fn tcssd(&mut self) -> &mut Tcssd {
+        self.tcssd.as_mut().expect("tcssd design")
+    }
+
+    /// Write `nlb` blocks at `slba`: compress, check the flash can take them, collect garbage
+    /// if free superblocks are short, pack, map. Returns when the data is in the buffer.
+    pub(crate) fn tcssd_write(
+        &mut self,
+        ready: u64,
+        slba: u64,
+        data: &[u8],
+    ) -> Result<u64, Status> {
+        let t = self.tcssd.as_mut().expect("tcssd design");
+        self.staging.clear();
+        t.sizes.clear();
+        for block in data.chunks_exact(BLOCK as usize) {
+            let at = self.staging.len();
+            let n = self
+                .engine
+                .coder
+                .compress(self.engine.codec, block, &mut self.staging);
+            if n >= BLOCK as usize {
+                self.staging.truncate(at);
+                self.staging.extend_from_slice(block);
+                t.sizes.push(0);
+            } else {
+                t.sizes.push(n as u32);
+            }
+        }
+        // Bytes the old versions free count too: they are dead as soon as this lands.
+        let need = self.staging.len() as u64;
+        let freed: u64 = (0..t.sizes.len() as u64)
+            .filter_map(|i| t.get(slba + i).map(|e| e.len))
+            .sum();
+        // One superblock of slack for what packing and GC granularity waste.
+        if need + t.sb_bytes > t.writable_bytes() + freed {
+            return Err(Status::CAPACITY_EXCEEDED);
+        }
+
+        let mut src = 0usize;
+        let mut touched = Vec::with_capacity(2);
+        for i in 0..self.tcssd().sizes.len() {
+            let c = self.tcssd().sizes[i];
+            let len = if c == 0 { BLOCK } else { c as u64 };
+            let sb = self.tcssd_room(len, false, ready)?;
+            let lba = slba + i as u64;
+            let t = self.tcssd.as_mut().expect("tcssd design");
+            if let Some(old) = t.get(lba) {
+                t.sbs[old.sb as usize].valid -= old.len;
+                t.counters.valid_bytes -= old.len;
+                t.counters.overwritten_blocks += 1;
+            }
+            let s = &mut t.sbs[sb as usize];
+            let off = s.data.len() as u64;
+            s.data
+                .extend_from_slice(&self.staging[src..src + len as usize]);
+            s.valid += len;
+            s.written.push((lba, off as u32));
+            src += len as usize;
+            t.set(
+                lba,
+                Entry {
+                    sb,
+                    off,
+                    len,
+                    raw: c == 0,
+                },
+            );
+            t.counters.blocks_written += 1;
+            t.counters.compressed_bytes += len;
+            t.counters.valid_bytes += len;
+            if !touched.contains(&sb) {
+                touched.push(sb);
+            }
+        }
+
+        let admitted = self.buffer_admit(ready, need);
+        let in_device = self.transfer_to_device(admitted, data.len() as u64);
+        let mut done = in_device;
+        for _ in 0..data.len() as u64 / BLOCK {
+            done = done.max(self.engine.run(Direction::Compress, in_device, BLOCK));
+        }
+        for sb in touched {
+            self.tcssd_flush(sb, done);
+        }
+        Ok(done)
+    }
+
+    /// The open superblock (host or GC) with room for `len` bytes, taking a free one (and
+    /// collecting garbage first when free ones are short) if the current one is full.
+    fn tcssd_room(&mut self, len: u64, gc: bool, ready: u64) -> Result<u32, Status> {
+        let t = self.tcssd();
+        let open = if gc { t.gc_open } else { t.host_open };
+        if let Some(sb) = open {
+            if t.room(Some(sb)) >= len {
+                return Ok(sb);
+            }
+        }
+        if !gc {
+            while self.tcssd().free_count() <= self.tcssd().gc_free {
+                if !self.tcssd_gc(ready) {
+                    break;
+                }
+            }
+        }
+        if let Some(full) = open {
+            self.tcssd_close(full, ready);
+        }
+        let t = self.tcssd();
+        // Host writes leave the last free superblock to GC.
+        if !gc && t.free_count() <= 1 {
+            return Err(Status::CAPACITY_EXCEEDED);
+        }
+        let sb = t.take_free().ok_or(Status::CAPACITY_EXCEEDED)?;
+        if gc {
+            t.gc_open = Some(sb);
+        } else {
+            t.host_open = Some(sb);
+        }
+        Ok(sb)
+    }
+
+    /// One greedy GC pass: the full superblock with the fewest live bytes is copied out and
+    /// erased. False when no superblock would give space back.
+    fn tcssd_gc(&mut self, ready: u64) -> bool {
+        let t = self.tcssd();
+        let victim = t
+            .sbs
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| {
+                !s.free
+                    && Some(*i as u32) != t.host_open
+                    && Some(*i as u32) != t.gc_open
+                    && (s.data.len() as u64) > s.valid
+            })
+            .min_by_key(|(_, s)| s.valid)
+            .map(|(i, _)| i as u32);
+        let Some(victim) = victim else {
+            return false;
+        };
+        // Its live bytes must fit where GC copies to, checked before anything moves.
+        let valid = t.sbs[victim as usize].valid;
+        let reserve = if t.free_count() > 0 { t.sb_bytes } else { 0 };
+        if valid > t.room(t.gc_open) + reserve {
+            return false;
+        }
+        t.counters.gc_runs += 1;
+        let written = std::mem::take(&mut t.sbs[victim as usize].written);
+        let unit = self.layout.geometry.unit_bytes;
+        let page = self.layout.geometry.page_bytes as u64;
+        let mut last_page = u64::MAX;
+        let mut read_done = ready;
+        let mut touched = Vec::new();
+        let mut bytes = Vec::new();
+        for (lba, off) in written {
+            let t = self.tcssd.as_mut().expect("tcssd design");
+            let Some(e) = t.get(lba) else { continue };
+            if e.sb != victim || e.off != off as u64 {
+                continue;
+            }
+            bytes.clear();
+            bytes.extend_from_slice(
+                &t.sbs[victim as usize].data[e.off as usize..(e.off + e.len) as usize],
+            );
+            // Read the flash pages the block sits on.
+            for p in e.off / page..(e.off + e.len).div_ceil(page) {
+                if p != last_page {
+                    let die = DieId(((p * page / unit) % t.dies as u64) as u32);
+                    read_done = read_done.max(
+                        self.flash
+                            .read(die, page, SimInstant::from_ns(ready))
+                            .as_ns(),
+                    );
+                    last_page = p;
+                }
+            }
+            let dst = self
+                .tcssd_room(e.len, true, ready)
+                .expect("room checked before moving");
+            let t = self.tcssd();
+            let s = &mut t.sbs[dst as usize];
+            let new_off = s.data.len() as u64;
+            s.data.extend_from_slice(&bytes);
+            s.valid += e.len;
+            s.written.push((lba, new_off as u32));
+            t.sbs[victim as usize].valid -= e.len;
+            t.set(
+                lba,
+                Entry {
+                    sb: dst,
+                    off: new_off,
+                    ..e
+                },
+            );
+            t.counters.gc_relocated_bytes += e.len;
+            self.buffer_admit(read_done, e.len);
+            if !touched.contains(&dst) {
+                touched.push(dst);
+            }
+        }
+        for sb in touched {
+            self.tcssd_flush(sb, read_done);
+        }
+        self.tcssd_erase(victim, ready);
+        true
+    }
+
+    /// A superblock leaves service as an open one: pad its last program unit and program it.
+    fn tcssd_close(&mut self, sb: u32, ready: u64) {
+        let unit = self.layout.geometry.unit_bytes;
+        let s = &mut self.tcssd().sbs[sb as usize];
+        let len = s.data.len() as u64;
+        let padded = len.div_ceil(unit) * unit;
+        if padded > len {
+            s.data.resize(padded as usize, 0);
+            self.buffer_admit(ready, padded - len);
+            self.tcssd_flush(sb, ready);
+        }
+    }
+
+    fn tcssd_erase(&mut self, sb: u32, ready: u64) {
+        let unit = self.layout.geometry.unit_bytes;
+        let t = self.tcssd();
+        let s = std::mem::take(&mut t.sbs[sb as usize]);
+        t.sbs[sb as usize].free = true;
+        t.counters.free_superblocks += 1;
+        t.counters.erases += 1;
+        let dies = t.dies;
+        self.write_buffer
+            .discard(s.data.len() as u64 - s.flash.issued);
+        let start = ready.max(s.flash.busy_until);
+        let programmed = s.flash.issued / unit;
+        let mut end = start;
+        for d in 0..dies.min(programmed as u32) {
+            let done = self.flash.erase(DieId(d), 1, SimInstant::from_ns(start));
+            end = end.max(done.as_ns());
+        }
+        // The erase must finish before the superblock takes programs again.
+        self.tcssd().sbs[sb as usize].flash.erased_at = end;
+    }
+
+    fn tcssd_flush(&mut self, sb: u32, ready: u64) {
+        let unit = self.layout.geometry.unit_bytes;
+        loop {
+            let t = self.tcssd.as_ref().expect("tcssd design");
+            let s = &t.sbs[sb as usize];
+            let off = s.flash.issued;
+            if off + unit > s.data.len() as u64 {
+                break;
+            }
+            let die = DieId(((off / unit) % t.dies as u64) as u32);
+            let start = ready.max(s.flash.erased_at);
+            let done = self
+                .flash
+                .program(die, unit, SimInstant::from_ns(start))
+                .as_ns();
+            self.write_buffer.release_at(done, unit);
+            let f = &mut self.tcssd().sbs[sb as usize].flash;
+            f.pending.push_back((off + unit, done));
+            f.busy_until = f.busy_until.max(done);
+            f.issued = off + unit;
+        }
+    }
+
+    /// Read blocks from `slba` into `data`: never-written blocks are zeros; each flash page a
+    /// block touches is read once (unless still buffered), then the block is decompressed.
+    pub(crate) fn tcssd_read(
+        &mut self,
+        ready: u64,
+        slba: u64,
+        data: &mut [u8],
+    ) -> Result<u64, Status> {
+        let unit = self.layout.geometry.unit_bytes;
+        let page = self.layout.geometry.page_bytes as u64;
+        let mut done = ready;
+        let mut last = (u32::MAX, u64::MAX, ready);
+        for (i, out) in data.chunks_exact_mut(BLOCK as usize).enumerate() {
+            let t = self.tcssd.as_mut().expect("tcssd design");
+            let Some(e) = t.get(slba + i as u64) else {
+                out.fill(0);
+                continue;
+            };
+            let dies = t.dies as u64;
+            let mut block_ready = ready;
+            for p in e.off / page..(e.off + e.len).div_ceil(page) {
+                let got = if (e.sb, p) == (last.0, last.1) {
+                    last.2
+                } else {
+                    let t = self.tcssd.as_mut().expect("tcssd design");
+                    let buffered = t.sbs[e.sb as usize].flash.holds(p * page, ready, unit);
+                    let r = if buffered {
+                        ready
+                    } else {
+                        let die = DieId(((p * page / unit) % dies) as u32);
+                        self.flash
+                            .read(die, page, SimInstant::from_ns(ready))
+                            .as_ns()
+                    };
+                    last = (e.sb, p, r);
+                    r
+                };
+                block_ready = block_ready.max(got);
+            }
+            let t = self.tcssd.as_ref().expect("tcssd design");
+            let stored = &t.sbs[e.sb as usize].data[e.off as usize..(e.off + e.len) as usize];
+            if e.raw {
+                out.copy_from_slice(stored);
+            } else {
+                self.engine
+                    .coder
+                    .decompress(self.engine.codec, stored, out)
+                    .map_err(|_| Status::UNRECOVERED_READ_ERROR)?;
+            }
+            done = done.max(self.engine.run(Direction::Decompress, block_ready, BLOCK));
+        }
+        Ok(done)
+    }
+
+    /// TCSSD FTL counters (tcssd design only).
+    pub fn tcssd_counters(&self) -> Option<TcssdCounters> {
+        self.tcssd.as_ref().map(|t| t.counters.clone())
+    }
+}

@@ -1,0 +1,158 @@
+//! The transparently compressing block SSD: a conventional namespace larger than the flash,
+//! compressed blocks behind a fine-grained map, GC under overwrite, running out of flash.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::Dev;
+use device::{presets, Command, Status, ZoneAction};
+use sim::Rng;
+
+const BLOCK: usize = 4096;
+
+/// Blocks of about `1 / ratio` compressibility (1 = random).
+fn blocks(rng: &mut Rng, n: usize, ratio: usize) -> Vec<u8> {
+    let mut v = vec![0u8; n * BLOCK];
+    let random = 256usize.div_ceil(ratio);
+    for b in v.chunks_mut(256) {
+        rng.fill(&mut b[..random]);
+    }
+    v
+}
+
+fn write(d: &mut Dev, slba: u64, data: &[u8]) -> Status {
+    d.submit(Command::Write {
+        slba,
+        nlb: (data.len() / BLOCK) as u32,
+        data,
+        metadata: &[],
+    })
+    .status
+}
+
+fn read(d: &mut Dev, slba: u64, n: usize) -> Vec<u8> {
+    let mut data = vec![0xAAu8; n * BLOCK];
+    let s = d
+        .submit(Command::Read {
+            slba,
+            nlb: n as u32,
+            data: &mut data,
+            metadata: &mut [],
+        })
+        .status;
+    assert_eq!(s, Status::SUCCESS);
+    data
+}
+
+fn tcssd() -> Dev {
+    Dev::new(presets::test_tcssd())
+}
+
+#[test]
+fn namespace_is_larger_than_the_flash_and_the_map_costs_dram() {
+    let d = tcssd();
+    // 16 superblocks of 256 KiB, 25% OP, expansion 2: 24 superblocks' worth of LBAs.
+    let lbas = d.c.layout().namespace_lbas();
+    assert_eq!(lbas, 24 * 64);
+    let t = d.c.tcssd_counters().expect("tcssd");
+    assert_eq!(t.map_bytes, lbas * 8);
+    assert!(d.c.dram().zone_map_bytes >= t.map_bytes);
+    // The QLC variant: a 2x namespace over 238 GB of flash needs a map of ~0.5 GB of DRAM.
+    let big = device::Controller::in_memory(presets::tcssd_qlc()).expect("valid");
+    let map = big.tcssd_counters().expect("tcssd").map_bytes;
+    assert!(map > 400 << 20, "{map}");
+}
+
+#[test]
+fn blocks_round_trip_anywhere_and_zone_commands_are_refused() {
+    let mut d = tcssd();
+    let a = blocks(&mut d.rng, 8, 4);
+    let b = blocks(&mut d.rng, 3, 1);
+    // Any LBA, any order, across what would be zone boundaries.
+    assert_eq!(write(&mut d, 60, &a), Status::SUCCESS);
+    assert_eq!(write(&mut d, 5, &b), Status::SUCCESS);
+    assert_eq!(read(&mut d, 60, 8), a);
+    assert_eq!(read(&mut d, 5, 3), b);
+    assert!(read(&mut d, 0, 5).iter().all(|&x| x == 0));
+    let last = d.c.layout().namespace_lbas() - 1;
+    assert_eq!(write(&mut d, last, &a[..BLOCK]), Status::SUCCESS);
+    assert_eq!(write(&mut d, last, &a), Status::LBA_OUT_OF_RANGE);
+    assert_eq!(d.mgmt(0, ZoneAction::Open), Status::INVALID_OPCODE);
+    let comp = d.submit(Command::ZoneAppend {
+        zslba: 0,
+        nlb: 1,
+        data: &a[..BLOCK],
+        metadata: &[],
+    });
+    assert_eq!(comp.status, Status::INVALID_OPCODE);
+    let t = d.c.tcssd_counters().expect("tcssd");
+    assert_eq!(t.blocks_written, 12);
+    assert!(t.compressed_bytes < 12 * BLOCK as u64);
+}
+
+#[test]
+fn gc_under_random_overwrite_keeps_every_block() {
+    let mut d = tcssd();
+    let lbas = d.c.layout().namespace_lbas();
+    let mut model: HashMap<u64, Vec<u8>> = HashMap::new();
+    let mut rng = Rng::new(11);
+    // Ratio-2 data over the whole namespace: 6 MiB logical in ~3 MiB compressed, on 4 MiB of
+    // flash; overwritten at random many times over, so GC must copy live blocks out.
+    for _ in 0..1500 {
+        let slba = rng.below(lbas / 4) * 4;
+        let data = blocks(&mut d.rng, 4, 2);
+        assert_eq!(write(&mut d, slba, &data), Status::SUCCESS, "lba {slba}");
+        for (i, b) in data.chunks(BLOCK).enumerate() {
+            model.insert(slba + i as u64, b.to_vec());
+        }
+    }
+    let t = d.c.tcssd_counters().expect("tcssd");
+    assert!(t.gc_runs > 0 && t.erases > 0, "{t:?}");
+    assert!(t.gc_relocated_bytes > 0, "{t:?}");
+    assert!(t.overwritten_blocks > 0);
+    // GC's copies are programmed on top of the host's compressed bytes (write amplification);
+    // closing a superblock pads its last unit, and the open ones' partial units wait.
+    let programmed = d.c.flash_counters().bytes_programmed;
+    let moved = t.compressed_bytes + t.gc_relocated_bytes;
+    let pad = t.erases * 4096 + 2 * 4096;
+    assert!(
+        programmed + 2 * 4096 >= moved && programmed <= moved + pad,
+        "{programmed} vs {t:?}"
+    );
+    for (lba, want) in &model {
+        assert_eq!(&read(&mut d, *lba, 1), want, "lba {lba}");
+    }
+}
+
+#[test]
+fn incompressible_data_runs_out_of_flash_and_a_refused_write_changes_nothing() {
+    let mut d = tcssd();
+    let lbas = d.c.layout().namespace_lbas();
+    let mut written = Vec::new();
+    let mut failed_at = None;
+    for slba in (0..lbas).step_by(8) {
+        let data = blocks(&mut d.rng, 8, 1);
+        match write(&mut d, slba, &data) {
+            Status::SUCCESS => written.push((slba, data)),
+            s => {
+                assert_eq!(s, Status::CAPACITY_EXCEEDED);
+                failed_at = Some(slba);
+                break;
+            }
+        }
+    }
+    let at = failed_at.expect("1.5x more random data than flash");
+    assert!(at > lbas / 3, "ran out early at {at} of {lbas}");
+    assert!(read(&mut d, at, 8).iter().all(|&x| x == 0));
+    for (slba, data) in &written {
+        assert_eq!(&read(&mut d, *slba, 8), data);
+    }
+    // Overwriting with compressible data frees room again.
+    let small = blocks(&mut d.rng, 8, 8);
+    for (slba, _) in written.iter().take(40) {
+        assert_eq!(write(&mut d, *slba, &small), Status::SUCCESS);
+    }
+    assert_eq!(write(&mut d, at, &small), Status::SUCCESS);
+    assert_eq!(read(&mut d, at, 8), small);
+}
