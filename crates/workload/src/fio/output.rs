@@ -189,6 +189,21 @@ fn compression_json(c: &Controller, window: u64) -> Value {
                 "ssb_sfp": ratio(ssb_bytes, logical),
             })
         }),
+        "tcssd": c.tcssd_counters().map(|t| json!({
+            "blocks_written": t.blocks_written,
+            "compressed_bytes": t.compressed_bytes,
+            "compression_ratio": ratio(t.blocks_written * 4096, t.compressed_bytes),
+            "overwritten_blocks": t.overwritten_blocks,
+            "gc_runs": t.gc_runs,
+            "gc_relocated_bytes": t.gc_relocated_bytes,
+            // Device write amplification: flash writes over the compressed host writes.
+            "gc_write_amplification": ratio(t.compressed_bytes + t.gc_relocated_bytes, t.compressed_bytes),
+            "erases": t.erases,
+            "valid_bytes": t.valid_bytes,
+            "free_superblocks": t.free_superblocks,
+            "superblocks": t.superblocks,
+            "map_bytes": t.map_bytes,
+        })),
     })
 }
 

@@ -581,6 +581,14 @@ fn setup(
     } else {
         spec.compressed_chunk
     };
+    if spec.zonemode == ZoneMode::Zbd && dev.with(|c| c.config().design) == device::Design::Tcssd {
+        return Err(err(
+            "zonemode",
+            "zbd needs a zoned device; the tcssd design has a conventional namespace \
+             (use zonemode=none)"
+                .into(),
+        ));
+    }
     if spec.compressed_io {
         let design = dev.with(|c| c.config().design);
         if design != device::Design::Cczns {
