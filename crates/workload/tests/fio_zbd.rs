@@ -143,3 +143,19 @@ fn same_seed_same_json() {
     assert_eq!(a, b);
     assert!(a.contains("\"die_utilization\""));
 }
+
+#[test]
+fn startdelay_holds_a_job_back_without_counting_in_its_runtime() {
+    let (sim, dev) = fresh();
+    let r = run_on(&dev, &sim, "[w]\nrw=write\nsize=64k\nstartdelay=2s\n").expect("runs");
+    assert!(r.sim_end_ns >= 2_000_000_000, "{}", r.sim_end_ns);
+    assert!(
+        r.jobs[0].runtime_ns < 100_000_000,
+        "{}",
+        r.jobs[0].runtime_ns
+    );
+    let bad = "[w]\nstartdelay=soon\n";
+    assert!(
+        workload::fio::build_jobs(&workload::fio::parse_jobfile(bad).expect("parses")).is_err()
+    );
+}

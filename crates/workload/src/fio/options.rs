@@ -62,6 +62,8 @@ pub struct JobSpec {
     /// buffer_compress_percentage ± this, so page compression ratios vary as real data's do.
     pub buffer_compress_spread: u32,
     pub runtime_ns: Option<u64>,
+    /// Wait this long after the group starts before the first I/O (not counted in runtime).
+    pub startdelay_ns: u64,
     pub time_based: bool,
     pub group_reporting: bool,
     pub randseed: Option<u64>,
@@ -95,6 +97,7 @@ impl Default for JobSpec {
             buffer_compress_chunk: 512,
             buffer_compress_spread: 0,
             runtime_ns: None,
+            startdelay_ns: 0,
             time_based: false,
             group_reporting: false,
             randseed: None,
@@ -256,6 +259,11 @@ fn apply(spec: &mut JobSpec, job: &str, key: &str, value: Option<&str>) -> Resul
             if spec.buffer_compress_chunk == 0 {
                 return Err(bad("0", "a positive size"));
             }
+        }
+        "startdelay" => {
+            let v = need()?;
+            spec.startdelay_ns =
+                parse_time_ns(v).ok_or_else(|| bad(v, "a time (like 10, 500ms, 2m)"))?;
         }
         "runtime" | "timeout" => {
             let v = need()?;

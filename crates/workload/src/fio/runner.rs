@@ -689,6 +689,8 @@ async fn worker(
     // Each worker walks the data pool from its own place so concurrent writes differ.
     let pool_slots = (pool.len() - bs_bytes) / 4096 + 1;
     let mut slot = (worker * 7919) % pool_slots;
+    let start = state.borrow().group_start;
+    sim.sleep_until(sim::SimInstant::from_ns(start)).await;
     loop {
         let io = {
             let mut s = state.borrow_mut();
@@ -886,9 +888,10 @@ pub fn run(sim: &Sim, dev: &DeviceHandle, jobs: &[JobSpec]) -> Result<RunResult,
                 while i < states.len() && states[i].borrow().result.group == group {
                     let depth = {
                         let mut s = states[i].borrow_mut();
-                        s.group_start = group_start;
-                        s.last_done = group_start;
-                        s.deadline = s.spec.runtime_ns.map(|r| group_start + r);
+                        let start = group_start + s.spec.startdelay_ns;
+                        s.group_start = start;
+                        s.last_done = start;
+                        s.deadline = s.spec.runtime_ns.map(|r| start + r);
                         s.spec.iodepth as usize
                     };
                     for w in 0..depth {
