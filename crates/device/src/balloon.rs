@@ -19,10 +19,12 @@
 //! with Capacity Exceeded and changes nothing.
 //!
 //! The bytes stored are the real compressed bytes, and reads really decompress them, so every
-//! round trip checks the layout. The layout lives in memory (images are refused for this design).
+//! round trip checks the layout. An image keeps the flash bytes by physical address and the
+//! tables (JSON) after them, written on Flush and close; reopening reads both back.
 
 use codec::Direction;
 use nand::DieId;
+use serde::{Deserialize, Serialize};
 use sim::SimInstant;
 
 use crate::controller::{Controller, ZoneFlash};
@@ -42,7 +44,7 @@ const BUCKETS: usize = 18;
 
 type SegId = usize;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 enum SegKind {
     Home,
     Extra,
@@ -62,10 +64,35 @@ struct Segment {
     /// Extra segments: residue bytes still referenced, and the open zone writing it.
     valid: u64,
     owner: Option<usize>,
+    /// Bytes of `data` already written to the image's flash.
+    persisted: u64,
+}
+
+/// A segment as the image's table keeps it (its bytes are in the flash section).
+#[derive(Serialize, Deserialize)]
+struct SavedSegment {
+    id: SegId,
+    kind: SegKind,
+    row: u32,
+    group: u32,
+    ssbs: u32,
+    len: u64,
+    valid: u64,
+    owner: Option<usize>,
+}
+
+/// The Balloon-ZNS tables, as saved in an image (zone-level map, window starts, residue
+/// extents, segment table: what the device keeps in capacitor-protected DRAM).
+#[derive(Serialize, Deserialize)]
+struct SavedBalloon {
+    segments: Vec<SavedSegment>,
+    zones: Vec<(usize, BZone)>,
+    pool: Vec<SegId>,
+    counters: BalloonCounters,
 }
 
 /// A piece of a zone's residue stream: `len` bytes at `stream` live at `seg_off` of `seg`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 struct Extent {
     stream: u64,
     seg: SegId,
@@ -74,7 +101,7 @@ struct Extent {
 }
 
 /// Where a zone's next page goes: the part of the zone state that placement changes.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 struct Cursor {
     page: u64,
     /// End of the home stream and of the allocated home capacity.
@@ -90,13 +117,13 @@ struct Cursor {
     win_stored: u64,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 struct Window {
     slot: u32,
     home_start: u64,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone, Serialize, Deserialize)]
 struct BZone {
     cur: Cursor,
     windows: Vec<Window>,
@@ -119,7 +146,7 @@ struct Place {
 }
 
 /// What the Balloon-ZNS storage manager has done.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BalloonCounters {
     pub pages_written: u64,
     /// Sum of the compressed sizes of the pages written (raw pages count 4096).
@@ -194,6 +221,104 @@ impl Balloon {
             .sum()
     }
 
+    /// Physical byte address of a segment's start.
+    fn addr(&self, s: &Segment) -> u64 {
+        (s.row as u64 * self.lay.groups as u64 + s.group as u64) * self.lay.ssb_bytes
+    }
+
+    /// Write what the image lacks: new segment bytes to the flash section, then the tables.
+    pub fn save(&mut self, img: &crate::storage::ImageFile) -> std::io::Result<()> {
+        let mut saved = Vec::new();
+        for (id, s) in self.segments.iter().enumerate() {
+            let Some(s) = s else { continue };
+            if (s.persisted as usize) < s.data.len() {
+                img.write_flash(self.addr(s) + s.persisted, &s.data[s.persisted as usize..])?;
+            }
+            saved.push(SavedSegment {
+                id,
+                kind: s.kind,
+                row: s.row,
+                group: s.group,
+                ssbs: s.ssbs,
+                len: s.data.len() as u64,
+                valid: s.valid,
+                owner: s.owner,
+            });
+        }
+        for s in self.segments.iter_mut().flatten() {
+            s.persisted = s.data.len() as u64;
+        }
+        let table = SavedBalloon {
+            segments: saved,
+            zones: self
+                .zones
+                .iter()
+                .enumerate()
+                .filter(|(_, z)| z.cur.page > 0 || !z.home.is_empty())
+                .map(|(i, z)| (i, z.clone()))
+                .collect(),
+            pool: self.pool.clone(),
+            counters: self.counters.clone(),
+        };
+        img.save_table(&serde_json::to_vec(&table).map_err(std::io::Error::other)?)
+    }
+
+    /// Rebuild from an image's tables and flash. Returns, per segment, the bytes still in a
+    /// partial program unit (they sit in the capacitor-protected buffer).
+    pub fn load(&mut self, img: &crate::storage::ImageFile, unit: u64) -> std::io::Result<u64> {
+        let bad = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidData, m);
+        let Some(text) = img.load_table()? else {
+            return Ok(0);
+        };
+        let t: SavedBalloon =
+            serde_json::from_slice(&text).map_err(|e| bad(format!("balloon table: {e}")))?;
+        let g = self.lay.groups as usize;
+        let mut buffered = 0;
+        for s in t.segments {
+            let first = s.row as usize * g + s.group as usize;
+            let cap = s.ssbs as u64 * self.lay.ssb_bytes;
+            if first + s.ssbs as usize > self.ssb_owner.len() || s.len > cap {
+                return Err(bad(format!("balloon table: segment {} out of range", s.id)));
+            }
+            let mut seg = Segment {
+                kind: s.kind,
+                row: s.row,
+                group: s.group,
+                ssbs: s.ssbs,
+                cap,
+                data: Vec::with_capacity(cap as usize),
+                flash: ZoneFlash::default(),
+                valid: s.valid,
+                owner: s.owner,
+                persisted: s.len,
+            };
+            seg.data.resize(s.len as usize, 0);
+            img.read_flash(self.addr(&seg), &mut seg.data)?;
+            seg.flash.issued = s.len / unit * unit;
+            buffered += s.len - seg.flash.issued;
+            if self.segments.len() <= s.id {
+                self.segments.resize_with(s.id + 1, || None);
+            }
+            for o in &mut self.ssb_owner[first..first + s.ssbs as usize] {
+                *o = Some(s.id);
+            }
+            self.free_ssbs -= s.ssbs;
+            self.segments[s.id] = Some(seg);
+        }
+        self.free_slots = (0..self.segments.len())
+            .filter(|&i| self.segments[i].is_none())
+            .collect();
+        for (i, z) in t.zones {
+            *self
+                .zones
+                .get_mut(i)
+                .ok_or_else(|| bad(format!("balloon table: zone {i}")))? = z;
+        }
+        self.pool = t.pool;
+        self.counters = t.counters;
+        Ok(buffered)
+    }
+
     fn seg(&self, id: SegId) -> &Segment {
         self.segments[id].as_ref().expect("live segment")
     }
@@ -246,6 +371,7 @@ impl Balloon {
             flash: ZoneFlash::default(),
             valid: 0,
             owner: None,
+            persisted: 0,
         };
         let id = match self.free_slots.pop() {
             Some(id) => {
@@ -760,6 +886,11 @@ impl Controller {
         b.pool.retain(|&p| p != id);
         let s = b.segments[id].take().expect("live segment");
         b.free_slots.push(id);
+        if let crate::storage::Storage::Image(img) = &self.storage {
+            // The blocks are erased: their file space goes back (a failure leaves stale bytes
+            // the table no longer points at).
+            let _ = img.erase_flash(b.addr(&s), s.cap);
+        }
         let g = b.lay.groups as usize;
         let first = s.row as usize * g + s.group as usize;
         for o in &mut b.ssb_owner[first..first + s.ssbs as usize] {

@@ -218,13 +218,12 @@ impl Controller {
     /// Create a device image file (replacing any file at `path`).
     pub fn create_image(path: &Path, config: DeviceConfig) -> Result<Controller, DeviceError> {
         let layout = config.layout()?;
-        refuse_image(&config)?;
         let io_err = |source| DeviceError::Image {
             path: path.display().to_string(),
             source,
         };
         let img = ImageFile::create(path, &layout, &config.to_toml()).map_err(io_err)?;
-        let c = Self::build(config, layout, Storage::Image(img));
+        let mut c = Self::build(config, layout, Storage::Image(img));
         c.save_zone_table().map_err(io_err)?;
         Ok(c)
     }
@@ -238,7 +237,6 @@ impl Controller {
         let (file, text) = ImageFile::read_config(path).map_err(io_err)?;
         let config = DeviceConfig::from_toml(&text)?;
         let layout = config.layout()?;
-        refuse_image(&config)?;
         let img = ImageFile::open(file, &layout);
         let mut c = Self::build(config, layout, Storage::Image(img));
         if let Storage::Image(img) = &c.storage {
@@ -249,16 +247,28 @@ impl Controller {
             c.rebuild_from_oob().map_err(io_err)?;
         }
         c.recount_resources();
-        // Everything written earlier is on flash now: the buffer emptied at power-off.
+        // Everything written earlier is on flash now, except partial program units, which
+        // the capacitor-protected buffer still holds (and whose space it still takes).
+        let u = c.layout.geometry.unit_bytes;
+        let mut buffered = 0;
         for (z, zf) in c.zones.iter().zip(c.zone_flash.iter_mut()) {
             let written = z.bytes;
-            let u = c.layout.geometry.unit_bytes;
             zf.issued = if z.state == ZoneState::Full {
                 z.capacity * c.layout.lba_bytes
             } else {
                 written / u * u
             };
+            buffered += written.saturating_sub(zf.issued);
         }
+        if let Storage::Image(img) = &c.storage {
+            if let Some(b) = c.balloon.as_mut() {
+                buffered += b.load(img, u).map_err(io_err)?;
+            }
+            if let Some(t) = c.tcssd.as_mut() {
+                buffered += t.load(img, u).map_err(io_err)?;
+            }
+        }
+        c.write_buffer.in_use += buffered;
         Ok(c)
     }
 
@@ -544,10 +554,19 @@ impl Controller {
         self.set_state(index as usize, state);
     }
 
-    /// Save the zone table to the image (no-op in memory). Also done by Flush and on drop.
-    pub fn save_zone_table(&self) -> io::Result<()> {
+    /// Save the zone table to the image, with the FTL tables and new flash bytes of the
+    /// balloon and tcssd designs (no-op in memory). Also done by Flush and on drop.
+    pub fn save_zone_table(&mut self) -> io::Result<()> {
         match &self.storage {
-            Storage::Image(img) => img.save_zones(&self.zones),
+            Storage::Image(img) => {
+                if let Some(b) = self.balloon.as_mut() {
+                    b.save(img)?;
+                }
+                if let Some(t) = self.tcssd.as_mut() {
+                    t.save(img)?;
+                }
+                img.save_zones(&self.zones)
+            }
             Storage::Memory(..) => Ok(()),
         }
     }
@@ -815,21 +834,6 @@ impl Controller {
         }
         Ok(())
     }
-}
-
-/// The balloon design keeps its flash layout in memory only.
-fn refuse_image(config: &DeviceConfig) -> Result<(), DeviceError> {
-    if matches!(config.design, Design::Balloon | Design::Tcssd) {
-        return Err(DeviceError::Config(ConfigError::new(
-            "device.design",
-            format!(
-                "the {} design keeps its flash layout in memory; image files are not supported \
-                 for it (run without an image)",
-                config.design.name()
-            ),
-        )));
-    }
-    Ok(())
 }
 
 impl Drop for Controller {

@@ -14,6 +14,8 @@
 //! | data_offset | capacity × zones | zone data, zone `z` at `data_offset + z × capacity_bytes` |
 //! | meta_offset | capacity_lbas × ms × zones | per-LBA metadata, same order |
 //! | oob_offset | pages × oob × zones | the OOB of every flash page of every zone (CCZNS chunk metadata) |
+//! | flash_offset | the flash's bytes | designs with their own flash layout (balloon, tcssd): the flash, by physical address |
+//! | table_offset | 8 + N | those designs' FTL tables: length, then JSON (to the end of the file) |
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -50,6 +52,8 @@ pub(crate) struct ImageFile {
     /// OOB bytes of one flash page, and of all pages of a zone.
     oob_bytes: u64,
     zone_oob_bytes: u64,
+    flash_offset: u64,
+    table_offset: u64,
 }
 
 /// Where the sections of an image start, for a layout.
@@ -62,6 +66,8 @@ struct Offsets {
     zone_meta_bytes: u64,
     oob_bytes: u64,
     zone_oob_bytes: u64,
+    flash: u64,
+    table: u64,
 }
 
 /// Ask Linux for transparent huge pages on a large zone buffer: filling a zone then faults in
@@ -93,11 +99,21 @@ impl ImageFile {
         let oob = align_up(meta + zone_meta_bytes * zones, 1 << 20);
         let oob_bytes = layout.geometry.oob_bytes_per_page as u64;
         let zone_oob_bytes = zone_bytes.div_ceil(layout.geometry.page_bytes as u64) * oob_bytes;
+        let flash = align_up(oob + zone_oob_bytes * zones, 1 << 20);
+        let own_flash = layout.balloon.is_some() || layout.tcssd_superblocks.is_some();
+        let table = flash
+            + if own_flash {
+                layout.geometry.total_bytes()
+            } else {
+                0
+            };
         Offsets {
             data,
             meta,
             oob,
-            end: oob + zone_oob_bytes * zones,
+            end: table,
+            flash,
+            table,
             zone_bytes,
             zone_meta_bytes,
             oob_bytes,
@@ -115,7 +131,55 @@ impl ImageFile {
             oob_offset: o.oob,
             oob_bytes: o.oob_bytes,
             zone_oob_bytes: o.zone_oob_bytes,
+            flash_offset: o.flash,
+            table_offset: o.table,
         }
+    }
+
+    /// Write bytes of the flash (balloon, tcssd) at physical byte address `addr`.
+    pub fn write_flash(&self, addr: u64, bytes: &[u8]) -> io::Result<()> {
+        self.file.write_all_at(bytes, self.flash_offset + addr)
+    }
+
+    pub fn read_flash(&self, addr: u64, out: &mut [u8]) -> io::Result<()> {
+        self.file.read_exact_at(out, self.flash_offset + addr)
+    }
+
+    /// An erased range of the flash: give its file space back.
+    pub fn erase_flash(&self, addr: u64, len: u64) -> io::Result<()> {
+        self.punch(self.flash_offset + addr, len)
+    }
+
+    /// Replace the FTL table (balloon, tcssd) and sync.
+    pub fn save_table(&self, table: &[u8]) -> io::Result<()> {
+        let mut buf = Vec::with_capacity(8 + table.len());
+        buf.extend_from_slice(&(table.len() as u64).to_le_bytes());
+        buf.extend_from_slice(table);
+        self.file.write_all_at(&buf, self.table_offset)?;
+        self.file.set_len(self.table_offset + buf.len() as u64)?;
+        self.file.sync_data()
+    }
+
+    /// The FTL table last saved, if any.
+    pub fn load_table(&self) -> io::Result<Option<Vec<u8>>> {
+        let mut len = [0u8; 8];
+        if self.file.metadata()?.len() < self.table_offset + 8 {
+            return Ok(None);
+        }
+        self.file.read_exact_at(&mut len, self.table_offset)?;
+        let len = u64::from_le_bytes(len);
+        if len == 0 {
+            return Ok(None);
+        }
+        if len > 1 << 40 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "corrupt FTL table length in image",
+            ));
+        }
+        let mut buf = vec![0u8; len as usize];
+        self.file.read_exact_at(&mut buf, self.table_offset + 8)?;
+        Ok(Some(buf))
     }
 
     /// Create (or truncate) an image for `layout`, storing `config_toml` in its header.

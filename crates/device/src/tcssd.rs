@@ -9,10 +9,12 @@
 //! greedy GC picks the full superblock with the fewest live bytes, copies its live blocks to the
 //! GC superblock and erases it. When the live data no longer fits the flash (it compressed
 //! worse than the expansion ratio promised) a write fails with Capacity Exceeded and changes
-//! nothing. The bytes stored are the real compressed bytes; reads decompress them.
+//! nothing. The bytes stored are the real compressed bytes; reads decompress them. An image
+//! keeps the flash by physical address and the map (JSON), written on Flush and close.
 
 use codec::Direction;
 use nand::DieId;
+use serde::{Deserialize, Serialize};
 use sim::SimInstant;
 
 use crate::controller::{Controller, ZoneFlash};
@@ -55,10 +57,23 @@ struct Superblock {
     valid: u64,
     written: Vec<(u64, u32)>,
     free: bool,
+    /// Bytes of `data` already written to the image's flash.
+    persisted: u64,
+}
+
+/// The FTL tables as an image keeps them: per superblock, free or its length and live bytes;
+/// the map's written entries (lba, packed); the open superblocks.
+#[derive(Serialize, Deserialize)]
+struct SavedTcssd {
+    superblocks: Vec<Option<(u64, u64)>>,
+    map: Vec<(u64, u64)>,
+    host_open: Option<u32>,
+    gc_open: Option<u32>,
+    counters: TcssdCounters,
 }
 
 /// What the TCSSD's FTL has done.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TcssdCounters {
     pub blocks_written: u64,
     pub compressed_bytes: u64,
@@ -121,6 +136,88 @@ impl Tcssd {
                 ..TcssdCounters::default()
             },
         }
+    }
+
+    /// Write what the image lacks: new superblock bytes, then the tables.
+    pub fn save(&mut self, img: &crate::storage::ImageFile) -> std::io::Result<()> {
+        for (i, sb) in self.sbs.iter_mut().enumerate() {
+            if !sb.free && (sb.persisted as usize) < sb.data.len() {
+                let addr = i as u64 * self.sb_bytes + sb.persisted;
+                img.write_flash(addr, &sb.data[sb.persisted as usize..])?;
+                sb.persisted = sb.data.len() as u64;
+            }
+        }
+        let mut map = Vec::new();
+        for (p, page) in self.map.iter().enumerate() {
+            let Some(page) = page else { continue };
+            for (k, &v) in page.iter().enumerate() {
+                if v != 0 {
+                    map.push(((p * MAP_PAGE + k) as u64, v));
+                }
+            }
+        }
+        let table = SavedTcssd {
+            superblocks: self
+                .sbs
+                .iter()
+                .map(|s| (!s.free).then_some((s.data.len() as u64, s.valid)))
+                .collect(),
+            map,
+            host_open: self.host_open,
+            gc_open: self.gc_open,
+            counters: self.counters.clone(),
+        };
+        img.save_table(&serde_json::to_vec(&table).map_err(std::io::Error::other)?)
+    }
+
+    /// Rebuild from an image. Returns the bytes left in partial program units (buffered).
+    pub fn load(&mut self, img: &crate::storage::ImageFile, unit: u64) -> std::io::Result<u64> {
+        let bad = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidData, m);
+        let Some(text) = img.load_table()? else {
+            return Ok(0);
+        };
+        let t: SavedTcssd =
+            serde_json::from_slice(&text).map_err(|e| bad(format!("tcssd table: {e}")))?;
+        if t.superblocks.len() != self.sbs.len() {
+            return Err(bad("tcssd table: superblock count differs".into()));
+        }
+        let mut buffered = 0;
+        for (i, saved) in t.superblocks.into_iter().enumerate() {
+            let Some((len, valid)) = saved else { continue };
+            if len > self.sb_bytes || valid > len {
+                return Err(bad(format!("tcssd table: superblock {i} out of range")));
+            }
+            let sb = &mut self.sbs[i];
+            sb.free = false;
+            sb.data = Vec::with_capacity(self.sb_bytes as usize);
+            sb.data.resize(len as usize, 0);
+            img.read_flash(i as u64 * self.sb_bytes, &mut sb.data)?;
+            sb.valid = valid;
+            sb.persisted = len;
+            sb.flash.issued = len / unit * unit;
+            buffered += len - sb.flash.issued;
+        }
+        for (lba, v) in t.map {
+            let e = Entry::unpack(v)
+                .filter(|e| {
+                    (lba as usize) < self.map.len() * MAP_PAGE && (e.sb as usize) < self.sbs.len()
+                })
+                .ok_or_else(|| bad(format!("tcssd table: bad map entry for LBA {lba}")))?;
+            if e.off + e.len > self.sbs[e.sb as usize].data.len() as u64 {
+                return Err(bad(format!(
+                    "tcssd table: LBA {lba} points past its superblock"
+                )));
+            }
+            self.set(lba, e);
+            self.sbs[e.sb as usize].written.push((lba, e.off as u32));
+        }
+        for sb in &mut self.sbs {
+            sb.written.sort_by_key(|w| w.1);
+        }
+        self.host_open = t.host_open;
+        self.gc_open = t.gc_open;
+        self.counters = t.counters;
+        Ok(buffered)
     }
 
     fn get(&self, lba: u64) -> Option<Entry> {
@@ -395,8 +492,12 @@ impl Controller {
 
     fn tcssd_erase(&mut self, sb: u32, ready: u64) {
         let unit = self.layout.geometry.unit_bytes;
-        let t = self.tcssd();
+        let t = self.tcssd.as_mut().expect("tcssd design");
         let s = std::mem::take(&mut t.sbs[sb as usize]);
+        if let crate::storage::Storage::Image(img) = &self.storage {
+            // Erased blocks give their file space back (a failure leaves unreferenced bytes).
+            let _ = img.erase_flash(sb as u64 * t.sb_bytes, t.sb_bytes);
+        }
         t.sbs[sb as usize].free = true;
         t.counters.free_superblocks += 1;
         t.counters.erases += 1;

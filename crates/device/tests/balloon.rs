@@ -106,11 +106,51 @@ fn layout_expands_logical_capacity_and_refuses_what_it_cannot_do() {
     let mut cfg = presets::test_balloon();
     cfg.balloon.expansion_percent = 50;
     assert!(cfg.layout().is_err());
-    let dir = std::env::temp_dir().join(format!("znslab-balloon-{}", std::process::id()));
-    let e = Controller::create_image(&dir, presets::test_balloon())
-        .err()
-        .expect("images refused");
-    assert!(e.to_string().contains("balloon"), "{e}");
+}
+
+#[test]
+fn an_image_keeps_slots_residues_and_tables_across_reopening() {
+    let path = std::env::temp_dir().join(format!("znslab-balloon-{}.img", std::process::id()));
+    let mut d = Dev {
+        c: Controller::create_image(&path, presets::test_balloon()).expect("creates"),
+        now: sim::SimInstant::ZERO,
+        rng: Rng::new(9),
+    };
+    let full = fill_zone(&mut d, 0, 3).expect("fits");
+    let z1 = d.zslba(1);
+    let part = mixed(&mut d.rng, 13, 2);
+    assert_eq!(write(&mut d, z1, &part), Status::SUCCESS);
+    let before = counters(&d);
+    assert!(before.truncated_pages > 0);
+    d.c.close().expect("saves");
+
+    let mut d = Dev {
+        c: Controller::open_image(&path).expect("reopens"),
+        now: sim::SimInstant::ZERO,
+        rng: Rng::new(10),
+    };
+    assert_eq!(counters(&d), before);
+    assert_eq!(d.state(0), ZoneState::Full);
+    assert_eq!(d.c.zone(1).wp, z1 + 13);
+    assert_eq!(read(&mut d, 0, 64), full);
+    assert_eq!(read(&mut d, z1, 13), part);
+    // Zone 1 goes on where it stopped (same window, same slot), and reads back whole.
+    let more = mixed(&mut d.rng, 51, 2);
+    assert_eq!(write(&mut d, z1 + 13, &more), Status::SUCCESS);
+    let zone1 = [part.clone(), more].concat();
+    assert_eq!(read(&mut d, z1, 64), zone1);
+    // A reset after reopening frees what the tables said the zone held.
+    assert_eq!(d.mgmt(0, ZoneAction::Reset), Status::SUCCESS);
+    drop(d);
+    let mut d = Dev {
+        c: Controller::open_image(&path).expect("reopens again"),
+        now: sim::SimInstant::ZERO,
+        rng: Rng::new(11),
+    };
+    assert_eq!(d.state(0), ZoneState::Empty);
+    assert!(read(&mut d, 0, 4).iter().all(|&b| b == 0));
+    assert_eq!(read(&mut d, z1, 64), zone1);
+    let _ = std::fs::remove_file(&path);
 }
 
 #[test]

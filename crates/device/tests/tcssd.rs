@@ -156,3 +156,49 @@ fn incompressible_data_runs_out_of_flash_and_a_refused_write_changes_nothing() {
     assert_eq!(write(&mut d, at, &small), Status::SUCCESS);
     assert_eq!(read(&mut d, at, 8), small);
 }
+
+#[test]
+fn an_image_keeps_the_map_and_gc_goes_on_after_reopening() {
+    let path = std::env::temp_dir().join(format!("znslab-tcssd-{}.img", std::process::id()));
+    let open = |p: &std::path::Path, create: bool, seed: u64| Dev {
+        c: if create {
+            device::Controller::create_image(p, presets::test_tcssd()).expect("creates")
+        } else {
+            device::Controller::open_image(p).expect("reopens")
+        },
+        now: sim::SimInstant::ZERO,
+        rng: Rng::new(seed),
+    };
+    let mut d = open(&path, true, 1);
+    let lbas = d.c.layout().namespace_lbas();
+    let mut model: HashMap<u64, Vec<u8>> = HashMap::new();
+    let mut rng = Rng::new(3);
+    let mut churn = |d: &mut Dev, model: &mut HashMap<u64, Vec<u8>>, n: usize| {
+        for _ in 0..n {
+            let slba = rng.below(lbas / 4) * 4;
+            let data = blocks(&mut d.rng, 4, 2);
+            assert_eq!(write(d, slba, &data), Status::SUCCESS);
+            for (i, b) in data.chunks(BLOCK).enumerate() {
+                model.insert(slba + i as u64, b.to_vec());
+            }
+        }
+    };
+    churn(&mut d, &mut model, 700);
+    let before = d.c.tcssd_counters().expect("tcssd");
+    assert!(before.gc_runs > 0);
+    d.c.close().expect("saves");
+
+    let mut d = open(&path, false, 2);
+    assert_eq!(d.c.tcssd_counters().expect("tcssd"), before);
+    for (lba, want) in &model {
+        assert_eq!(&read(&mut d, *lba, 1), want, "lba {lba} after reopen");
+    }
+    // More overwrites: GC must find the live blocks of superblocks written before the reopen.
+    churn(&mut d, &mut model, 700);
+    assert!(d.c.tcssd_counters().expect("tcssd").gc_runs > before.gc_runs);
+    for (lba, want) in &model {
+        assert_eq!(&read(&mut d, *lba, 1), want, "lba {lba}");
+    }
+    drop(d);
+    let _ = std::fs::remove_file(&path);
+}

@@ -31,11 +31,17 @@ enum Cmd {
     /// nvme-cli commands on a device image file.
     #[command(subcommand)]
     Nvme(nvme_cmd::NvmeCmd),
-    /// Reproduce a paper's figure: `znslab reproduce cczns-fig7`.
+    /// Reproduce a paper's figure: `znslab reproduce cczns-fig7` or `balloon-fig6`.
     Reproduce(reproduce_cmd::Args),
 }
 
 fn main() -> ExitCode {
+    // Piped into `head`, stop quietly as other command-line tools do instead of panicking on
+    // the broken pipe.
+    // SAFETY: restoring the default action of one signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Cmd::Devices(a) => devices_cmd::run(a),

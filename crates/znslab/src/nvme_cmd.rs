@@ -259,15 +259,25 @@ pub fn run(cmd: NvmeCmd) -> anyhow::Result<ExitCode> {
             }
             let c = Controller::create_image(&image, cfg).map_err(|e| anyhow!("{e}"))?;
             let id = c.identify();
-            println!(
-                "created {}: {} ({} zones of {} LBAs, capacity {} LBAs, {}-byte LBAs)",
-                image.display(),
-                c.config().name,
-                id.zone_count,
-                id.zsze,
-                id.zcap,
-                id.lba_bytes
-            );
+            if c.config().design == device::Design::Tcssd {
+                println!(
+                    "created {}: {} (conventional namespace of {} LBAs, {}-byte LBAs)",
+                    image.display(),
+                    c.config().name,
+                    id.nsze,
+                    id.lba_bytes
+                );
+            } else {
+                println!(
+                    "created {}: {} ({} zones of {} LBAs, capacity {} LBAs, {}-byte LBAs)",
+                    image.display(),
+                    c.config().name,
+                    id.zone_count,
+                    id.zsze,
+                    id.zcap,
+                    id.lba_bytes
+                );
+            }
             finish(c)?;
             Ok(ExitCode::SUCCESS)
         }

@@ -47,6 +47,7 @@ impl Controller {
                 return Err(Status::LBA_OUT_OF_RANGE);
             }
             let done = self.tcssd_write(ready.as_ns(), slba, data)?;
+            self.mark_zones_dirty();
             self.counters.writes += 1;
             self.counters.host_bytes_written += bytes;
             return Ok((0, SimInstant::from_ns(done)));
