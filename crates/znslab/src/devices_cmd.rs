@@ -109,16 +109,19 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     };
     for r in rows {
         let u = |k: &str| r[k].as_u64().unwrap_or(0);
+        // A tcssd namespace is conventional: its "zones" are only how its size is counted.
+        let zoned = r["design"] != "tcssd";
+        let z = |text: String| if zoned { text } else { "-".into() };
         println!(
             "{:<18} {:<7} {:>5} {:>9} {:>6} {:>11} {:>11} {:>9} {:>9} {:>9.0}MB/s  {}",
             r["name"].as_str().unwrap_or(""),
             r["design"].as_str().unwrap_or(""),
             u("dies"),
             gib(u("capacity_bytes")),
-            u("zones"),
-            mib(u("zone_size_bytes")),
-            mib(u("zone_capacity_bytes")),
-            u("dies_per_zone"),
+            z(u("zones").to_string()),
+            z(mib(u("zone_size_bytes"))),
+            z(mib(u("zone_capacity_bytes"))),
+            z(u("dies_per_zone").to_string()),
             format!("{}/{}", lim(u("max_open")), lim(u("max_active"))),
             r["flash_write_bytes_per_s"].as_f64().unwrap_or(0.0) / 1e6,
             r["summary"].as_str().unwrap_or("")
