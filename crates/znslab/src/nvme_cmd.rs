@@ -59,6 +59,53 @@ pub enum NvmeCmd {
     Flush { image: PathBuf },
     /// Identify Namespace (NVM command set fields).
     IdNs(ImageArgs),
+    /// Any I/O command by opcode and dwords, as nvme-cli's io-passthru: CCZNS compressed write
+    /// and decompressed read are Write (0x01) and Read (0x02) with CDW12 bit 16 set.
+    IoPassthru(PassthruArgs),
+}
+
+/// nvme-cli io-passthru's flags, with files for what comes back.
+#[derive(Args)]
+pub struct PassthruArgs {
+    image: PathBuf,
+    #[arg(short = 'O', long, value_parser = number)]
+    opcode: u64,
+    #[arg(short = 'l', long, default_value = "0", value_parser = number)]
+    data_len: u64,
+    #[arg(short = 'm', long, default_value = "0", value_parser = number)]
+    metadata_len: u64,
+    #[arg(short = '4', long, default_value = "0", value_parser = number)]
+    cdw10: u64,
+    #[arg(short = '5', long, default_value = "0", value_parser = number)]
+    cdw11: u64,
+    #[arg(short = '6', long, default_value = "0", value_parser = number)]
+    cdw12: u64,
+    #[arg(short = '7', long, default_value = "0", value_parser = number)]
+    cdw13: u64,
+    #[arg(short = '8', long, default_value = "0", value_parser = number)]
+    cdw14: u64,
+    #[arg(short = '9', long, default_value = "0", value_parser = number)]
+    cdw15: u64,
+    /// Data sent with the command (writes); `data_len` bytes, zero-padded.
+    #[arg(short = 'i', long)]
+    input_file: Option<PathBuf>,
+    /// Metadata sent with the command; `metadata_len` bytes, zero-padded.
+    #[arg(long)]
+    metadata: Option<PathBuf>,
+    /// The command moves data to the host / to the device (nvme-cli's direction flags).
+    #[arg(short = 'r', long)]
+    read: bool,
+    #[arg(short = 'w', long)]
+    write: bool,
+    /// Print the data returned raw instead of as a hex dump.
+    #[arg(short = 'b', long)]
+    raw_binary: bool,
+    /// Write the data returned to a file instead of stdout.
+    #[arg(long)]
+    output_file: Option<PathBuf>,
+    /// Write the metadata buffer as it came back (CCZNS feedback) to a file.
+    #[arg(long)]
+    metadata_output_file: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -81,7 +128,14 @@ pub enum ZnsCmd {
         #[arg(short = 'o', long, value_enum, default_value = "normal")]
         output_format: OutputFormat,
     },
-    OpenZone(MgmtArgs),
+    /// Open zones; `--zrwa` sets the Zone Send Action Specific Option, which a CCZNS device
+    /// takes as "open as a padding zone".
+    OpenZone {
+        #[command(flatten)]
+        zone: MgmtArgs,
+        #[arg(short = 'r', long)]
+        zrwa: bool,
+    },
     CloseZone(MgmtArgs),
     FinishZone(MgmtArgs),
     ResetZone(MgmtArgs),
@@ -282,6 +336,7 @@ pub fn run(cmd: NvmeCmd) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         NvmeCmd::Zns(z) => zns(z),
+        NvmeCmd::IoPassthru(a) => passthru(a),
         NvmeCmd::Read(a) => rw(a, false),
         NvmeCmd::Write(a) => rw(a, true),
         NvmeCmd::Flush { image } => {
@@ -322,6 +377,105 @@ pub fn run(cmd: NvmeCmd) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// A buffer of `len` bytes from `path` (zero-padded, truncated), or zeros.
+fn buffer(path: &Option<PathBuf>, len: u64, what: &str) -> anyhow::Result<Vec<u8>> {
+    if len > 1 << 30 {
+        bail!("--{what}-len {len} is more than 1 GiB");
+    }
+    let mut b = match path {
+        Some(p) => std::fs::read(p).with_context(|| format!("{what} file {}", p.display()))?,
+        None => Vec::new(),
+    };
+    b.resize(len as usize, 0);
+    Ok(b)
+}
+
+fn hex_dump(data: &[u8]) {
+    for (i, row) in data.chunks(16).enumerate() {
+        let hex: Vec<String> = row.iter().map(|b| format!("{b:02x}")).collect();
+        println!("{:08x}: {}", i * 16, hex.join(" "));
+    }
+}
+
+fn passthru(a: PassthruArgs) -> anyhow::Result<ExitCode> {
+    use device::cmd::wire::{self, IoDwords};
+    let mut c = open(&a.image)?;
+    let dw = |v: u64, name: &str| {
+        u32::try_from(v).map_err(|_| anyhow!("--{name} {v:#x} does not fit in 32 bits"))
+    };
+    let dws = IoDwords {
+        cdw10: dw(a.cdw10, "cdw10")?,
+        cdw11: dw(a.cdw11, "cdw11")?,
+        cdw12: dw(a.cdw12, "cdw12")?,
+        cdw13: dw(a.cdw13, "cdw13")?,
+        cdw14: dw(a.cdw14, "cdw14")?,
+        cdw15: dw(a.cdw15, "cdw15")?,
+    };
+    if a.read && a.write {
+        bail!("--read and --write together: a command moves data one way");
+    }
+    let mut data = buffer(&a.input_file, a.data_len, "data")?;
+    let mut md = buffer(&a.metadata, a.metadata_len, "metadata")?;
+    let opcode =
+        u8::try_from(a.opcode).map_err(|_| anyhow!("--opcode {} is over 0xff", a.opcode))?;
+    let lba = c.layout().lba_bytes;
+    let cc = dws.cdw12 & wire::CDW12_CC != 0;
+    let decoded = match opcode {
+        wire::OPC_WRITE | wire::OPC_ZONE_APPEND => wire::decode_write(opcode, dws, &data, &mut md),
+        wire::OPC_READ => wire::decode_read(dws, &mut data, &mut md),
+        0x79 => wire::decode_zone_send(dws.slba(), dws.cdw13),
+        0x00 => Ok(Command::Flush),
+        _ => Err(Status::INVALID_OPCODE),
+    };
+    let comp = match decoded {
+        Ok(cmd) => submit(&mut c, cmd),
+        Err(status) => return Ok(fail(status, OutputFormat::Normal)),
+    };
+    if comp.status != Status::SUCCESS {
+        return Ok(fail(comp.status, OutputFormat::Normal));
+    }
+    println!("NVMe command result:{:08x}", comp.result as u32);
+    if comp.result > u32::MAX as u64 {
+        println!("  (64-bit result: {:#x})", comp.result);
+    }
+    if cc && !md.is_empty() {
+        match opcode {
+            wire::OPC_READ => {
+                if let Some(chunks) = wire::dr_feedback(&md) {
+                    println!("decompressed read: {} chunk(s)", chunks.len());
+                    for (i, (pre, fb)) in chunks.iter().enumerate() {
+                        println!("  chunk {i}: {pre} bytes decompressed, {fb} bytes on the device");
+                    }
+                }
+            }
+            _ => {
+                if let Some(f) = wire::cw_feedback(&md, lba) {
+                    println!(
+                        "compressed write: {} chunk(s), feedback sizes {:?}, {} bytes of the zone used",
+                        f.sizes.len(),
+                        f.sizes,
+                        f.written
+                    );
+                }
+            }
+        }
+    }
+    if let Some(p) = &a.metadata_output_file {
+        std::fs::write(p, &md).with_context(|| format!("writing {}", p.display()))?;
+    }
+    if opcode == wire::OPC_READ && !data.is_empty() {
+        match &a.output_file {
+            Some(p) => {
+                std::fs::write(p, &data).with_context(|| format!("writing {}", p.display()))?
+            }
+            None if a.raw_binary => std::io::stdout().write_all(&data)?,
+            None => hex_dump(&data),
+        }
+    }
+    finish(c)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn parse_state_filter(s: &str) -> anyhow::Result<u8> {
@@ -372,7 +526,10 @@ fn zns(cmd: ZnsCmd) -> anyhow::Result<ExitCode> {
         Ok(ExitCode::SUCCESS)
     };
     match cmd {
-        ZnsCmd::OpenZone(a) => mgmt(a, ZoneAction::Open, "zns-open-zone"),
+        ZnsCmd::OpenZone { zone, zrwa: false } => mgmt(zone, ZoneAction::Open, "zns-open-zone"),
+        ZnsCmd::OpenZone { zone, zrwa: true } => {
+            mgmt(zone, ZoneAction::OpenPadding, "zns-open-zone")
+        }
         ZnsCmd::CloseZone(a) => mgmt(a, ZoneAction::Close, "zns-close-zone"),
         ZnsCmd::FinishZone(a) => mgmt(a, ZoneAction::Finish, "zns-finish-zone"),
         ZnsCmd::ResetZone(a) => mgmt(a, ZoneAction::Reset, "zns-reset-zone"),

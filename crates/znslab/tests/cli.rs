@@ -391,3 +391,104 @@ fn malformed_nvme_commands_fail_cleanly() {
     }
     assert!(Path::new(&img).exists());
 }
+
+#[test]
+fn nvme_io_passthru_carries_cczns_compressed_write_and_read() {
+    let dir = TempDir::new("passthru");
+    let img = dir.path("c.img");
+    assert!(znslab(&["nvme", "create", &img, "--preset", "test-cczns"])
+        .status
+        .success());
+    // 8000 bytes that compress about 2:1, as one chunk in two blocks.
+    let mut data = vec![0u8; 8192];
+    let mut x = 7u32;
+    for (i, b) in data.iter_mut().enumerate().take(8000) {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        if i % 256 < 128 {
+            *b = (x >> 16) as u8;
+        }
+    }
+    let mut md = vec![0u8; 128];
+    md[..4].copy_from_slice(&1u32.to_le_bytes());
+    md[4..8].copy_from_slice(&8000u32.to_le_bytes());
+    std::fs::write(dir.path("cw.bin"), &data).expect("writes");
+    std::fs::write(dir.path("md.bin"), &md).expect("writes");
+    let (cw, cwmd) = (dir.path("cw.bin"), dir.path("md.bin"));
+
+    // A padding zone (--zrwa sets ZSASO), then CW: Write with CDW12 bit 16.
+    assert!(
+        znslab(&["nvme", "zns", "open-zone", &img, "-s", "0", "--zrwa"])
+            .status
+            .success()
+    );
+    let o = znslab(&[
+        "nvme",
+        "io-passthru",
+        &img,
+        "-O",
+        "0x01",
+        "-l",
+        "8192",
+        "-m",
+        "128",
+        "-6",
+        "0x10001",
+        "-i",
+        &cw,
+        "--metadata",
+        &cwmd,
+        "-w",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    // Padded to the block boundary: the feedback size is the two blocks.
+    assert!(out.contains("feedback sizes [8192]"), "{out}");
+
+    // DR of the chunk: CNLB 2 in CDW13, PDSZ 0; the data comes back decompressed.
+    let back = dir.path("dr.bin");
+    let o = znslab(&[
+        "nvme",
+        "io-passthru",
+        &img,
+        "-O",
+        "0x02",
+        "-l",
+        "8192",
+        "-m",
+        "128",
+        "-6",
+        "0x10001",
+        "-7",
+        "0x200",
+        "-r",
+        "--output-file",
+        &back,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("8000 bytes decompressed"));
+    assert_eq!(&std::fs::read(&back).expect("reads")[..8000], &data[..8000]);
+
+    // A DR whose range ends inside the chunk is illegal; an unknown opcode is refused.
+    let o = znslab(&[
+        "nvme",
+        "io-passthru",
+        &img,
+        "-O",
+        "0x02",
+        "-l",
+        "8192",
+        "-m",
+        "128",
+        "-6",
+        "0x10001",
+        "-7",
+        "0x100",
+        "-r",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("INVALID_FIELD"));
+    let o = znslab(&["nvme", "io-passthru", &img, "-O", "0x55"]);
+    assert!(text(&o.stderr).contains("INVALID_OPCODE"));
+    let o = znslab(&["nvme", "io-passthru", &img, "-O", "0x02", "-r", "-w"]);
+    assert_eq!(o.status.code(), Some(2));
+}
