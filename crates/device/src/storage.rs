@@ -408,8 +408,11 @@ impl Storage {
                 buf.copy_from_slice(&z.data[o..o + buf.len()]);
                 if !metadata.is_empty() {
                     let mo = meta_offset as usize;
+                    // Blocks written without metadata read it back as zeros.
                     let have = z.metadata.len().saturating_sub(mo).min(metadata.len());
-                    metadata[..have].copy_from_slice(&z.metadata[mo..mo + have]);
+                    if have > 0 {
+                        metadata[..have].copy_from_slice(&z.metadata[mo..mo + have]);
+                    }
                     metadata[have..].fill(0);
                 }
                 Ok(())

@@ -11,10 +11,16 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("codec", &[]),
     ("device", &["sim", "nand", "codec"]),
     ("report", &[]),
-    ("workload", &["sim", "nand", "codec", "device", "report"]),
+    ("host", &["sim", "nand", "codec", "device"]),
+    (
+        "workload",
+        &["sim", "nand", "codec", "device", "host", "report"],
+    ),
     (
         "znslab",
-        &["sim", "nand", "codec", "device", "report", "workload"],
+        &[
+            "sim", "nand", "codec", "device", "host", "report", "workload",
+        ],
     ),
 ];
 
@@ -55,7 +61,9 @@ fn no_wall_clock_or_unseeded_randomness_below_the_cli() {
         ("HashMap", "BTreeMap (ordered, deterministic iteration)"),
         ("HashSet", "BTreeSet (ordered, deterministic iteration)"),
     ];
-    for krate in ["sim", "nand", "codec", "device", "report", "workload"] {
+    for krate in [
+        "sim", "nand", "codec", "device", "host", "report", "workload",
+    ] {
         let mut stack = vec![workspace().join("crates").join(krate).join("src")];
         while let Some(dir) = stack.pop() {
             for entry in std::fs::read_dir(&dir).expect("dir") {

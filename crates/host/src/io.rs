@@ -1,0 +1,335 @@
+//! The host I/O layer: queue slots, per-zone write ordering, the metadata buffer, host CPU.
+//!
+//! Every command takes a submission-queue slot (`queue_depth` of them), costs
+//! `submit_cpu_ns` on a host core before it reaches the device and `complete_cpu_ns` after its
+//! completion arrives (the kernel's block layer, driver and interrupt), and is split at the
+//! device's MDTS. Writes hold their zone's write lock from the first piece to the last, so a
+//! zone has one write in flight at a time, as Linux's mq-deadline zone write locking enforces
+//! for sequential-write-required zones; reads, appends and other zones go on in parallel.
+//! Device errors come back as values naming the operation and the LBA.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use device::{parse_report, Command, Completion, DeviceHandle, Status, ZoneAction, ZoneDescriptor};
+use sim::cpu::CpuPool;
+use sim::sync::{Mutex, Semaphore};
+use sim::{Sim, SimDuration};
+
+/// Host I/O costs and limits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IoConfig {
+    /// Commands in flight at once (one NVMe I/O queue pair's depth).
+    pub queue_depth: u32,
+    /// Host CPU per command before submission (block layer, driver, doorbell) and after
+    /// completion (interrupt, completion handling). Assumed 2 µs and 1 µs: none of the papers
+    /// gives the split; their host CPU figures are dominated by compression.
+    pub submit_cpu_ns: u64,
+    pub complete_cpu_ns: u64,
+}
+
+impl Default for IoConfig {
+    fn default() -> Self {
+        IoConfig {
+            queue_depth: 1024,
+            submit_cpu_ns: 2_000,
+            complete_cpu_ns: 1_000,
+        }
+    }
+}
+
+/// What the host I/O layer has done.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IoCounters {
+    pub commands: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub zone_commands: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Host CPU spent on I/O commands.
+    pub cpu_ns: u64,
+    /// Time writes waited for their zone's write lock (the cost of one write in flight).
+    pub zone_lock_wait_ns: u64,
+    /// Most commands in flight at once.
+    pub max_in_flight: u32,
+}
+
+/// A failed I/O, naming what was asked.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IoError {
+    #[error("{op} at LBA {lba}: NVMe status {status}: {}", status.description())]
+    Device {
+        op: &'static str,
+        lba: u64,
+        status: Status,
+    },
+    #[error("{op} at byte {pos} of {len} bytes: {why}")]
+    Invalid {
+        op: &'static str,
+        pos: u64,
+        len: u64,
+        why: &'static str,
+    },
+}
+
+impl IoError {
+    /// The NVMe status, for a device error.
+    pub fn status(&self) -> Option<Status> {
+        match self {
+            IoError::Device { status, .. } => Some(*status),
+            IoError::Invalid { .. } => None,
+        }
+    }
+}
+
+/// The host's way to the device. Cheap to share behind an `Rc`.
+pub struct HostIo {
+    sim: Sim,
+    dev: DeviceHandle,
+    cpu: Rc<CpuPool>,
+    cfg: IoConfig,
+    slots: Semaphore,
+    zone_locks: Vec<Mutex<()>>,
+    lba_bytes: u64,
+    metadata_bytes: u64,
+    zone_lbas: u64,
+    zone_capacity_lbas: u64,
+    namespace_lbas: u64,
+    mdts: u64,
+    counters: RefCell<IoCounters>,
+    in_flight: Cell<u32>,
+}
+
+impl HostIo {
+    pub fn new(dev: &DeviceHandle, cpu: Rc<CpuPool>, cfg: IoConfig) -> HostIo {
+        let (l, zones) = dev.with(|c| (c.layout().clone(), c.zone_count()));
+        HostIo {
+            sim: dev.sim().clone(),
+            dev: dev.clone(),
+            cpu,
+            slots: Semaphore::new(cfg.queue_depth.max(1) as usize),
+            cfg,
+            zone_locks: (0..zones).map(|_| Mutex::new(())).collect(),
+            lba_bytes: l.lba_bytes,
+            metadata_bytes: l.metadata_bytes,
+            zone_lbas: l.zone_size_lbas,
+            zone_capacity_lbas: l.zone_capacity_lbas,
+            namespace_lbas: l.namespace_lbas(),
+            mdts: l.max_transfer_bytes,
+            counters: RefCell::new(IoCounters::default()),
+            in_flight: Cell::new(0),
+        }
+    }
+
+    pub fn lba_bytes(&self) -> u64 {
+        self.lba_bytes
+    }
+    pub fn metadata_bytes(&self) -> u64 {
+        self.metadata_bytes
+    }
+    /// Zone size (the LBA span of a zone) and capacity (its writable part), in bytes.
+    pub fn zone_bytes(&self) -> u64 {
+        self.zone_lbas * self.lba_bytes
+    }
+    pub fn zone_capacity_bytes(&self) -> u64 {
+        self.zone_capacity_lbas * self.lba_bytes
+    }
+    pub fn zone_count(&self) -> u32 {
+        self.zone_locks.len() as u32
+    }
+    pub fn device(&self) -> &DeviceHandle {
+        &self.dev
+    }
+    pub fn counters(&self) -> IoCounters {
+        self.counters.borrow().clone()
+    }
+    /// Commands submitted and not completed yet.
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight.get()
+    }
+
+    /// Submit one command through a queue slot, paying the host CPU on both sides.
+    pub async fn submit(&self, cmd: Command<'_>) -> Completion {
+        let _slot = self.slots.acquire(1).await;
+        self.cpu
+            .run(SimDuration::from_ns(self.cfg.submit_cpu_ns))
+            .await;
+        self.in_flight.set(self.in_flight.get() + 1);
+        {
+            let mut c = self.counters.borrow_mut();
+            c.max_in_flight = c.max_in_flight.max(self.in_flight.get());
+        }
+        let comp = self.dev.submit(cmd).await;
+        self.in_flight.set(self.in_flight.get() - 1);
+        self.cpu
+            .run(SimDuration::from_ns(self.cfg.complete_cpu_ns))
+            .await;
+        let mut c = self.counters.borrow_mut();
+        c.commands += 1;
+        c.cpu_ns += self.cfg.submit_cpu_ns + self.cfg.complete_cpu_ns;
+        comp
+    }
+
+    /// Check that `len` bytes at byte `pos` are whole blocks inside one zone and the namespace.
+    fn check(&self, op: &'static str, pos: u64, len: u64) -> Result<(), IoError> {
+        let bad = |why| Err(IoError::Invalid { op, pos, len, why });
+        if len == 0 || pos % self.lba_bytes != 0 || len % self.lba_bytes != 0 {
+            return bad("not whole blocks");
+        }
+        let (first, end) = (pos / self.lba_bytes, (pos + len) / self.lba_bytes);
+        if end > self.namespace_lbas {
+            return bad("past the end of the namespace");
+        }
+        if first / self.zone_lbas != (end - 1) / self.zone_lbas {
+            return bad("crosses a zone boundary");
+        }
+        Ok(())
+    }
+
+    /// Read `buf.len()` bytes at byte `pos` (whole blocks in one zone), MDTS at a time.
+    pub async fn read(&self, pos: u64, buf: &mut [u8]) -> Result<(), IoError> {
+        self.check("read", pos, buf.len() as u64)?;
+        let mut at = 0usize;
+        let mut metadata = Vec::new();
+        for piece in buf.chunks_mut(self.mdts as usize) {
+            let slba = (pos + at as u64) / self.lba_bytes;
+            let nlb = piece.len() as u64 / self.lba_bytes;
+            at += piece.len();
+            metadata.clear();
+            metadata.resize((nlb * self.metadata_bytes) as usize, 0);
+            let len = piece.len() as u64;
+            let comp = self
+                .submit(Command::Read {
+                    slba,
+                    nlb: nlb as u32,
+                    data: piece,
+                    metadata: &mut metadata,
+                })
+                .await;
+            if comp.status != Status::SUCCESS {
+                return Err(IoError::Device {
+                    op: "read",
+                    lba: slba,
+                    status: comp.status,
+                });
+            }
+            let mut c = self.counters.borrow_mut();
+            c.reads += 1;
+            c.bytes_read += len;
+        }
+        Ok(())
+    }
+
+    /// Write `data` at byte `pos` (whole blocks in one zone, at its write pointer) holding the
+    /// zone's write lock, MDTS at a time.
+    pub async fn write(&self, pos: u64, data: &[u8]) -> Result<(), IoError> {
+        self.check("write", pos, data.len() as u64)?;
+        let zone = (pos / self.lba_bytes / self.zone_lbas) as usize;
+        let asked = self.sim.now();
+        let _lock = self.zone_locks[zone].lock().await;
+        self.counters.borrow_mut().zone_lock_wait_ns += self.sim.now().since(asked).as_ns();
+        let mut at = 0u64;
+        for piece in data.chunks(self.mdts as usize) {
+            let slba = (pos + at) / self.lba_bytes;
+            let nlb = piece.len() as u64 / self.lba_bytes;
+            at += piece.len() as u64;
+            let comp = self
+                .submit(Command::Write {
+                    slba,
+                    nlb: nlb as u32,
+                    data: piece,
+                    metadata: &[],
+                })
+                .await;
+            if comp.status != Status::SUCCESS {
+                return Err(IoError::Device {
+                    op: "write",
+                    lba: slba,
+                    status: comp.status,
+                });
+            }
+            let mut c = self.counters.borrow_mut();
+            c.writes += 1;
+            c.bytes_written += piece.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Run `f` holding zone `zone`'s write lock: for writes that are not plain (CCZNS CW),
+    /// which must also keep one in flight per zone.
+    pub async fn with_zone_lock<R>(&self, zone: u32, f: impl AsyncFnOnce() -> R) -> R {
+        let asked = self.sim.now();
+        let _lock = self.zone_locks[zone as usize].lock().await;
+        self.counters.borrow_mut().zone_lock_wait_ns += self.sim.now().since(asked).as_ns();
+        f().await
+    }
+
+    /// A zone management action on zone `zone`.
+    pub async fn zone_action(&self, zone: u32, action: ZoneAction) -> Result<(), IoError> {
+        let slba = zone as u64 * self.zone_lbas;
+        let comp = self
+            .submit(Command::ZoneMgmtSend {
+                slba,
+                action,
+                select_all: false,
+            })
+            .await;
+        self.counters.borrow_mut().zone_commands += 1;
+        if comp.status != Status::SUCCESS {
+            return Err(IoError::Device {
+                op: "zone management",
+                lba: slba,
+                status: comp.status,
+            });
+        }
+        Ok(())
+    }
+
+    /// Report every zone (Zone Management Receive, as many commands as MDTS requires).
+    pub async fn report_zones(&self) -> Result<Vec<ZoneDescriptor>, IoError> {
+        let per = ((self.mdts as usize - device::REPORT_HEADER_BYTES)
+            / device::REPORT_DESCRIPTOR_BYTES)
+            .max(1);
+        let total = self.zone_count() as usize;
+        let mut zones = Vec::with_capacity(total);
+        let mut buf = Vec::new();
+        while zones.len() < total {
+            let n = per.min(total - zones.len());
+            buf.clear();
+            buf.resize(
+                device::REPORT_HEADER_BYTES + n * device::REPORT_DESCRIPTOR_BYTES,
+                0,
+            );
+            let slba = zones.len() as u64 * self.zone_lbas;
+            let comp = self
+                .submit(Command::ZoneMgmtRecv {
+                    slba,
+                    filter: 0,
+                    partial: true,
+                    extended: false,
+                    buffer: &mut buf,
+                })
+                .await;
+            self.counters.borrow_mut().zone_commands += 1;
+            if comp.status != Status::SUCCESS {
+                return Err(IoError::Device {
+                    op: "report zones",
+                    lba: slba,
+                    status: comp.status,
+                });
+            }
+            let (_, got) = parse_report(&buf).ok_or(IoError::Invalid {
+                op: "report zones",
+                pos: slba * self.lba_bytes,
+                len: buf.len() as u64,
+                why: "malformed report",
+            })?;
+            if got.is_empty() {
+                break;
+            }
+            zones.extend(got);
+        }
+        Ok(zones)
+    }
+}
