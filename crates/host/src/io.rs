@@ -174,7 +174,7 @@ impl HostIo {
     /// Check that `len` bytes at byte `pos` are whole blocks inside one zone and the namespace.
     fn check(&self, op: &'static str, pos: u64, len: u64) -> Result<(), IoError> {
         let bad = |why| Err(IoError::Invalid { op, pos, len, why });
-        if len == 0 || pos % self.lba_bytes != 0 || len % self.lba_bytes != 0 {
+        if len == 0 || !pos.is_multiple_of(self.lba_bytes) || !len.is_multiple_of(self.lba_bytes) {
             return bad("not whole blocks");
         }
         let (first, end) = (pos / self.lba_bytes, (pos + len) / self.lba_bytes);
