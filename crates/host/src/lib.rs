@@ -1,10 +1,12 @@
 //! # host: software on the emulated device (layer 5)
 //!
 //! For now the host I/O layer ([`io`]): what the kernel and its NVMe driver do between a file
-//! system and the device. The zoned file system and the LSM store will sit on it.
+//! system and the device; and the LSM store's on-media format ([`lsm`]). The zoned file system
+//! and the store itself will sit on them.
 //!
 //! May depend on: `sim`, `device` (and what they use). Leaves out: workloads and reporting.
 
 pub mod io;
+pub mod lsm;
 
 pub use io::{HostIo, IoConfig, IoCounters, IoError};

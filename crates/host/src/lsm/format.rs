@@ -1,0 +1,267 @@
+//! Encodings shared by every block: varints, block handles, the 5-byte block trailer
+//! (compression type and checksum) and the footer.
+//!
+//! Follows RocksDB's block-based table (format_version 5, research/zenfs-rocksdb.md §2.2):
+//! checksum = low 32 bits of XXH3-64 over contents and type byte (RocksDB 8.11's default);
+//! compressed blocks start with a varint32 of the raw length (RocksDB's compression format 2,
+//! used here for every codec, Snappy too).
+
+use codec::{Codec, Coder};
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Errors reading a table: what was wrong and where.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FormatError {
+    #[error("corrupt {what} at offset {offset}: {why}")]
+    Corrupt {
+        what: &'static str,
+        offset: u64,
+        why: String,
+    },
+}
+
+pub(crate) fn corrupt(what: &'static str, offset: u64, why: impl Into<String>) -> FormatError {
+    FormatError::Corrupt {
+        what,
+        offset,
+        why: why.into(),
+    }
+}
+
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Decode a varint at the start of `b`: (value, bytes used).
+pub fn get_varint(b: &[u8]) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    for (i, &byte) in b.iter().enumerate().take(10) {
+        v |= ((byte & 0x7f) as u64) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((v, i + 1));
+        }
+    }
+    None
+}
+
+/// Where a block is: offset and size of its contents (the 5-byte trailer follows).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockHandle {
+    pub offset: u64,
+    pub size: u64,
+}
+
+impl BlockHandle {
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.offset);
+        put_varint(out, self.size);
+    }
+
+    pub fn decode(b: &[u8]) -> Option<(BlockHandle, usize)> {
+        let (offset, n1) = get_varint(b)?;
+        let (size, n2) = get_varint(&b[n1..])?;
+        Some((BlockHandle { offset, size }, n1 + n2))
+    }
+
+    /// Bytes the block takes in the file, trailer included.
+    pub fn on_disk(&self) -> u64 {
+        self.size + TRAILER
+    }
+}
+
+pub const TRAILER: u64 = 5;
+/// format_version 5 footer: checksum type, two handles padded to 40 bytes, version, magic.
+pub const FOOTER: u64 = 53;
+pub const MAGIC: u64 = 0x88e2_41b7_85f4_cff7;
+pub const FORMAT_VERSION: u32 = 5;
+const CHECKSUM_XXH3: u8 = 4;
+
+/// RocksDB's compression type byte for a codec.
+pub fn compression_type(c: Codec) -> u8 {
+    match c {
+        Codec::None => 0,
+        Codec::Snappy => 1,
+        Codec::Deflate(_) => 2,
+        Codec::Lz4 => 4,
+        Codec::Zstd(_) => 7,
+    }
+}
+
+fn checksum(contents: &[u8], t: u8) -> u32 {
+    // XXH3 over contents then the type byte, as RocksDB extends it; low 32 bits.
+    let mut buf = Vec::with_capacity(contents.len() + 1);
+    buf.extend_from_slice(contents);
+    buf.push(t);
+    xxh3_64(&buf) as u32
+}
+
+/// Append a block: compressed with `codec` if that saves more than 12.5% (RocksDB's
+/// `GoodCompressionRatio`), else raw; then the trailer. Returns its handle and whether it was
+/// stored compressed.
+pub fn write_block(
+    out: &mut Vec<u8>,
+    raw: &[u8],
+    codec: Codec,
+    coder: &mut Coder,
+    scratch: &mut Vec<u8>,
+) -> (BlockHandle, bool) {
+    let offset = out.len() as u64;
+    let mut t = 0u8;
+    if codec != Codec::None {
+        scratch.clear();
+        put_varint(scratch, raw.len() as u64);
+        coder.compress(codec, raw, scratch);
+        if (scratch.len() as u64) < raw.len() as u64 - raw.len() as u64 / 8 {
+            t = compression_type(codec);
+        }
+    }
+    let contents: &[u8] = if t != 0 { scratch } else { raw };
+    let sum = checksum(contents, t);
+    out.extend_from_slice(contents);
+    out.push(t);
+    out.extend_from_slice(&sum.to_le_bytes());
+    (
+        BlockHandle {
+            offset,
+            size: contents.len() as u64,
+        },
+        t != 0,
+    )
+}
+
+/// The codec a compression type byte names (levels do not matter to decompression).
+pub fn codec_of_type(t: u8) -> Option<Codec> {
+    Some(match t {
+        0 => Codec::None,
+        1 => Codec::Snappy,
+        2 => Codec::Deflate(1),
+        4 => Codec::Lz4,
+        7 => Codec::ZSTD1,
+        _ => return None,
+    })
+}
+
+/// Check a block's trailer and return its raw contents (decompressed if it was compressed).
+pub fn read_block(
+    file: &[u8],
+    h: BlockHandle,
+    what: &'static str,
+    coder: &mut Coder,
+) -> Result<Vec<u8>, FormatError> {
+    let end = h
+        .offset
+        .checked_add(h.on_disk())
+        .filter(|&e| e <= file.len() as u64)
+        .ok_or_else(|| corrupt(what, h.offset, "handle points past the end of the file"))?;
+    let contents = &file[h.offset as usize..(h.offset + h.size) as usize];
+    let t = file[(h.offset + h.size) as usize];
+    let sum = u32::from_le_bytes(
+        file[(end - 4) as usize..end as usize]
+            .try_into()
+            .expect("4 bytes"),
+    );
+    if checksum(contents, t) != sum {
+        return Err(corrupt(what, h.offset, "checksum mismatch"));
+    }
+    if t == 0 {
+        return Ok(contents.to_vec());
+    }
+    let codec = codec_of_type(t)
+        .ok_or_else(|| corrupt(what, h.offset, format!("unknown compression type {t}")))?;
+    let (raw_len, n) =
+        get_varint(contents).ok_or_else(|| corrupt(what, h.offset, "bad raw length"))?;
+    if raw_len > 1 << 31 {
+        return Err(corrupt(what, h.offset, "raw length over 2 GiB"));
+    }
+    let mut raw = vec![0u8; raw_len as usize];
+    coder
+        .decompress(codec, &contents[n..], &mut raw)
+        .map_err(|e| corrupt(what, h.offset, e.to_string()))?;
+    Ok(raw)
+}
+
+/// The footer: checksum type, metaindex and index handles, format version, magic.
+pub fn write_footer(out: &mut Vec<u8>, metaindex: BlockHandle, index: BlockHandle) {
+    let start = out.len();
+    out.push(CHECKSUM_XXH3);
+    metaindex.encode(out);
+    index.encode(out);
+    out.resize(start + 1 + 40, 0);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&MAGIC.to_le_bytes());
+}
+
+pub fn read_footer(file: &[u8]) -> Result<(BlockHandle, BlockHandle), FormatError> {
+    let len = file.len() as u64;
+    if len < FOOTER {
+        return Err(corrupt("footer", 0, "file shorter than a footer"));
+    }
+    let f = &file[(len - FOOTER) as usize..];
+    let at = len - FOOTER;
+    if u64::from_le_bytes(f[45..53].try_into().expect("8 bytes")) != MAGIC {
+        return Err(corrupt("footer", at, "bad magic (not a block-based table)"));
+    }
+    let version = u32::from_le_bytes(f[41..45].try_into().expect("4 bytes"));
+    if version != FORMAT_VERSION || f[0] != CHECKSUM_XXH3 {
+        return Err(corrupt(
+            "footer",
+            at,
+            format!("format version {version}, checksum type {}", f[0]),
+        ));
+    }
+    let (meta, n) =
+        BlockHandle::decode(&f[1..41]).ok_or_else(|| corrupt("footer", at, "bad metaindex"))?;
+    let (index, _) =
+        BlockHandle::decode(&f[1 + n..41]).ok_or_else(|| corrupt("footer", at, "bad index"))?;
+    Ok((meta, index))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip_and_refuse_overlong() {
+        for v in [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX] {
+            let mut b = Vec::new();
+            put_varint(&mut b, v);
+            assert_eq!(get_varint(&b), Some((v, b.len())));
+        }
+        assert_eq!(get_varint(&[0x80; 11]), None);
+        assert_eq!(get_varint(&[0x80]), None);
+    }
+
+    #[test]
+    fn blocks_keep_raw_what_does_not_compress_and_catch_corruption() {
+        let mut coder = Coder::new();
+        let mut scratch = Vec::new();
+        let mut file = Vec::new();
+        let text = b"abcdefgh".repeat(500);
+        let (h1, c1) = write_block(&mut file, &text, Codec::ZSTD1, &mut coder, &mut scratch);
+        let mut noise = vec![0u8; 4000];
+        sim::Rng::new(1).fill(&mut noise);
+        let (h2, c2) = write_block(&mut file, &noise, Codec::ZSTD1, &mut coder, &mut scratch);
+        assert!(c1 && !c2);
+        assert!(h1.size < 200);
+        assert_eq!(
+            read_block(&file, h1, "data block", &mut coder).unwrap(),
+            text
+        );
+        assert_eq!(
+            read_block(&file, h2, "data block", &mut coder).unwrap(),
+            noise
+        );
+        file[h2.offset as usize + 7] ^= 1;
+        let e = read_block(&file, h2, "data block", &mut coder).unwrap_err();
+        assert!(e.to_string().contains("checksum"), "{e}");
+        let far = BlockHandle {
+            offset: 1 << 40,
+            size: 1,
+        };
+        assert!(read_block(&file, far, "index block", &mut coder).is_err());
+    }
+}
