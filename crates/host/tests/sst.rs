@@ -90,7 +90,8 @@ fn lookups_find_the_newest_visible_version() {
     let (file, _) = build(&entries, opts(Codec::ZSTD1, Some(10)));
     let mut t = Table::open(file).expect("opens");
     // Expected: for each user key, versions newest first.
-    let mut by_key: BTreeMap<Vec<u8>, Vec<(u64, ValueType, Vec<u8>)>> = BTreeMap::new();
+    type Versions = Vec<(u64, ValueType, Vec<u8>)>;
+    let mut by_key: BTreeMap<Vec<u8>, Versions> = BTreeMap::new();
     for (k, v) in &entries {
         let (u, seq, ty) = key::parse(k).expect("internal key");
         by_key
