@@ -8,5 +8,6 @@
 
 pub mod io;
 pub mod lsm;
+pub mod zonefs;
 
 pub use io::{HostIo, IoConfig, IoCounters, IoError};
