@@ -319,6 +319,10 @@ fn frames(log: &[u8], block: usize) -> Result<Vec<(usize, &[u8])>, MetaError> {
     let mut out = Vec::new();
     let mut at = 0;
     while at + 8 <= log.len() {
+        if log[at..at + 8].iter().all(|&b| b == 0) {
+            // Zeros: the end of what was written (a finished zone's padding).
+            break;
+        }
         let crc = u32::from_le_bytes(log[at..at + 4].try_into().expect("4 bytes"));
         let len = u32::from_le_bytes(log[at + 4..at + 8].try_into().expect("4 bytes")) as usize;
         let end = (at + 8)

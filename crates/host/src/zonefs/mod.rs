@@ -1,4 +1,7 @@
-//! zonefs: a ZenFS-like zoned file system. For now its metadata: the superblock and the
-//! metadata log of snapshots and edit records, with replay ([`meta`]).
+//! zonefs: a ZenFS-like zoned file system: its metadata (superblock, log of snapshots and
+//! edit records, replay: [`meta`]) and the file system on the host I/O layer ([`fs`]).
 
+pub mod fs;
 pub mod meta;
+
+pub use fs::{FileWriter, FsError, FsStats, Lifetime, ZoneFs};

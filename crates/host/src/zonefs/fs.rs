@@ -1,0 +1,747 @@
+//! The file system: files as extents in zones, ZenFS's allocation, the metadata log written
+//! record by record, rolling to a fresh metadata zone, mount with replay and repair, and
+//! resets of zones with no live data (research/zenfs-rocksdb.md §1.3-1.10).
+//!
+//! Zones 0-2 are metadata zones, the rest IO zones. A file being written owns one active zone
+//! at a time. Writes go through a 1 MiB buffer (ZenFS's buffered path): each flush is padded to
+//! the block size and recorded as an extent of its unpadded length; `sync` writes an update
+//! record with the extents added since the last one, `close` also clears the active-extent
+//! start. Deleting a file's last link logs a deletion and resets every zone whose live bytes
+//! drop to zero. Not yet here: the direct and sparse (WAL) write paths, open-zone tokens (the
+//! device's implicit close stands in), GC, the finish threshold pass.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use device::{ZoneAction, ZoneState};
+
+use super::meta::{self, Extent, FileMeta, MetaError, Record, Superblock};
+use crate::io::{HostIo, IoError};
+
+/// Metadata zones (ZENFS_META_ZONES).
+pub const META_ZONES: u32 = 3;
+/// Active zones ZenFS keeps back from IO zones: one for the metadata log, one for GC.
+pub const RESERVED_ACTIVE: u32 = 2;
+/// The buffered write path's buffer.
+pub const WRITE_BUFFER: usize = 1 << 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FsError {
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error(transparent)]
+    Meta(#[from] MetaError),
+    #[error("no space: {0}")]
+    NoSpace(&'static str),
+    #[error("no file named {0:?}")]
+    NotFound(String),
+    #[error("a file named {0:?} exists")]
+    Exists(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// RocksDB's write lifetime hints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Lifetime {
+    NotSet = 0,
+    None = 1,
+    Short = 2,
+    Medium = 3,
+    Long = 4,
+    Extreme = 5,
+}
+
+/// ZenFS's GetLifeTimeDiff: how well a zone of lifetime `zone` suits a file of `file`.
+pub fn lifetime_diff(zone: u32, file: u32) -> u32 {
+    if file <= Lifetime::None as u32 {
+        return if zone == file { 0 } else { 100 };
+    }
+    match zone.cmp(&file) {
+        std::cmp::Ordering::Greater => zone - file,
+        std::cmp::Ordering::Equal => 50,
+        std::cmp::Ordering::Less => 100,
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct IoZone {
+    /// Device byte offset of the zone, its writable capacity, and its write pointer (bytes
+    /// from the start).
+    start: u64,
+    capacity: u64,
+    wp: u64,
+    lifetime: u32,
+    /// Bytes of live extents in the zone.
+    used: u64,
+    /// Owned by a writer.
+    busy: bool,
+    finished: bool,
+}
+
+impl IoZone {
+    fn remaining(&self) -> u64 {
+        if self.finished {
+            0
+        } else {
+            self.capacity - self.wp
+        }
+    }
+    fn is_active(&self) -> bool {
+        self.wp > 0 && self.remaining() > 0
+    }
+}
+
+#[derive(Clone, Debug)]
+struct OpenFile {
+    meta: FileMeta,
+    /// Extents already in the log.
+    synced: usize,
+    /// The zone this file writes (an index into `zones`), while open for writing.
+    zone: Option<usize>,
+    writing: bool,
+}
+
+struct State {
+    sb: Superblock,
+    meta_zone: u32,
+    meta_wp: u64,
+    zones: Vec<IoZone>,
+    files: BTreeMap<u64, OpenFile>,
+    names: BTreeMap<String, u64>,
+    next_id: u64,
+    active_limit: u32,
+}
+
+/// A mounted file system. Share it behind an `Rc`.
+pub struct ZoneFs {
+    io: Rc<HostIo>,
+    st: RefCell<State>,
+    block: u64,
+    zone_bytes: u64,
+}
+
+/// Space figures, as `zenfs df` gives them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FsStats {
+    pub free_bytes: u64,
+    pub used_bytes: u64,
+    /// Dead bytes in full (or finished) zones: what only a reset or GC gets back.
+    pub reclaimable_bytes: u64,
+    pub files: usize,
+    pub meta_rolls: u32,
+}
+
+impl ZoneFs {
+    /// Format: reset every zone, write a superblock and an empty snapshot to zone 0.
+    pub async fn mkfs(io: Rc<HostIo>, finish_threshold: u32) -> Result<ZoneFs, FsError> {
+        let zones = io.report_zones().await?;
+        if zones.len() < (META_ZONES + 2) as usize {
+            return Err(FsError::Invalid(format!(
+                "{} zones: zonefs needs at least {}",
+                zones.len(),
+                META_ZONES + 2
+            )));
+        }
+        for (i, z) in zones.iter().enumerate() {
+            if z.state != ZoneState::Empty {
+                io.zone_action(i as u32, ZoneAction::Reset).await?;
+            }
+        }
+        let fs = ZoneFs::new(io, &zones, finish_threshold);
+        fs.start_meta_zone(0, 1).await?;
+        Ok(fs)
+    }
+
+    fn new(io: Rc<HostIo>, zones: &[device::ZoneDescriptor], finish_threshold: u32) -> ZoneFs {
+        let block = io.lba_bytes();
+        let zone_bytes = io.zone_bytes();
+        let mar = io.device().with(|c| c.identify().mar);
+        let max_active = if mar == u32::MAX {
+            zones.len() as u32
+        } else {
+            mar + 1
+        };
+        let st = State {
+            sb: Superblock {
+                uuid: "znslab-zonefs".into(),
+                sequence: 0,
+                flags: 0,
+                block_bytes: block as u32,
+                zone_blocks: (zone_bytes / block) as u32,
+                zones: zones.len() as u32,
+                finish_threshold,
+            },
+            meta_zone: 0,
+            meta_wp: 0,
+            zones: zones[META_ZONES as usize..]
+                .iter()
+                .map(|z| IoZone {
+                    start: z.zslba * block,
+                    capacity: z.capacity * block,
+                    ..IoZone::default()
+                })
+                .collect(),
+            files: BTreeMap::new(),
+            names: BTreeMap::new(),
+            next_id: 1,
+            active_limit: max_active.saturating_sub(RESERVED_ACTIVE).max(1),
+        };
+        ZoneFs {
+            io,
+            st: RefCell::new(st),
+            block,
+            zone_bytes,
+        }
+    }
+
+    /// Start metadata zone `zone` with sequence `seq`: superblock, then a snapshot of every file.
+    async fn start_meta_zone(&self, zone: u32, seq: u32) -> Result<(), FsError> {
+        let (sb, snap) = {
+            let mut st = self.st.borrow_mut();
+            st.sb.sequence = seq;
+            st.meta_zone = zone;
+            st.meta_wp = 0;
+            let files = st.files.values().map(|f| f.meta.clone()).collect();
+            (st.sb.encode(), Record::Snapshot(files))
+        };
+        self.append_meta(&meta::frame(&sb, self.block as usize))
+            .await?;
+        let snap = meta::encode(&snap, self.block as usize);
+        if snap.len() as u64 + self.block > self.io.zone_capacity_bytes() {
+            return Err(FsError::NoSpace(
+                "the metadata snapshot does not fit one zone",
+            ));
+        }
+        self.append_meta(&snap).await?;
+        let mut st = self.st.borrow_mut();
+        for f in st.files.values_mut() {
+            f.synced = f.meta.extents.len();
+        }
+        Ok(())
+    }
+
+    async fn append_meta(&self, bytes: &[u8]) -> Result<(), FsError> {
+        let (zone, wp) = {
+            let st = self.st.borrow();
+            (st.meta_zone, st.meta_wp)
+        };
+        self.io
+            .write(zone as u64 * self.zone_bytes + wp, bytes)
+            .await?;
+        self.st.borrow_mut().meta_wp += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Log one record; roll to the next metadata zone when this one is full.
+    async fn log(&self, r: Record) -> Result<(), FsError> {
+        let bytes = meta::encode(&r, self.block as usize);
+        let (zone, wp, seq) = {
+            let st = self.st.borrow();
+            (st.meta_zone, st.meta_wp, st.sb.sequence)
+        };
+        let cap = self.io.zone_capacity_bytes();
+        if wp + bytes.len() as u64 <= cap {
+            return self.append_meta(&bytes).await;
+        }
+        // Roll: end record if it fits, finish the old zone, new superblock and snapshot in the
+        // next one (the snapshot holds this record's effect, applied by the caller already),
+        // then reset the old zone.
+        let end = meta::encode(&Record::End, self.block as usize);
+        if wp + end.len() as u64 <= cap {
+            self.append_meta(&end).await?;
+        }
+        self.io.zone_action(zone, ZoneAction::Finish).await?;
+        let next = (zone + 1) % META_ZONES;
+        self.io.zone_action(next, ZoneAction::Reset).await?;
+        self.start_meta_zone(next, seq + 1).await?;
+        self.io.zone_action(zone, ZoneAction::Reset).await?;
+        Ok(())
+    }
+
+    /// Create a file for writing (logged at once, as ZenFS's OpenWritableFile does).
+    pub async fn create(&self, name: &str, lifetime: Lifetime) -> Result<u64, FsError> {
+        let meta = {
+            let mut st = self.st.borrow_mut();
+            if st.names.contains_key(name) {
+                return Err(FsError::Exists(name.into()));
+            }
+            let id = st.next_id;
+            st.next_id += 1;
+            let meta = FileMeta {
+                id,
+                lifetime: lifetime as u32,
+                links: vec![name.to_string()],
+                ..FileMeta::default()
+            };
+            st.names.insert(name.to_string(), id);
+            st.files.insert(
+                id,
+                OpenFile {
+                    meta: meta.clone(),
+                    synced: 0,
+                    zone: None,
+                    writing: true,
+                },
+            );
+            meta
+        };
+        let id = meta.id;
+        self.log(Record::Update(meta)).await?;
+        Ok(id)
+    }
+
+    /// The zone a file of `lifetime` should write next (ZenFS's AllocateIOZone).
+    async fn allocate(&self, lifetime: u32) -> Result<usize, FsError> {
+        enum Pick {
+            Open(usize),
+            Empty(usize),
+            Finish(usize),
+        }
+        loop {
+            let pick = {
+                let st = self.st.borrow();
+                let mut best: Option<(u32, usize)> = None;
+                for (i, z) in st.zones.iter().enumerate() {
+                    if z.busy || z.used == 0 || z.remaining() == 0 {
+                        continue;
+                    }
+                    let d = lifetime_diff(z.lifetime, lifetime);
+                    // Ties go to the later zone (ZenFS compares with <=).
+                    if best.is_none_or(|(bd, _)| d <= bd) {
+                        best = Some((d, i));
+                    }
+                }
+                let active = st.zones.iter().filter(|z| z.is_active()).count() as u32;
+                let empty = st
+                    .zones
+                    .iter()
+                    .position(|z| z.wp == 0 && !z.busy && !z.finished);
+                // The idle partial zone with the least room left, to finish for a token.
+                let cheapest = st
+                    .zones
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, z)| !z.busy && z.is_active())
+                    .min_by_key(|(_, z)| z.remaining())
+                    .map(|(i, _)| i);
+                match (best, empty) {
+                    (Some((d, i)), _) if d < 50 => Pick::Open(i),
+                    (_, Some(e)) if active < st.active_limit => Pick::Empty(e),
+                    (Some((50, i)), _) => Pick::Open(i),
+                    (_, Some(_)) if cheapest.is_some() => Pick::Finish(cheapest.expect("checked")),
+                    _ => return Err(FsError::NoSpace("zone allocation failure")),
+                }
+            };
+            let i = match pick {
+                Pick::Finish(c) => {
+                    self.finish_zone(c).await?;
+                    continue;
+                }
+                Pick::Open(i) => i,
+                Pick::Empty(e) => {
+                    self.st.borrow_mut().zones[e].lifetime = lifetime;
+                    e
+                }
+            };
+            self.st.borrow_mut().zones[i].busy = true;
+            return Ok(i);
+        }
+    }
+
+    async fn finish_zone(&self, i: usize) -> Result<(), FsError> {
+        self.io
+            .zone_action(i as u32 + META_ZONES, ZoneAction::Finish)
+            .await?;
+        self.st.borrow_mut().zones[i].finished = true;
+        Ok(())
+    }
+
+    /// Write `data` to file `id` through its zone: padded to blocks, an extent of the real
+    /// length per zone it lands in.
+    async fn write_extent(&self, id: u64, data: &[u8]) -> Result<(), FsError> {
+        let mut at = 0usize;
+        while at < data.len() {
+            let (zone, lifetime) = {
+                let st = self.st.borrow();
+                let f = st
+                    .files
+                    .get(&id)
+                    .ok_or(FsError::NotFound(format!("file {id}")))?;
+                (f.zone, f.meta.lifetime)
+            };
+            let zi = match zone {
+                Some(z) if self.st.borrow().zones[z].remaining() >= self.block => z,
+                old => {
+                    if let Some(z) = old {
+                        self.st.borrow_mut().zones[z].busy = false;
+                    }
+                    let z = self.allocate(lifetime).await?;
+                    {
+                        let mut st = self.st.borrow_mut();
+                        let start = st.zones[z].start + st.zones[z].wp;
+                        let f = st.files.get_mut(&id).expect("file");
+                        f.zone = Some(z);
+                        f.meta.active_start = Some(start);
+                    }
+                    // The new active extent's start is durable before data goes there.
+                    self.sync_meta(id, false).await?;
+                    z
+                }
+            };
+            let (pos, room) = {
+                let st = self.st.borrow();
+                let z = &st.zones[zi];
+                (z.start + z.wp, z.remaining())
+            };
+            let len = (data.len() - at).min(room as usize);
+            let padded = (len as u64).div_ceil(self.block) * self.block;
+            let mut buf = data[at..at + len].to_vec();
+            buf.resize(padded as usize, 0);
+            self.io.write(pos, &buf).await?;
+            let mut st = self.st.borrow_mut();
+            let z = &mut st.zones[zi];
+            z.wp += padded;
+            z.used += len as u64;
+            let f = st.files.get_mut(&id).expect("file");
+            f.meta.extents.push(Extent {
+                start: pos,
+                len: len as u64,
+            });
+            f.meta.size += len as u64;
+            at += len;
+        }
+        Ok(())
+    }
+
+    /// Log the extents a file gained since its last record.
+    async fn sync_meta(&self, id: u64, closing: bool) -> Result<(), FsError> {
+        let rec = {
+            let mut st = self.st.borrow_mut();
+            let f = st
+                .files
+                .get_mut(&id)
+                .ok_or(FsError::NotFound(format!("file {id}")))?;
+            if closing {
+                f.meta.active_start = None;
+                f.writing = false;
+                let z = f.zone.take();
+                if let Some(z) = z {
+                    st.zones[z].busy = false;
+                }
+            }
+            let f = st.files.get_mut(&id).expect("file");
+            let mut u = f.meta.clone();
+            u.extents = f.meta.extents[f.synced..].to_vec();
+            f.synced = f.meta.extents.len();
+            Record::Update(u)
+        };
+        self.log(rec).await
+    }
+
+    /// Open `name` for appending through a 1 MiB buffer.
+    pub async fn writer(
+        self: &Rc<Self>,
+        name: &str,
+        lifetime: Lifetime,
+    ) -> Result<FileWriter, FsError> {
+        let id = self.create(name, lifetime).await?;
+        Ok(FileWriter {
+            fs: self.clone(),
+            id,
+            buf: Vec::with_capacity(WRITE_BUFFER),
+        })
+    }
+
+    /// Size of a file (its synced and flushed extents).
+    pub fn size(&self, name: &str) -> Result<u64, FsError> {
+        let st = self.st.borrow();
+        let id = st
+            .names
+            .get(name)
+            .ok_or_else(|| FsError::NotFound(name.into()))?;
+        Ok(st.files[id].meta.size)
+    }
+
+    /// A file's extents (device byte offset and length of each).
+    pub fn extents(&self, name: &str) -> Result<Vec<Extent>, FsError> {
+        let st = self.st.borrow();
+        let id = st
+            .names
+            .get(name)
+            .ok_or_else(|| FsError::NotFound(name.into()))?;
+        Ok(st.files[id].meta.extents.clone())
+    }
+
+    pub fn list(&self) -> Vec<String> {
+        self.st.borrow().names.keys().cloned().collect()
+    }
+
+    /// Read `buf.len()` bytes of `name` from `offset`; short if the file ends first.
+    pub async fn read(&self, name: &str, offset: u64, buf: &mut [u8]) -> Result<usize, FsError> {
+        let extents = {
+            let st = self.st.borrow();
+            let id = st
+                .names
+                .get(name)
+                .ok_or_else(|| FsError::NotFound(name.into()))?;
+            st.files[id].meta.extents.clone()
+        };
+        let mut done = 0usize;
+        let mut file_off = 0u64;
+        for e in extents {
+            if done == buf.len() {
+                break;
+            }
+            let want = offset + done as u64;
+            if want >= file_off + e.len {
+                file_off += e.len;
+                continue;
+            }
+            let in_ext = want - file_off;
+            let n = ((e.len - in_ext) as usize).min(buf.len() - done);
+            // Whole blocks around the range, as a direct read would.
+            let dev = e.start + in_ext;
+            let first = dev / self.block * self.block;
+            let end = (dev + n as u64).div_ceil(self.block) * self.block;
+            let mut tmp = vec![0u8; (end - first) as usize];
+            self.io.read(first, &mut tmp).await?;
+            let s = (dev - first) as usize;
+            buf[done..done + n].copy_from_slice(&tmp[s..s + n]);
+            done += n;
+            file_off += e.len;
+        }
+        Ok(done)
+    }
+
+    /// Remove a name; the file goes with its last link, and zones left with no live data
+    /// are reset.
+    pub async fn delete(&self, name: &str) -> Result<(), FsError> {
+        let id = {
+            let mut st = self.st.borrow_mut();
+            let id = st
+                .names
+                .remove(name)
+                .ok_or_else(|| FsError::NotFound(name.into()))?;
+            let f = st.files.get_mut(&id).expect("file");
+            f.meta.links.retain(|l| l != name);
+            if f.meta.links.is_empty() {
+                let f = st.files.remove(&id).expect("file");
+                if let Some(z) = f.zone {
+                    st.zones[z].busy = false;
+                }
+                for e in &f.meta.extents {
+                    if let Some(z) = st.zone_of(e.start, self.zone_bytes) {
+                        st.zones[z].used -= e.len;
+                    }
+                }
+            }
+            id
+        };
+        self.log(Record::Deletion {
+            id,
+            link: name.to_string(),
+        })
+        .await?;
+        self.reset_unused().await
+    }
+
+    /// Reset every idle IO zone that holds no live data (ZenFS's ResetUnusedIOZones).
+    async fn reset_unused(&self) -> Result<(), FsError> {
+        let victims: Vec<usize> = {
+            let st = self.st.borrow();
+            st.zones
+                .iter()
+                .enumerate()
+                .filter(|(_, z)| !z.busy && z.used == 0 && (z.wp > 0 || z.finished))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        for i in victims {
+            self.io
+                .zone_action(i as u32 + META_ZONES, ZoneAction::Reset)
+                .await?;
+            let mut st = self.st.borrow_mut();
+            let z = &mut st.zones[i];
+            z.wp = 0;
+            z.finished = false;
+            z.lifetime = 0;
+        }
+        Ok(())
+    }
+
+    pub fn stats(&self) -> FsStats {
+        let st = self.st.borrow();
+        let mut s = FsStats {
+            files: st.files.len(),
+            meta_rolls: st.sb.sequence.saturating_sub(1),
+            ..FsStats::default()
+        };
+        for z in &st.zones {
+            s.free_bytes += z.remaining();
+            s.used_bytes += z.used;
+            if z.remaining() == 0 {
+                s.reclaimable_bytes += z.capacity - z.used;
+            }
+        }
+        s
+    }
+
+    /// Mount: replay the newest metadata zone whose log decodes, rebuild zone usage, extend
+    /// files that were open for writing to their zone's write pointer, roll to a fresh
+    /// metadata zone, reset zones with no live data.
+    pub async fn mount(io: Rc<HostIo>) -> Result<ZoneFs, FsError> {
+        let zones = io.report_zones().await?;
+        if zones.len() < (META_ZONES + 2) as usize {
+            return Err(FsError::Invalid("too few zones for zonefs".into()));
+        }
+        let block = io.lba_bytes();
+        let mut best: Option<(Superblock, Vec<Record>, u32)> = None;
+        let mut first_err = None;
+        for m in 0..META_ZONES {
+            let z = &zones[m as usize];
+            let written = (z.wp.saturating_sub(z.zslba)).min(z.capacity) * block;
+            if written == 0 || z.state == ZoneState::Offline {
+                continue;
+            }
+            let mut log = vec![0u8; written as usize];
+            io.read(z.zslba * block, &mut log).await?;
+            match meta::decode_log(&log, block as usize) {
+                Ok((sb, recs)) if recs.iter().any(|r| matches!(r, Record::Snapshot(_))) => {
+                    if best
+                        .as_ref()
+                        .is_none_or(|(b, _, _)| sb.sequence > b.sequence)
+                    {
+                        best = Some((sb, recs, m));
+                    }
+                }
+                Ok(_) => {} // a roll cut before its snapshot: the older zone holds the truth
+                Err(e) => first_err = first_err.or(Some(e)),
+            }
+        }
+        let Some((sb, recs, meta_zone)) = best else {
+            return Err(match first_err {
+                Some(e) => FsError::Meta(e),
+                None => FsError::Invalid("no zonefs metadata found (run mkfs)".into()),
+            });
+        };
+        let fs = ZoneFs::new(io.clone(), &zones, sb.finish_threshold);
+        {
+            let mut st = fs.st.borrow_mut();
+            st.sb = sb.clone();
+            st.meta_zone = meta_zone;
+            for (i, z) in st.zones.iter_mut().enumerate() {
+                let d = &zones[i + META_ZONES as usize];
+                z.wp = match d.state {
+                    ZoneState::Full => d.capacity * block,
+                    _ => (d.wp - d.zslba) * block,
+                };
+                z.finished = d.state == ZoneState::Full && z.wp < z.capacity;
+            }
+            for (id, mut f) in meta::replay(&recs) {
+                // Repair: a file open for writing at the crash keeps what reached its zone.
+                if let Some(start) = f.active_start.take() {
+                    if let Some(zi) = st.zone_of(start, fs.zone_bytes) {
+                        let end = st.zones[zi].start + st.zones[zi].wp;
+                        let covered = f
+                            .extents
+                            .iter()
+                            .filter(|e| e.start >= start && e.start < end)
+                            .map(|e| e.start + e.len)
+                            .max()
+                            .unwrap_or(start);
+                        if end > covered {
+                            f.extents.push(Extent {
+                                start: covered,
+                                len: end - covered,
+                            });
+                        }
+                    }
+                    f.size = f.extents.iter().map(|e| e.len).sum();
+                }
+                for e in &f.extents {
+                    if let Some(zi) = st.zone_of(e.start, fs.zone_bytes) {
+                        st.zones[zi].used += e.len;
+                        st.zones[zi].lifetime = f.lifetime;
+                    }
+                }
+                for l in &f.links {
+                    st.names.insert(l.clone(), id);
+                }
+                st.next_id = st.next_id.max(id + 1);
+                let synced = f.extents.len();
+                st.files.insert(
+                    id,
+                    OpenFile {
+                        meta: f,
+                        synced,
+                        zone: None,
+                        writing: false,
+                    },
+                );
+            }
+        }
+        let next = (meta_zone + 1) % META_ZONES;
+        io.zone_action(next, ZoneAction::Reset).await?;
+        fs.start_meta_zone(next, sb.sequence + 1).await?;
+        for m in 0..META_ZONES {
+            if m != next {
+                io.zone_action(m, ZoneAction::Reset).await?;
+            }
+        }
+        fs.reset_unused().await?;
+        Ok(fs)
+    }
+}
+
+impl State {
+    fn zone_of(&self, dev: u64, zone_bytes: u64) -> Option<usize> {
+        (dev / zone_bytes)
+            .checked_sub(META_ZONES as u64)
+            .map(|z| z as usize)
+            .filter(|&z| z < self.zones.len())
+    }
+}
+
+/// A file open for appending through ZenFS's 1 MiB buffer.
+pub struct FileWriter {
+    fs: Rc<ZoneFs>,
+    id: u64,
+    buf: Vec<u8>,
+}
+
+impl FileWriter {
+    pub async fn append(&mut self, mut data: &[u8]) -> Result<(), FsError> {
+        while !data.is_empty() {
+            let n = (WRITE_BUFFER - self.buf.len()).min(data.len());
+            self.buf.extend_from_slice(&data[..n]);
+            data = &data[n..];
+            if self.buf.len() == WRITE_BUFFER {
+                self.flush().await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> Result<(), FsError> {
+        if !self.buf.is_empty() {
+            let data = std::mem::take(&mut self.buf);
+            self.fs.write_extent(self.id, &data).await?;
+            self.buf = data;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Everything appended so far is on the device and in the log.
+    pub async fn sync(&mut self) -> Result<(), FsError> {
+        self.flush().await?;
+        self.fs.sync_meta(self.id, false).await
+    }
+
+    pub async fn close(mut self) -> Result<(), FsError> {
+        self.flush().await?;
+        self.fs.sync_meta(self.id, true).await
+    }
+}
