@@ -206,7 +206,7 @@ fn zones_are_shared_by_lifetime_as_zenfs_allocates_them() {
         let fs = Rc::new(ZoneFs::mkfs(io, 0).await.expect("mkfs"));
         assert!(matches!(fs.extents("x"), Err(FsError::NotFound(_))));
         let zone = 256u64 << 10; // test-min's zone size
-        let mut put = async |name: &str, life: Lifetime| {
+        let put = async |name: &str, life: Lifetime| {
             let mut w = fs.writer(name, life).await.expect("creates");
             w.append(&bytes(7, 20_000)).await.expect("appends");
             w.close().await.expect("closes");
