@@ -5,4 +5,6 @@
 pub mod bloom;
 pub mod format;
 pub mod key;
+pub mod log;
+pub mod memtable;
 pub mod sst;

@@ -7,8 +7,10 @@
 //! the block size and recorded as an extent of its unpadded length; `sync` writes an update
 //! record with the extents added since the last one, `close` also clears the active-extent
 //! start. Deleting a file's last link logs a deletion and resets every zone whose live bytes
-//! drop to zero. Not yet here: the direct and sparse (WAL) write paths, open-zone tokens (the
-//! device's implicit close stands in), GC, the finish threshold pass.
+//! drop to zero. Files named `*.log` (WALs) take ZenFS's sparse path: every flushed piece is
+//! `[u64 length][data]` padded to the block, so their sync writes no metadata and mount walks
+//! the headers. Not yet here: the direct write path, open-zone tokens (the device's implicit
+//! close stands in), GC, the finish threshold pass.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -25,6 +27,8 @@ pub const META_ZONES: u32 = 3;
 pub const RESERVED_ACTIVE: u32 = 2;
 /// The buffered write path's buffer.
 pub const WRITE_BUFFER: usize = 1 << 20;
+/// Sparse files' inline length header (ZenFS's sparse path, used for WALs).
+pub const SPARSE_HEADER: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FsError {
@@ -107,6 +111,8 @@ struct State {
     sb: Superblock,
     meta_zone: u32,
     meta_wp: u64,
+    /// Records logged since mount or mkfs.
+    meta_records: u64,
     zones: Vec<IoZone>,
     files: BTreeMap<u64, OpenFile>,
     names: BTreeMap<String, u64>,
@@ -175,6 +181,7 @@ impl ZoneFs {
             },
             meta_zone: 0,
             meta_wp: 0,
+            meta_records: 0,
             zones: zones[META_ZONES as usize..]
                 .iter()
                 .map(|z| IoZone {
@@ -242,6 +249,7 @@ impl ZoneFs {
             (st.meta_zone, st.meta_wp, st.sb.sequence)
         };
         let cap = self.io.zone_capacity_bytes();
+        self.st.borrow_mut().meta_records += 1;
         if wp + bytes.len() as u64 <= cap {
             return self.append_meta(&bytes).await;
         }
@@ -272,6 +280,8 @@ impl ZoneFs {
             let meta = FileMeta {
                 id,
                 lifetime: lifetime as u32,
+                // ZenFS: `.log` files (WALs) take the sparse path.
+                sparse: name.ends_with(".log"),
                 links: vec![name.to_string()],
                 ..FileMeta::default()
             };
@@ -372,7 +382,7 @@ impl ZoneFs {
                 (f.zone, f.meta.lifetime)
             };
             let zi = match zone {
-                Some(z) if self.st.borrow().zones[z].remaining() >= self.block => z,
+                Some(z) if self.st.borrow().zones[z].remaining() >= 2 * self.block => z,
                 old => {
                     if let Some(z) = old {
                         self.st.borrow_mut().zones[z].busy = false;
@@ -390,14 +400,22 @@ impl ZoneFs {
                     z
                 }
             };
-            let (pos, room) = {
+            let (pos, room, sparse) = {
                 let st = self.st.borrow();
                 let z = &st.zones[zi];
-                (z.start + z.wp, z.remaining())
+                (z.start + z.wp, z.remaining(), st.files[&id].meta.sparse)
             };
-            let len = (data.len() - at).min(room as usize);
-            let padded = (len as u64).div_ceil(self.block) * self.block;
-            let mut buf = data[at..at + len].to_vec();
+            // Sparse files (WALs) carry each piece's length in an 8-byte header before it, so
+            // a data sync needs no metadata and mount can walk what reached the zone.
+            let header = if sparse { SPARSE_HEADER } else { 0 };
+            let len = (data.len() - at).min(room as usize - header);
+            let padded = (header + len) as u64;
+            let padded = padded.div_ceil(self.block) * self.block;
+            let mut buf = Vec::with_capacity(padded as usize);
+            if sparse {
+                buf.extend_from_slice(&(len as u64).to_le_bytes());
+            }
+            buf.extend_from_slice(&data[at..at + len]);
             buf.resize(padded as usize, 0);
             self.io.write(pos, &buf).await?;
             let mut st = self.st.borrow_mut();
@@ -406,7 +424,7 @@ impl ZoneFs {
             z.used += len as u64;
             let f = st.files.get_mut(&id).expect("file");
             f.meta.extents.push(Extent {
-                start: pos,
+                start: pos + header as u64,
                 len: len as u64,
             });
             f.meta.size += len as u64;
@@ -452,6 +470,19 @@ impl ZoneFs {
             id,
             buf: Vec::with_capacity(WRITE_BUFFER),
         })
+    }
+
+    /// Metadata records logged since mount (each one write to a metadata zone).
+    pub fn meta_records(&self) -> u64 {
+        self.st.borrow().meta_records
+    }
+
+    fn is_sparse(&self, id: u64) -> bool {
+        self.st
+            .borrow()
+            .files
+            .get(&id)
+            .is_some_and(|f| f.meta.sparse)
     }
 
     /// Size of a file (its synced and flushed extents).
@@ -547,6 +578,52 @@ impl ZoneFs {
         self.reset_unused().await
     }
 
+    /// Extend a file that was open for writing at a power cut with what reached its zone
+    /// between `start` and the zone's write pointer `end`: one extent for a buffered file
+    /// (padding included, as ZenFS), the pieces the inline headers describe for a sparse one.
+    async fn repair(&self, f: &mut FileMeta, start: u64, end: u64) -> Result<(), FsError> {
+        let in_zone = |e: &&Extent| e.start >= start && e.start < end;
+        if !f.sparse {
+            let covered = f
+                .extents
+                .iter()
+                .filter(in_zone)
+                .map(|e| e.start + e.len)
+                .max()
+                .unwrap_or(start);
+            if end > covered {
+                f.extents.push(Extent {
+                    start: covered,
+                    len: end - covered,
+                });
+            }
+            return Ok(());
+        }
+        // Sparse: walk the headers from the last recorded piece on.
+        let mut at = f
+            .extents
+            .iter()
+            .filter(in_zone)
+            .map(|e| (e.start + e.len).div_ceil(self.block) * self.block)
+            .max()
+            .unwrap_or(start);
+        let mut head = vec![0u8; self.block as usize];
+        while at + self.block <= end {
+            self.io.read(at, &mut head).await?;
+            let len = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
+            let padded = (SPARSE_HEADER as u64 + len).div_ceil(self.block) * self.block;
+            if len == 0 || at + padded > end {
+                break;
+            }
+            f.extents.push(Extent {
+                start: at + SPARSE_HEADER as u64,
+                len,
+            });
+            at += padded;
+        }
+        Ok(())
+    }
+
     /// Reset every idle IO zone that holds no live data (ZenFS's ResetUnusedIOZones).
     async fn reset_unused(&self) -> Result<(), FsError> {
         let victims: Vec<usize> = {
@@ -639,27 +716,25 @@ impl ZoneFs {
                 };
                 z.finished = d.state == ZoneState::Full && z.wp < z.capacity;
             }
-            for (id, mut f) in meta::replay(&recs) {
-                // Repair: a file open for writing at the crash keeps what reached its zone.
-                if let Some(start) = f.active_start.take() {
-                    if let Some(zi) = st.zone_of(start, fs.zone_bytes) {
-                        let end = st.zones[zi].start + st.zones[zi].wp;
-                        let covered = f
-                            .extents
-                            .iter()
-                            .filter(|e| e.start >= start && e.start < end)
-                            .map(|e| e.start + e.len)
-                            .max()
-                            .unwrap_or(start);
-                        if end > covered {
-                            f.extents.push(Extent {
-                                start: covered,
-                                len: end - covered,
-                            });
-                        }
-                    }
-                    f.size = f.extents.iter().map(|e| e.len).sum();
+        }
+        let mut replayed = meta::replay(&recs);
+        // Repair: a file open for writing at the crash keeps what reached its zone.
+        for f in replayed.values_mut() {
+            if let Some(start) = f.active_start.take() {
+                let zone_end = {
+                    let st = fs.st.borrow();
+                    st.zone_of(start, fs.zone_bytes)
+                        .map(|zi| st.zones[zi].start + st.zones[zi].wp)
+                };
+                if let Some(end) = zone_end {
+                    fs.repair(f, start, end).await?;
                 }
+                f.size = f.extents.iter().map(|e| e.len).sum();
+            }
+        }
+        {
+            let mut st = fs.st.borrow_mut();
+            for (id, f) in replayed {
                 for e in &f.extents {
                     if let Some(zi) = st.zone_of(e.start, fs.zone_bytes) {
                         st.zones[zi].used += e.len;
@@ -734,9 +809,14 @@ impl FileWriter {
         Ok(())
     }
 
-    /// Everything appended so far is on the device and in the log.
+    /// Everything appended so far is durable: on the device, and for a buffered file in the
+    /// metadata log too (a sparse file's data carries its own lengths: no record, as ZenFS's
+    /// inline extents).
     pub async fn sync(&mut self) -> Result<(), FsError> {
         self.flush().await?;
+        if self.fs.is_sparse(self.id) {
+            return Ok(());
+        }
         self.fs.sync_meta(self.id, false).await
     }
 
