@@ -10,9 +10,12 @@ use super::key::{self, ValueType};
 /// Per-entry bookkeeping a skip-list arena would add (RocksDB's estimate is of this order).
 const ENTRY_OVERHEAD: usize = 32;
 
+/// (user key, newest first) → (type, value).
+type Entries = BTreeMap<(Vec<u8>, Reverse<u64>), (ValueType, Vec<u8>)>;
+
 #[derive(Default)]
 pub struct MemTable {
-    map: BTreeMap<(Vec<u8>, Reverse<u64>), (ValueType, Vec<u8>)>,
+    map: Entries,
     bytes: usize,
 }
 
