@@ -1,0 +1,484 @@
+//! The store: writes go to the WAL (RocksDB log format in a zonefs `.log` file, synced when
+//! asked) and the memtable; a full memtable is flushed to an L0 SST; the MANIFEST (log of
+//! version edits) records which SSTs exist, the WAL still needed and the last sequence. Open
+//! replays the newest MANIFEST that decodes, then the WALs it still needs, and flushes what
+//! they held. Reads look in the memtable, then L0 newest first.
+//!
+//! Not yet: compaction (so everything stays in L0), write stalls, the block cache, iterators,
+//! background jobs (flushes run inline in the writer), compression strategies beyond the
+//! table's codec. SSTs are read whole into memory at open (a stand-in for the block cache).
+
+use std::rc::Rc;
+
+use sim::sync::Mutex;
+
+use super::format::{get_varint, put_varint};
+use super::key::{self, ValueType};
+use super::log::{read_log, LogWriter};
+use super::memtable::{MemTable, WriteBatch};
+use super::sst::{Table, TableBuilder, TableOptions};
+use crate::zonefs::{FileWriter, FsError, Lifetime, ZoneFs};
+
+/// Store options (RocksDB 8.11's defaults where they exist).
+#[derive(Clone, Debug)]
+pub struct DbOptions {
+    /// Memtable size that triggers a flush (write_buffer_size).
+    pub write_buffer_size: usize,
+    pub table: TableOptions,
+}
+
+impl Default for DbOptions {
+    fn default() -> Self {
+        DbOptions {
+            write_buffer_size: 64 << 20,
+            table: TableOptions::default(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    #[error(transparent)]
+    Format(#[from] super::format::FormatError),
+    #[error(transparent)]
+    Log(#[from] super::log::LogError),
+    #[error("corrupt {0}")]
+    Corrupt(String),
+}
+
+/// An SST the store holds.
+struct Sst {
+    number: u64,
+    size: u64,
+    smallest: Vec<u8>,
+    largest: Vec<u8>,
+    table: Table,
+}
+
+/// What a MANIFEST records (RocksDB's VersionEdit, own tags).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Edit {
+    log_number: Option<u64>,
+    next_file: Option<u64>,
+    last_seq: Option<u64>,
+    /// (level, number, size, smallest user key, largest user key)
+    added: Vec<(u32, u64, u64, Vec<u8>, Vec<u8>)>,
+    deleted: Vec<(u32, u64)>,
+}
+
+impl Edit {
+    fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::new();
+        let mut field = |tag: u64, v: u64| {
+            put_varint(&mut b, tag);
+            put_varint(&mut b, v);
+        };
+        if let Some(v) = self.log_number {
+            field(2, v);
+        }
+        if let Some(v) = self.next_file {
+            field(3, v);
+        }
+        if let Some(v) = self.last_seq {
+            field(4, v);
+        }
+        for &(level, number) in &self.deleted {
+            put_varint(&mut b, 6);
+            put_varint(&mut b, level as u64);
+            put_varint(&mut b, number);
+        }
+        for (level, number, size, lo, hi) in &self.added {
+            put_varint(&mut b, 7);
+            put_varint(&mut b, *level as u64);
+            put_varint(&mut b, *number);
+            put_varint(&mut b, *size);
+            put_varint(&mut b, lo.len() as u64);
+            b.extend_from_slice(lo);
+            put_varint(&mut b, hi.len() as u64);
+            b.extend_from_slice(hi);
+        }
+        b
+    }
+
+    fn decode(b: &[u8]) -> Option<Edit> {
+        let mut e = Edit::default();
+        let mut at = 0;
+        let v = |at: &mut usize| -> Option<u64> {
+            let (x, n) = get_varint(b.get(*at..)?)?;
+            *at += n;
+            Some(x)
+        };
+        while at < b.len() {
+            match v(&mut at)? {
+                2 => e.log_number = Some(v(&mut at)?),
+                3 => e.next_file = Some(v(&mut at)?),
+                4 => e.last_seq = Some(v(&mut at)?),
+                6 => {
+                    let level = u32::try_from(v(&mut at)?).ok()?;
+                    e.deleted.push((level, v(&mut at)?));
+                }
+                7 => {
+                    let level = u32::try_from(v(&mut at)?).ok()?;
+                    let (number, size) = (v(&mut at)?, v(&mut at)?);
+                    let bytes = |at: &mut usize| -> Option<Vec<u8>> {
+                        let n = usize::try_from(v(at)?).ok()?;
+                        let s = b.get(*at..at.checked_add(n)?)?.to_vec();
+                        *at += n;
+                        Some(s)
+                    };
+                    let lo = bytes(&mut at)?;
+                    let hi = bytes(&mut at)?;
+                    e.added.push((level, number, size, lo, hi));
+                }
+                _ => return None,
+            }
+        }
+        Some(e)
+    }
+}
+
+struct State {
+    mem: MemTable,
+    /// L0, newest first.
+    l0: Vec<Sst>,
+    next_file: u64,
+    last_seq: u64,
+    wal_number: u64,
+    wal: FileWriter,
+    wal_log: LogWriter,
+    manifest: FileWriter,
+    manifest_log: LogWriter,
+}
+
+/// Counters a RocksDB user would look at.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DbStats {
+    pub writes: u64,
+    pub wal_bytes: u64,
+    pub flushes: u64,
+    pub flushed_bytes: u64,
+    pub l0_files: usize,
+    pub memtable_bytes: usize,
+    pub last_sequence: u64,
+}
+
+pub struct Db {
+    fs: Rc<ZoneFs>,
+    opts: DbOptions,
+    st: Mutex<State>,
+    stats: std::cell::RefCell<DbStats>,
+}
+
+fn wal_name(n: u64) -> String {
+    format!("{n:06}.log")
+}
+fn sst_name(n: u64) -> String {
+    format!("{n:06}.sst")
+}
+fn manifest_name(n: u64) -> String {
+    format!("MANIFEST-{n:06}")
+}
+
+fn number_of(name: &str, prefix: &str, suffix: &str) -> Option<u64> {
+    name.strip_prefix(prefix)?
+        .strip_suffix(suffix)?
+        .parse()
+        .ok()
+}
+
+async fn read_file(fs: &ZoneFs, name: &str) -> Result<Vec<u8>, FsError> {
+    let mut buf = vec![0u8; fs.size(name)? as usize];
+    let n = fs.read(name, 0, &mut buf).await?;
+    buf.truncate(n);
+    Ok(buf)
+}
+
+impl Db {
+    /// Open the store on `fs`, creating it if the file system holds none.
+    pub async fn open(fs: Rc<ZoneFs>, opts: DbOptions) -> Result<Db, DbError> {
+        let names = fs.list();
+        // The newest MANIFEST whose edits decode (an older one may survive a crash that
+        // happened while its successor was being written; the successor then lacks nothing
+        // the older one had, or it would not have been synced).
+        let mut manifests: Vec<u64> = names
+            .iter()
+            .filter_map(|n| number_of(n, "MANIFEST-", ""))
+            .collect();
+        manifests.sort_unstable_by(|a, b| b.cmp(a));
+        let mut edits = None;
+        for m in &manifests {
+            let bytes = read_file(&fs, &manifest_name(*m)).await?;
+            let Ok(log) = read_log(&bytes) else { continue };
+            let decoded: Option<Vec<Edit>> = log.records.iter().map(|r| Edit::decode(r)).collect();
+            if let Some(list) = decoded.filter(|l| !l.is_empty()) {
+                edits = Some(list);
+                break;
+            }
+        }
+        let (mut log_number, mut next_file, mut last_seq) = (0u64, 2u64, 0u64);
+        let mut files: Vec<(u64, u64, Vec<u8>, Vec<u8>)> = Vec::new();
+        for e in edits.iter().flatten() {
+            log_number = e.log_number.unwrap_or(log_number);
+            next_file = e.next_file.unwrap_or(next_file);
+            last_seq = e.last_seq.unwrap_or(last_seq);
+            files.retain(|f| !e.deleted.iter().any(|d| d.1 == f.0));
+            for (_, n, size, lo, hi) in &e.added {
+                files.push((*n, *size, lo.clone(), hi.clone()));
+            }
+        }
+        // Tables, newest first.
+        files.sort_by(|a, b| b.0.cmp(&a.0));
+        let mut l0 = Vec::new();
+        for (number, size, smallest, largest) in files {
+            let bytes = read_file(&fs, &sst_name(number)).await?;
+            l0.push(Sst {
+                number,
+                size,
+                smallest,
+                largest,
+                table: Table::open(bytes)?,
+            });
+        }
+        // WALs still needed: replay into a memtable.
+        let mut wals: Vec<u64> = names
+            .iter()
+            .filter_map(|n| number_of(n, "", ".log"))
+            .filter(|&n| n >= log_number)
+            .collect();
+        wals.sort_unstable();
+        let mut mem = MemTable::default();
+        for w in &wals {
+            let log = read_log(&read_file(&fs, &wal_name(*w)).await?)?;
+            for rec in &log.records {
+                let (seq, batch) = WriteBatch::decode(rec)
+                    .ok_or_else(|| DbError::Corrupt(format!("write batch in {}", wal_name(*w))))?;
+                for (i, (t, k, v)) in batch.ops.iter().enumerate() {
+                    mem.insert(k, seq + i as u64, *t, v);
+                }
+                last_seq = last_seq.max(seq + batch.ops.len() as u64 - 1);
+            }
+            next_file = next_file.max(w + 1);
+        }
+        next_file = next_file.max(manifests.first().map_or(0, |m| m + 1));
+        let mut edit = Edit::default();
+        // What the WALs held goes to L0 now (RocksDB flushes during recovery by default).
+        if !mem.is_empty() {
+            let number = next_file;
+            next_file += 1;
+            let sst = Self::write_sst(&fs, &opts, &mem, number).await?;
+            edit.added.push((
+                0,
+                sst.number,
+                sst.size,
+                sst.smallest.clone(),
+                sst.largest.clone(),
+            ));
+            l0.insert(0, sst);
+        }
+        let wal_number = next_file;
+        let manifest_number = next_file + 1;
+        next_file += 2;
+        let wal = fs.writer(&wal_name(wal_number), Lifetime::Short).await?;
+        let mut manifest = fs
+            .writer(&manifest_name(manifest_number), Lifetime::NotSet)
+            .await?;
+        // The new MANIFEST starts with a snapshot of the whole version.
+        let snapshot = Edit {
+            log_number: Some(wal_number),
+            next_file: Some(next_file),
+            last_seq: Some(last_seq),
+            added: l0
+                .iter()
+                .map(|s| (0, s.number, s.size, s.smallest.clone(), s.largest.clone()))
+                .collect(),
+            deleted: Vec::new(),
+        };
+        let mut manifest_log = LogWriter::default();
+        let mut buf = Vec::new();
+        manifest_log.add(&snapshot.encode(), &mut buf);
+        manifest.append(&buf).await?;
+        manifest.sync().await?;
+        // Only now is the old state obsolete.
+        for m in manifests {
+            fs.delete(&manifest_name(m)).await?;
+        }
+        for w in wals {
+            fs.delete(&wal_name(w)).await?;
+        }
+        let stats = DbStats {
+            l0_files: l0.len(),
+            last_sequence: last_seq,
+            ..DbStats::default()
+        };
+        Ok(Db {
+            fs,
+            opts,
+            st: Mutex::new(State {
+                mem: MemTable::default(),
+                l0,
+                next_file,
+                last_seq,
+                wal_number,
+                wal,
+                wal_log: LogWriter::default(),
+                manifest,
+                manifest_log,
+            }),
+            stats: std::cell::RefCell::new(stats),
+        })
+    }
+
+    async fn write_sst(
+        fs: &Rc<ZoneFs>,
+        opts: &DbOptions,
+        mem: &MemTable,
+        number: u64,
+    ) -> Result<Sst, DbError> {
+        let mut b = TableBuilder::new(opts.table.clone());
+        let mut smallest = None;
+        let mut largest = Vec::new();
+        for (k, v) in mem.entries() {
+            b.add(&k, v)?;
+            let uk = key::user_key(&k).to_vec();
+            smallest.get_or_insert_with(|| uk.clone());
+            largest = uk;
+        }
+        let (bytes, props) = b.finish();
+        let mut w = fs.writer(&sst_name(number), Lifetime::Medium).await?;
+        w.append(&bytes).await?;
+        w.close().await?;
+        Ok(Sst {
+            number,
+            size: props.file_bytes,
+            smallest: smallest.unwrap_or_default(),
+            largest,
+            table: Table::open(bytes)?,
+        })
+    }
+
+    /// Apply a batch; with `sync` the WAL is durable before this returns.
+    pub async fn write(&self, batch: &WriteBatch, sync: bool) -> Result<(), DbError> {
+        if batch.ops.is_empty() {
+            return Ok(());
+        }
+        let mut st = self.st.lock().await;
+        let seq = st.last_seq + 1;
+        let mut rec = Vec::new();
+        let encoded = batch.encode(seq);
+        st.wal_log.add(&encoded, &mut rec);
+        st.wal.append(&rec).await?;
+        if sync {
+            st.wal.sync().await?;
+        }
+        for (i, (t, k, v)) in batch.ops.iter().enumerate() {
+            st.mem.insert(k, seq + i as u64, *t, v);
+        }
+        st.last_seq = seq + batch.ops.len() as u64 - 1;
+        {
+            let mut s = self.stats.borrow_mut();
+            s.writes += 1;
+            s.wal_bytes += rec.len() as u64;
+            s.last_sequence = st.last_seq;
+            s.memtable_bytes = st.mem.bytes();
+        }
+        if st.mem.bytes() >= self.opts.write_buffer_size {
+            self.flush_locked(&mut st).await?;
+        }
+        Ok(())
+    }
+
+    pub async fn put(&self, k: &[u8], v: &[u8], sync: bool) -> Result<(), DbError> {
+        let mut b = WriteBatch::default();
+        b.put(k, v);
+        self.write(&b, sync).await
+    }
+
+    pub async fn delete(&self, k: &[u8], sync: bool) -> Result<(), DbError> {
+        let mut b = WriteBatch::default();
+        b.delete(k);
+        self.write(&b, sync).await
+    }
+
+    /// Flush the memtable to an L0 SST now.
+    pub async fn flush(&self) -> Result<(), DbError> {
+        let mut st = self.st.lock().await;
+        if !st.mem.is_empty() {
+            self.flush_locked(&mut st).await?;
+        }
+        Ok(())
+    }
+
+    async fn flush_locked(&self, st: &mut State) -> Result<(), DbError> {
+        let number = st.next_file;
+        let wal_number = number + 1;
+        st.next_file += 2;
+        let sst = Self::write_sst(&self.fs, &self.opts, &st.mem, number).await?;
+        // A new WAL for what comes next; the edit makes the old one obsolete.
+        let new_wal = self
+            .fs
+            .writer(&wal_name(wal_number), Lifetime::Short)
+            .await?;
+        let edit = Edit {
+            log_number: Some(wal_number),
+            next_file: Some(st.next_file),
+            last_seq: Some(st.last_seq),
+            added: vec![(
+                0,
+                sst.number,
+                sst.size,
+                sst.smallest.clone(),
+                sst.largest.clone(),
+            )],
+            deleted: Vec::new(),
+        };
+        let mut rec = Vec::new();
+        st.manifest_log.add(&edit.encode(), &mut rec);
+        st.manifest.append(&rec).await?;
+        st.manifest.sync().await?;
+        let old_wal = std::mem::replace(&mut st.wal, new_wal);
+        old_wal.close().await?;
+        self.fs.delete(&wal_name(st.wal_number)).await?;
+        st.wal_number = wal_number;
+        st.wal_log = LogWriter::default();
+        let mut s = self.stats.borrow_mut();
+        s.flushes += 1;
+        s.flushed_bytes += sst.size;
+        st.l0.insert(0, sst);
+        s.l0_files = st.l0.len();
+        st.mem = MemTable::default();
+        s.memtable_bytes = 0;
+        Ok(())
+    }
+
+    /// The value of `k`, if it exists.
+    pub async fn get(&self, k: &[u8]) -> Result<Option<Vec<u8>>, DbError> {
+        let mut st = self.st.lock().await;
+        let seq = st.last_seq;
+        let found = match st.mem.get(k, seq) {
+            Some(hit) => Some(hit),
+            None => {
+                let mut hit = None;
+                for sst in st.l0.iter_mut() {
+                    if k < sst.smallest.as_slice() || k > sst.largest.as_slice() {
+                        continue;
+                    }
+                    if let Some(h) = sst.table.get(k, seq)? {
+                        hit = Some(h);
+                        break;
+                    }
+                }
+                hit
+            }
+        };
+        Ok(match found {
+            Some((ValueType::Value, v)) => Some(v),
+            _ => None,
+        })
+    }
+
+    pub fn stats(&self) -> DbStats {
+        self.stats.borrow().clone()
+    }
+}
