@@ -57,14 +57,16 @@ struct Sst {
     table: Table,
 }
 
+/// A file an edit adds: level, number, size, smallest and largest user key.
+type NewFile = (u32, u64, u64, Vec<u8>, Vec<u8>);
+
 /// What a MANIFEST records (RocksDB's VersionEdit, own tags).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Edit {
     log_number: Option<u64>,
     next_file: Option<u64>,
     last_seq: Option<u64>,
-    /// (level, number, size, smallest user key, largest user key)
-    added: Vec<(u32, u64, u64, Vec<u8>, Vec<u8>)>,
+    added: Vec<NewFile>,
     deleted: Vec<(u32, u64)>,
 }
 
@@ -229,7 +231,7 @@ impl Db {
             }
         }
         // Tables, newest first.
-        files.sort_by(|a, b| b.0.cmp(&a.0));
+        files.sort_by_key(|f| std::cmp::Reverse(f.0));
         let mut l0 = Vec::new();
         for (number, size, smallest, largest) in files {
             let bytes = read_file(&fs, &sst_name(number)).await?;
