@@ -2,11 +2,15 @@
 //! asked) and the memtable; a full memtable is flushed to an L0 SST; the MANIFEST (log of
 //! version edits) records which SSTs exist, the WAL still needed and the last sequence. Open
 //! replays the newest MANIFEST that decodes, then the WALs it still needs, and flushes what
-//! they held. Reads look in the memtable, then L0 newest first.
+//! they held. Leveled compaction runs after each flush while a level's score is ≥ 1 (L0 by
+//! file count, deeper levels by bytes over static targets), picking by minimal overlapping
+//! ratio; it keeps the newest version of each key and drops deletions nothing older can hide
+//! under. Reads look in the memtable, L0 newest first, then one file per level.
 //!
-//! Not yet: compaction (so everything stays in L0), write stalls, the block cache, iterators,
-//! background jobs (flushes run inline in the writer), compression strategies beyond the
-//! table's codec. SSTs are read whole into memory at open (a stand-in for the block cache).
+//! Not yet: write stalls, the block cache, real iterators (scan merges whole tables),
+//! background jobs (flush and compaction run inline in the writer), dynamic level sizes,
+//! compression strategies beyond the table's codec. SSTs are read whole into memory at open
+//! and when written (a stand-in for the block cache; host memory grows with the store).
 
 use std::rc::Rc;
 
@@ -25,13 +29,28 @@ pub struct DbOptions {
     /// Memtable size that triggers a flush (write_buffer_size).
     pub write_buffer_size: usize,
     pub table: TableOptions,
+    pub num_levels: usize,
+    /// L0 files that make L0's compaction score 1 (level0_file_num_compaction_trigger).
+    pub level0_trigger: usize,
+    /// L1's target size; each level below is `level_multiplier` times the one above
+    /// (static level sizes, as db_bench's default `level_compaction_dynamic_level_bytes=false`).
+    pub max_bytes_for_level_base: u64,
+    pub level_multiplier: u64,
+    /// Compaction output files are cut at this size (target_file_size_base, multiplier 1).
+    pub target_file_size: u64,
 }
 
 impl Default for DbOptions {
+    /// RocksDB 8.11 (research/zenfs-rocksdb.md §2.1).
     fn default() -> Self {
         DbOptions {
             write_buffer_size: 64 << 20,
             table: TableOptions::default(),
+            num_levels: 7,
+            level0_trigger: 4,
+            max_bytes_for_level_base: 256 << 20,
+            level_multiplier: 10,
+            target_file_size: 64 << 20,
         }
     }
 }
@@ -143,8 +162,8 @@ impl Edit {
 
 struct State {
     mem: MemTable,
-    /// L0, newest first.
-    l0: Vec<Sst>,
+    /// levels[0] newest first (files may overlap); levels[1..] sorted by smallest key, disjoint.
+    levels: Vec<Vec<Sst>>,
     next_file: u64,
     last_seq: u64,
     wal_number: u64,
@@ -161,7 +180,13 @@ pub struct DbStats {
     pub wal_bytes: u64,
     pub flushes: u64,
     pub flushed_bytes: u64,
+    pub compactions: u64,
+    pub compaction_read_bytes: u64,
+    pub compaction_written_bytes: u64,
     pub l0_files: usize,
+    /// Files and bytes per level.
+    pub level_files: Vec<usize>,
+    pub level_bytes: Vec<u64>,
     pub memtable_bytes: usize,
     pub last_sequence: u64,
 }
@@ -220,28 +245,31 @@ impl Db {
             }
         }
         let (mut log_number, mut next_file, mut last_seq) = (0u64, 2u64, 0u64);
-        let mut files: Vec<(u64, u64, Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut files: Vec<NewFile> = Vec::new();
         for e in edits.iter().flatten() {
             log_number = e.log_number.unwrap_or(log_number);
             next_file = e.next_file.unwrap_or(next_file);
             last_seq = e.last_seq.unwrap_or(last_seq);
-            files.retain(|f| !e.deleted.iter().any(|d| d.1 == f.0));
-            for (_, n, size, lo, hi) in &e.added {
-                files.push((*n, *size, lo.clone(), hi.clone()));
-            }
+            files.retain(|f| !e.deleted.iter().any(|d| d.1 == f.1));
+            files.extend(e.added.iter().cloned());
         }
-        // Tables, newest first.
-        files.sort_by_key(|f| std::cmp::Reverse(f.0));
-        let mut l0 = Vec::new();
-        for (number, size, smallest, largest) in files {
+        let mut levels: Vec<Vec<Sst>> = (0..opts.num_levels.max(2)).map(|_| Vec::new()).collect();
+        for (level, number, size, smallest, largest) in files {
             let bytes = read_file(&fs, &sst_name(number)).await?;
-            l0.push(Sst {
+            let l = levels
+                .get_mut(level as usize)
+                .ok_or_else(|| DbError::Corrupt(format!("MANIFEST: level {level}")))?;
+            l.push(Sst {
                 number,
                 size,
                 smallest,
                 largest,
                 table: Table::open(bytes)?,
             });
+        }
+        levels[0].sort_by_key(|f| std::cmp::Reverse(f.number));
+        for l in &mut levels[1..] {
+            l.sort_by(|a, b| a.smallest.cmp(&b.smallest));
         }
         // WALs still needed: replay into a memtable.
         let mut wals: Vec<u64> = names
@@ -277,7 +305,7 @@ impl Db {
                 sst.smallest.clone(),
                 sst.largest.clone(),
             ));
-            l0.insert(0, sst);
+            levels[0].insert(0, sst);
         }
         let wal_number = next_file;
         let manifest_number = next_file + 1;
@@ -291,9 +319,20 @@ impl Db {
             log_number: Some(wal_number),
             next_file: Some(next_file),
             last_seq: Some(last_seq),
-            added: l0
+            added: levels
                 .iter()
-                .map(|s| (0, s.number, s.size, s.smallest.clone(), s.largest.clone()))
+                .enumerate()
+                .flat_map(|(l, files)| {
+                    files.iter().map(move |s| {
+                        (
+                            l as u32,
+                            s.number,
+                            s.size,
+                            s.smallest.clone(),
+                            s.largest.clone(),
+                        )
+                    })
+                })
                 .collect(),
             deleted: Vec::new(),
         };
@@ -310,16 +349,15 @@ impl Db {
             fs.delete(&wal_name(w)).await?;
         }
         let stats = DbStats {
-            l0_files: l0.len(),
             last_sequence: last_seq,
             ..DbStats::default()
         };
-        Ok(Db {
+        let db = Db {
             fs,
             opts,
             st: Mutex::new(State {
                 mem: MemTable::default(),
-                l0,
+                levels,
                 next_file,
                 last_seq,
                 wal_number,
@@ -329,7 +367,13 @@ impl Db {
                 manifest_log,
             }),
             stats: std::cell::RefCell::new(stats),
-        })
+        };
+        {
+            let mut st = db.st.lock().await;
+            db.compact_locked(&mut st).await?;
+            db.update_level_stats(&st);
+        }
+        Ok(db)
     }
 
     async fn write_sst(
@@ -338,17 +382,36 @@ impl Db {
         mem: &MemTable,
         number: u64,
     ) -> Result<Sst, DbError> {
+        let entries: Vec<(Vec<u8>, &[u8])> = mem.entries().collect();
+        Self::write_table(
+            fs,
+            opts,
+            entries.iter().map(|(k, v)| (k.as_slice(), *v)),
+            number,
+            Lifetime::Medium,
+        )
+        .await
+    }
+
+    /// Write entries (internal keys in order) as SST `number`.
+    async fn write_table<'a>(
+        fs: &Rc<ZoneFs>,
+        opts: &DbOptions,
+        entries: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+        number: u64,
+        lifetime: Lifetime,
+    ) -> Result<Sst, DbError> {
         let mut b = TableBuilder::new(opts.table.clone());
         let mut smallest = None;
         let mut largest = Vec::new();
-        for (k, v) in mem.entries() {
-            b.add(&k, v)?;
-            let uk = key::user_key(&k).to_vec();
+        for (k, v) in entries {
+            b.add(k, v)?;
+            let uk = key::user_key(k).to_vec();
             smallest.get_or_insert_with(|| uk.clone());
             largest = uk;
         }
         let (bytes, props) = b.finish();
-        let mut w = fs.writer(&sst_name(number), Lifetime::Medium).await?;
+        let mut w = fs.writer(&sst_name(number), lifetime).await?;
         w.append(&bytes).await?;
         w.close().await?;
         Ok(Sst {
@@ -444,40 +507,288 @@ impl Db {
         self.fs.delete(&wal_name(st.wal_number)).await?;
         st.wal_number = wal_number;
         st.wal_log = LogWriter::default();
-        let mut s = self.stats.borrow_mut();
-        s.flushes += 1;
-        s.flushed_bytes += sst.size;
-        st.l0.insert(0, sst);
-        s.l0_files = st.l0.len();
+        {
+            let mut s = self.stats.borrow_mut();
+            s.flushes += 1;
+            s.flushed_bytes += sst.size;
+            s.memtable_bytes = 0;
+        }
+        st.levels[0].insert(0, sst);
         st.mem = MemTable::default();
-        s.memtable_bytes = 0;
+        self.compact_locked(st).await?;
+        self.update_level_stats(st);
         Ok(())
     }
 
-    /// The value of `k`, if it exists.
+    fn update_level_stats(&self, st: &State) {
+        let mut s = self.stats.borrow_mut();
+        s.l0_files = st.levels[0].len();
+        s.level_files = st.levels.iter().map(Vec::len).collect();
+        s.level_bytes = st
+            .levels
+            .iter()
+            .map(|l| l.iter().map(|f| f.size).sum())
+            .collect();
+    }
+
+    /// Target size of level `l` (≥ 1).
+    fn level_target(&self, l: usize) -> u64 {
+        let mut t = self.opts.max_bytes_for_level_base;
+        for _ in 1..l {
+            t = t.saturating_mul(self.opts.level_multiplier);
+        }
+        t
+    }
+
+    /// Compact while some level's score is ≥ 1 (RocksDB's leveled scoring: L0 by file count
+    /// over the trigger, deeper levels by bytes over their target; the highest score first).
+    async fn compact_locked(&self, st: &mut State) -> Result<(), DbError> {
+        loop {
+            let n = st.levels.len();
+            let mut best: Option<(f64, usize)> = None;
+            for l in 0..n - 1 {
+                let score = if l == 0 {
+                    st.levels[0].len() as f64 / self.opts.level0_trigger.max(1) as f64
+                } else {
+                    let bytes: u64 = st.levels[l].iter().map(|f| f.size).sum();
+                    bytes as f64 / self.level_target(l) as f64
+                };
+                if score >= 1.0 && best.is_none_or(|(b, _)| score > b) {
+                    best = Some((score, l));
+                }
+            }
+            let Some((_, level)) = best else {
+                return Ok(());
+            };
+            self.compact_level(st, level).await?;
+        }
+    }
+
+    /// One compaction from `level` into `level + 1`: all of L0, or the file of `level` whose
+    /// overlap with the next level is smallest relative to its size (kMinOverlappingRatio).
+    async fn compact_level(&self, st: &mut State, level: usize) -> Result<(), DbError> {
+        let overlaps = |f: &Sst, lo: &[u8], hi: &[u8]| {
+            !(f.largest.as_slice() < lo || f.smallest.as_slice() > hi)
+        };
+        let inputs: Vec<usize> = if level == 0 {
+            (0..st.levels[0].len()).collect()
+        } else {
+            let next = &st.levels[level + 1];
+            let pick = (0..st.levels[level].len())
+                .min_by_key(|&i| {
+                    let f = &st.levels[level][i];
+                    let o: u64 = next
+                        .iter()
+                        .filter(|g| overlaps(g, &f.smallest, &f.largest))
+                        .map(|g| g.size)
+                        .sum();
+                    (o * 1024 / f.size.max(1), i)
+                })
+                .expect("a level with a score has files");
+            vec![pick]
+        };
+        let lo = inputs
+            .iter()
+            .map(|&i| st.levels[level][i].smallest.clone())
+            .min()
+            .expect("inputs");
+        let hi = inputs
+            .iter()
+            .map(|&i| st.levels[level][i].largest.clone())
+            .max()
+            .expect("inputs");
+        let next_inputs: Vec<usize> = (0..st.levels[level + 1].len())
+            .filter(|&i| overlaps(&st.levels[level + 1][i], &lo, &hi))
+            .collect();
+        // Merge: newest version of each user key; deletions dropped when no deeper level can
+        // hold an older version.
+        let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut read = 0;
+        for &i in &inputs {
+            let f = &mut st.levels[level][i];
+            read += f.size;
+            entries.extend(f.table.entries()?);
+        }
+        for &i in &next_inputs {
+            let f = &mut st.levels[level + 1][i];
+            read += f.size;
+            entries.extend(f.table.entries()?);
+        }
+        entries.sort_by(|a, b| key::compare(&a.0, &b.0));
+        let deeper_overlap = |k: &[u8]| {
+            st.levels[level + 2..]
+                .iter()
+                .flatten()
+                .any(|f| f.smallest.as_slice() <= k && k <= f.largest.as_slice())
+        };
+        let mut kept: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(entries.len());
+        let mut last_user: Option<Vec<u8>> = None;
+        for (k, v) in entries {
+            let (uk, _, t) =
+                key::parse(&k).ok_or_else(|| DbError::Corrupt("internal key in an SST".into()))?;
+            if last_user.as_deref() == Some(uk) {
+                continue; // an older version, shadowed
+            }
+            last_user = Some(uk.to_vec());
+            if t == ValueType::Deletion && !deeper_overlap(uk) {
+                continue;
+            }
+            kept.push((k, v));
+        }
+        // Output files cut at the target size, with ZenFS lifetime hints by level
+        // (RocksDB's CalculateSSTWriteHint with base level 1).
+        let out_level = level + 1;
+        let lifetime = match out_level {
+            0 | 1 => Lifetime::Medium,
+            2 => Lifetime::Long,
+            _ => Lifetime::Extreme,
+        };
+        let mut outputs = Vec::new();
+        let mut start = 0;
+        while start < kept.len() {
+            let mut end = start;
+            let mut bytes = 0u64;
+            while end < kept.len() && (bytes < self.opts.target_file_size || end == start) {
+                bytes += (kept[end].0.len() + kept[end].1.len()) as u64;
+                end += 1;
+            }
+            let number = st.next_file;
+            st.next_file += 1;
+            let sst = Self::write_table(
+                &self.fs,
+                &self.opts,
+                kept[start..end]
+                    .iter()
+                    .map(|(k, v)| (k.as_slice(), v.as_slice())),
+                number,
+                lifetime,
+            )
+            .await?;
+            outputs.push(sst);
+            start = end;
+        }
+        // Log the edit, then install it and delete the inputs.
+        let edit = Edit {
+            next_file: Some(st.next_file),
+            last_seq: Some(st.last_seq),
+            added: outputs
+                .iter()
+                .map(|f| {
+                    (
+                        out_level as u32,
+                        f.number,
+                        f.size,
+                        f.smallest.clone(),
+                        f.largest.clone(),
+                    )
+                })
+                .collect(),
+            deleted: inputs
+                .iter()
+                .map(|&i| (level as u32, st.levels[level][i].number))
+                .chain(
+                    next_inputs
+                        .iter()
+                        .map(|&i| (out_level as u32, st.levels[out_level][i].number)),
+                )
+                .collect(),
+            ..Edit::default()
+        };
+        let mut rec = Vec::new();
+        st.manifest_log.add(&edit.encode(), &mut rec);
+        st.manifest.append(&rec).await?;
+        st.manifest.sync().await?;
+        let written: u64 = outputs.iter().map(|f| f.size).sum();
+        let mut dead = Vec::new();
+        for &i in inputs.iter().rev() {
+            dead.push(st.levels[level].remove(i).number);
+        }
+        for &i in next_inputs.iter().rev() {
+            dead.push(st.levels[out_level].remove(i).number);
+        }
+        st.levels[out_level].extend(outputs);
+        st.levels[out_level].sort_by(|a, b| a.smallest.cmp(&b.smallest));
+        for n in dead {
+            self.fs.delete(&sst_name(n)).await?;
+        }
+        let mut s = self.stats.borrow_mut();
+        s.compactions += 1;
+        s.compaction_read_bytes += read;
+        s.compaction_written_bytes += written;
+        Ok(())
+    }
+
+    /// The value of `k`, if it exists: memtable, then L0 newest first, then one file per level.
     pub async fn get(&self, k: &[u8]) -> Result<Option<Vec<u8>>, DbError> {
         let mut st = self.st.lock().await;
         let seq = st.last_seq;
-        let found = match st.mem.get(k, seq) {
-            Some(hit) => Some(hit),
-            None => {
-                let mut hit = None;
-                for sst in st.l0.iter_mut() {
+        let mut found = st.mem.get(k, seq);
+        if found.is_none() {
+            'levels: for (l, files) in st.levels.iter_mut().enumerate() {
+                for sst in files.iter_mut() {
                     if k < sst.smallest.as_slice() || k > sst.largest.as_slice() {
                         continue;
                     }
                     if let Some(h) = sst.table.get(k, seq)? {
-                        hit = Some(h);
-                        break;
+                        found = Some(h);
+                        break 'levels;
+                    }
+                    if l > 0 {
+                        break; // levels below L0 hold at most one file for a key
                     }
                 }
-                hit
             }
-        };
+        }
         Ok(match found {
             Some((ValueType::Value, v)) => Some(v),
             _ => None,
         })
+    }
+
+    /// Up to `limit` live keys ≥ `start` with their values, in key order.
+    pub async fn scan(
+        &self,
+        start: &[u8],
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, DbError> {
+        let mut st = self.st.lock().await;
+        let mut all: Vec<(Vec<u8>, Vec<u8>)> = st
+            .mem
+            .entries()
+            .filter(|(k, _)| key::user_key(k) >= start)
+            .map(|(k, v)| (k, v.to_vec()))
+            .collect();
+        for files in st.levels.iter_mut() {
+            for f in files.iter_mut() {
+                if f.largest.as_slice() < start {
+                    continue;
+                }
+                all.extend(
+                    f.table
+                        .entries()?
+                        .into_iter()
+                        .filter(|(k, _)| key::user_key(k) >= start),
+                );
+            }
+        }
+        all.sort_by(|a, b| key::compare(&a.0, &b.0));
+        let mut out = Vec::new();
+        let mut last: Option<Vec<u8>> = None;
+        for (k, v) in all {
+            let (uk, _, t) =
+                key::parse(&k).ok_or_else(|| DbError::Corrupt("internal key".into()))?;
+            if last.as_deref() == Some(uk) {
+                continue;
+            }
+            last = Some(uk.to_vec());
+            if t == ValueType::Value {
+                out.push((uk.to_vec(), v));
+                if out.len() == limit {
+                    break;
+                }
+            }
+        }
+        Ok(out)
     }
 
     pub fn stats(&self) -> DbStats {
