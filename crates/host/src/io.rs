@@ -141,6 +141,13 @@ impl HostIo {
     pub fn device(&self) -> &DeviceHandle {
         &self.dev
     }
+    /// The host cores I/O is charged to (the store charges its own work there too).
+    pub fn cpu(&self) -> &Rc<CpuPool> {
+        &self.cpu
+    }
+    pub fn sim(&self) -> &Sim {
+        &self.sim
+    }
     pub fn counters(&self) -> IoCounters {
         self.counters.borrow().clone()
     }

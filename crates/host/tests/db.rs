@@ -241,3 +241,34 @@ fn compaction_keeps_the_newest_version_of_every_key_down_the_levels() {
         }
     });
 }
+
+#[test]
+fn compression_costs_host_cpu_by_its_profile() {
+    let run = |codec: codec::Codec| {
+        let (sim, dev) = device();
+        let io = host(&sim, &dev);
+        sim.block_on(async move {
+            let fs = Rc::new(ZoneFs::mkfs(io.clone(), 0).await.expect("mkfs"));
+            let mut opts = small();
+            opts.table.codec = codec;
+            let db = Db::open(fs, opts).await.expect("opens");
+            for i in 0..3000u64 {
+                let v = format!("text value number {i} ").repeat(6);
+                db.put(&key(i % 1200), v.as_bytes(), false)
+                    .await
+                    .expect("puts");
+            }
+            for i in 0..500u64 {
+                db.get(&key(i)).await.expect("reads");
+            }
+            let s = db.stats();
+            let busy: u64 = io.cpu().busy_per_core().iter().map(|d| d.as_ns()).sum();
+            assert_eq!(busy, s.cpu_ns + io.counters().cpu_ns);
+            (s.cpu_ns, s.level_bytes.iter().sum::<u64>())
+        })
+    };
+    let (cpu_none, bytes_none) = run(codec::Codec::None);
+    let (cpu_zstd, bytes_zstd) = run(codec::Codec::ZSTD1);
+    assert!(cpu_zstd > cpu_none, "{cpu_zstd} vs {cpu_none}");
+    assert!(bytes_zstd * 2 < bytes_none, "{bytes_zstd} vs {bytes_none}");
+}

@@ -472,6 +472,11 @@ impl ZoneFs {
         })
     }
 
+    /// The host I/O layer under the file system.
+    pub fn io(&self) -> &Rc<HostIo> {
+        &self.io
+    }
+
     /// Metadata records logged since mount (each one write to a metadata zone).
     pub fn meta_records(&self) -> u64 {
         self.st.borrow().meta_records
