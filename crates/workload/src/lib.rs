@@ -6,4 +6,5 @@
 //! May depend on: `sim`, `nand`, `device`, `report`. Leaves out: device internals beyond the
 //! commands and the counters it reports.
 
+pub mod dbbench;
 pub mod fio;

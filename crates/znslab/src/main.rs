@@ -1,5 +1,6 @@
 //! The `znslab` command: `devices`, `fio`, `nvme` and `reproduce`, named after the tools users know.
 
+mod dbbench_cmd;
 mod devices_cmd;
 mod fio_cmd;
 mod nvme_cmd;
@@ -31,6 +32,9 @@ enum Cmd {
     /// nvme-cli commands on a device image file.
     #[command(subcommand)]
     Nvme(nvme_cmd::NvmeCmd),
+    /// RocksDB's db_bench on the LSM store on zonefs on a device:
+    /// `znslab dbbench --benchmarks=fillrandom,readrandom --num=100000`.
+    Dbbench(dbbench_cmd::Args),
     /// Reproduce a paper's figure: `znslab reproduce cczns-fig7` or `balloon-fig6`.
     Reproduce(reproduce_cmd::Args),
 }
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
         Cmd::Fio { args } => fio_cmd::run(&args),
         Cmd::Nvme(cmd) => nvme_cmd::run(cmd),
         Cmd::Reproduce(a) => reproduce_cmd::run(a),
+        Cmd::Dbbench(a) => dbbench_cmd::run(a),
     };
     match result {
         Ok(code) => code,

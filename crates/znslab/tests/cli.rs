@@ -492,3 +492,23 @@ fn nvme_io_passthru_carries_cczns_compressed_write_and_read() {
     let o = znslab(&["nvme", "io-passthru", &img, "-O", "0x02", "-r", "-w"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn dbbench_prints_db_bench_lines_and_json() {
+    let o = znslab(&[
+        "dbbench",
+        "--benchmarks=fillseq,readrandom",
+        "--num=5000",
+        "--write_buffer_size=131072",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let s = text(&o.stdout);
+    assert!(s.contains("fillseq      :"), "{s}");
+    assert!(s.contains("(5000 of 5000 found)"), "{s}");
+    let o = znslab(&["dbbench", "--benchmarks=fillrandom", "--num=2000", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["benchmarks"][0]["ops"], 2000);
+    let o = znslab(&["dbbench", "--compression_type=brotli"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("compression_type"));
+}

@@ -7,10 +7,11 @@
 //! ratio; it keeps the newest version of each key and drops deletions nothing older can hide
 //! under. Reads look in the memtable, L0 newest first, then one file per level.
 //!
-//! Not yet: write stalls, the block cache, real iterators (scan merges whole tables),
-//! background jobs (flush and compaction run inline in the writer), dynamic level sizes,
-//! compression strategies beyond the table's codec. SSTs are read whole into memory at open
-//! and when written (a stand-in for the block cache; host memory grows with the store).
+//! Not yet: write stalls, the block cache (every lookup reads its data block from the device),
+//! real iterators (scan merges whole tables without I/O timing), background jobs (flush and
+//! compaction run inline in the writer), dynamic level sizes, compression strategies beyond
+//! the table's codec. SSTs are also kept whole in host memory (parsing from it, while lookups
+//! pay the device read): host memory grows with the store, to be replaced by the block cache.
 
 use std::rc::Rc;
 
@@ -802,8 +803,16 @@ impl Db {
                     if k < sst.smallest.as_slice() || k > sst.largest.as_slice() {
                         continue;
                     }
-                    *tables_read += 1;
-                    if let Some(h) = sst.table.get(k, seq)? {
+                    let hit = sst.table.get(k, seq)?;
+                    // The data block comes from the device (there is no block cache yet).
+                    if let Some(h) = sst.table.last_block() {
+                        *tables_read += 1;
+                        let mut buf = vec![0u8; h.on_disk() as usize];
+                        self.fs
+                            .read(&sst_name(sst.number), h.offset, &mut buf)
+                            .await?;
+                    }
+                    if let Some(h) = hit {
                         found = Some(h);
                         break 'levels;
                     }

@@ -423,6 +423,8 @@ pub struct Table {
     index: Block,
     filter: Option<Vec<u8>>,
     coder: Coder,
+    /// The data block the last `get` read (None if the filter or index answered).
+    last_block: Option<BlockHandle>,
 }
 
 impl Table {
@@ -450,16 +452,24 @@ impl Table {
             index,
             filter,
             coder,
+            last_block: None,
         })
     }
 
     fn data_block(&mut self, v: &[u8]) -> Result<Block, FormatError> {
         let (h, _) =
             BlockHandle::decode(v).ok_or_else(|| corrupt("index entry", 0, "bad block handle"))?;
+        self.last_block = Some(h);
         Block::new(
             read_block(&self.file, h, "data block", &mut self.coder)?,
             h.offset,
         )
+    }
+
+    /// The data block the last [`get`](Self::get) had to read, for the caller to charge its
+    /// I/O (None when the filter or index answered without one).
+    pub fn last_block(&self) -> Option<BlockHandle> {
+        self.last_block
     }
 
     /// The newest entry for `user_key` visible at `seq`: its type and value (a deletion has
@@ -469,6 +479,7 @@ impl Table {
         user_key: &[u8],
         seq: u64,
     ) -> Result<Option<(ValueType, Vec<u8>)>, FormatError> {
+        self.last_block = None;
         if let Some(f) = &self.filter {
             if !bloom::may_contain(f, user_key) {
                 return Ok(None);

@@ -1,0 +1,351 @@
+//! db_bench (RocksDB's `tools/db_bench_tool.cc`, research/zenfs-rocksdb.md §3.1) on the
+//! store, on zonefs, on the emulated device: fillseq, fillrandom, overwrite, readrandom,
+//! updaterandom, readwhilewriting, with db_bench's flag names and its way of making keys
+//! (the key number big-endian, padded to `key_size`) and values (slices of a buffer of
+//! 100-byte pieces, each a random printable run of `value × compression_ratio` bytes repeated).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use codec::Codec;
+use device::{Controller, DeviceConfig, DeviceHandle};
+use host::lsm::db::{Db, DbOptions, DbStats};
+use host::zonefs::ZoneFs;
+use host::{HostIo, IoConfig};
+use report::LatencyHistogram;
+use sim::cpu::CpuPool;
+use sim::{Rng, Sim};
+
+/// db_bench's flags (defaults are db_bench's where it has them).
+#[derive(Clone, Debug)]
+pub struct DbBenchConfig {
+    pub benchmarks: Vec<String>,
+    pub num: u64,
+    /// Reads for read benchmarks; default `num`.
+    pub reads: Option<u64>,
+    pub key_size: usize,
+    pub value_size: usize,
+    pub compression_ratio: f64,
+    pub compression: Codec,
+    pub threads: usize,
+    pub seed: u64,
+    pub write_buffer_size: usize,
+    /// Bloom filter bits per key; None = no filter (db_bench's `bloom_bits=-1`).
+    pub bloom_bits: Option<u32>,
+    /// Sync the WAL on every write.
+    pub sync: bool,
+    /// Host cores the simulation gives the store and the I/O layer.
+    pub cores: usize,
+}
+
+impl Default for DbBenchConfig {
+    fn default() -> Self {
+        DbBenchConfig {
+            benchmarks: vec!["fillrandom".into(), "readrandom".into()],
+            num: 1_000_000,
+            reads: None,
+            key_size: 16,
+            value_size: 100,
+            compression_ratio: 0.5,
+            compression: Codec::Snappy,
+            threads: 1,
+            seed: 1,
+            write_buffer_size: 64 << 20,
+            bloom_bits: None,
+            sync: false,
+            cores: 8,
+        }
+    }
+}
+
+/// One benchmark's figures.
+#[derive(Clone, Debug)]
+pub struct BenchResult {
+    pub name: String,
+    pub ops: u64,
+    pub found: u64,
+    pub seconds: f64,
+    pub bytes: u64,
+    pub latency: LatencyHistogram,
+}
+
+impl BenchResult {
+    pub fn micros_per_op(&self) -> f64 {
+        self.seconds * 1e6 / self.ops.max(1) as f64
+    }
+    pub fn ops_per_sec(&self) -> f64 {
+        self.ops as f64 / self.seconds.max(1e-12)
+    }
+    /// db_bench's report line.
+    pub fn line(&self) -> String {
+        let mut s = format!(
+            "{:<12} : {:>11.3} micros/op {} ops/sec {:.3} seconds {} operations;",
+            self.name,
+            self.micros_per_op(),
+            self.ops_per_sec() as u64,
+            self.seconds,
+            self.ops
+        );
+        if self.bytes > 0 {
+            s.push_str(&format!(
+                " {:>6.1} MB/s",
+                self.bytes as f64 / 1048576.0 / self.seconds.max(1e-12)
+            ));
+        }
+        if self.name.starts_with("read") || self.name == "updaterandom" {
+            s.push_str(&format!(" ({} of {} found)", self.found, self.ops));
+        }
+        s
+    }
+}
+
+/// Everything a run measured.
+#[derive(Debug)]
+pub struct DbBenchReport {
+    pub results: Vec<BenchResult>,
+    pub db: DbStats,
+    pub user_bytes_written: u64,
+    pub host_bytes_written: u64,
+    pub flash_bytes_programmed: u64,
+    pub host_cpu_busy_ns: u64,
+    pub sim_seconds: f64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbBenchError {
+    #[error("unknown benchmark {0:?} (known: fillseq, fillrandom, overwrite, readrandom, updaterandom, readwhilewriting)")]
+    Unknown(String),
+    #[error("--{0}: {1}")]
+    Flag(&'static str, String),
+    #[error("device: {0}")]
+    Device(String),
+    #[error("{0}")]
+    Db(String),
+}
+
+/// db_bench's value source.
+struct Values {
+    data: Vec<u8>,
+    pos: usize,
+}
+
+impl Values {
+    fn new(rng: &mut Rng, ratio: f64, value_size: usize) -> Values {
+        let mut data = Vec::with_capacity((1 << 20).max(value_size * 2));
+        while data.len() < (1 << 20).max(value_size) {
+            // CompressibleString(rnd, ratio, 100): random printable bytes, repeated.
+            let raw = ((100.0 * ratio) as usize).max(1);
+            let piece: Vec<u8> = (0..raw).map(|_| b' ' + rng.below(95) as u8).collect();
+            for i in 0..100 {
+                data.push(piece[i % raw]);
+            }
+        }
+        Values { data, pos: 0 }
+    }
+
+    fn next(&mut self, len: usize) -> &[u8] {
+        if self.pos + len > self.data.len() {
+            self.pos = 0;
+        }
+        self.pos += len;
+        &self.data[self.pos - len..self.pos]
+    }
+}
+
+fn make_key(n: u64, size: usize) -> Vec<u8> {
+    let mut k = n.to_be_bytes().to_vec();
+    k.resize(size.max(8), b'0');
+    k.truncate(size.max(1));
+    k
+}
+
+/// Run the benchmarks on a fresh device, file system and store.
+pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, DbBenchError> {
+    for b in &cfg.benchmarks {
+        if !matches!(
+            b.as_str(),
+            "fillseq"
+                | "fillrandom"
+                | "overwrite"
+                | "readrandom"
+                | "updaterandom"
+                | "readwhilewriting"
+        ) {
+            return Err(DbBenchError::Unknown(b.clone()));
+        }
+    }
+    if cfg.num == 0 {
+        return Err(DbBenchError::Flag("num", "must be positive".into()));
+    }
+    if cfg.threads == 0 || cfg.cores == 0 {
+        return Err(DbBenchError::Flag(
+            "threads",
+            "threads and cores must be positive".into(),
+        ));
+    }
+    if !(0.0..=1.0).contains(&cfg.compression_ratio) {
+        return Err(DbBenchError::Flag(
+            "compression_ratio",
+            "must be between 0 and 1".into(),
+        ));
+    }
+    let sim = Sim::new(cfg.seed);
+    let ctl = Controller::in_memory(device).map_err(|e| DbBenchError::Device(e.to_string()))?;
+    let dev = DeviceHandle::new(&sim, ctl);
+    let cpu = Rc::new(CpuPool::new(&sim, cfg.cores));
+    let io = Rc::new(HostIo::new(&dev, cpu.clone(), IoConfig::default()));
+    let mut opts = DbOptions {
+        write_buffer_size: cfg.write_buffer_size,
+        ..DbOptions::default()
+    };
+    opts.table.codec = cfg.compression;
+    opts.table.bloom_bits_per_key = cfg.bloom_bits;
+    let cfg2 = cfg.clone();
+    let sim2 = sim.clone();
+    let io2 = io.clone();
+    let out = sim.block_on(async move {
+        let fs = Rc::new(
+            ZoneFs::mkfs(io2, 0)
+                .await
+                .map_err(|e| DbBenchError::Db(e.to_string()))?,
+        );
+        let db = Rc::new(
+            Db::open(fs, opts)
+                .await
+                .map_err(|e| DbBenchError::Db(e.to_string()))?,
+        );
+        let mut results = Vec::new();
+        let mut user_bytes = 0u64;
+        for name in &cfg2.benchmarks {
+            let r = bench(&sim2, &db, name, &cfg2).await?;
+            if !name.starts_with("read") || name == "readwhilewriting" {
+                user_bytes += r.bytes;
+            }
+            results.push(r);
+        }
+        Ok::<_, DbBenchError>((results, db.stats(), user_bytes))
+    })?;
+    let (results, db, user_bytes_written) = out;
+    let (host_bytes_written, flash) = dev.with(|c| {
+        (
+            c.counters().host_bytes_written,
+            c.flash_counters().bytes_programmed,
+        )
+    });
+    Ok(DbBenchReport {
+        results,
+        db,
+        user_bytes_written,
+        host_bytes_written,
+        flash_bytes_programmed: flash,
+        host_cpu_busy_ns: cpu.busy_per_core().iter().map(|d| d.as_ns()).sum(),
+        sim_seconds: sim.now().as_ns() as f64 / 1e9,
+    })
+}
+
+async fn bench(
+    sim: &Sim,
+    db: &Rc<Db>,
+    name: &str,
+    cfg: &DbBenchConfig,
+) -> Result<BenchResult, DbBenchError> {
+    let start = sim.now();
+    let result = Rc::new(RefCell::new(BenchResult {
+        name: name.to_string(),
+        ops: 0,
+        found: 0,
+        seconds: 0.0,
+        bytes: 0,
+        latency: LatencyHistogram::new(),
+    }));
+    let reads = cfg.reads.unwrap_or(cfg.num);
+    let mut handles = Vec::new();
+    // readwhilewriting's writer runs while any reader does.
+    let readers_left = Rc::new(std::cell::Cell::new(cfg.threads));
+    for t in 0..cfg.threads {
+        let (db, cfg, result, sim) = (db.clone(), cfg.clone(), result.clone(), sim.clone());
+        let name = name.to_string();
+        let mut rng = Rng::new(cfg.seed).stream(&format!("{name}-{t}"));
+        let mut values = Values::new(&mut rng, cfg.compression_ratio, cfg.value_size);
+        let threads = cfg.threads as u64;
+        let per = move |n: u64| n / threads + u64::from((t as u64) < n % threads);
+        let readers_left = readers_left.clone();
+        handles.push(sim.clone().spawn(async move {
+            let ops = match name.as_str() {
+                "readrandom" | "readwhilewriting" => per(reads),
+                _ => per(cfg.num),
+            };
+            for i in 0..ops {
+                let t0 = sim.now();
+                let (bytes, found) = match name.as_str() {
+                    "fillseq" => {
+                        let k = make_key(t as u64 + i * cfg.threads as u64, cfg.key_size);
+                        let v = values.next(cfg.value_size).to_vec();
+                        db.put(&k, &v, cfg.sync)
+                            .await
+                            .map_err(|e| DbBenchError::Db(e.to_string()))?;
+                        (k.len() + v.len(), false)
+                    }
+                    "fillrandom" | "overwrite" => {
+                        let k = make_key(rng.below(cfg.num), cfg.key_size);
+                        let v = values.next(cfg.value_size).to_vec();
+                        db.put(&k, &v, cfg.sync)
+                            .await
+                            .map_err(|e| DbBenchError::Db(e.to_string()))?;
+                        (k.len() + v.len(), false)
+                    }
+                    "updaterandom" => {
+                        let k = make_key(rng.below(cfg.num), cfg.key_size);
+                        let found = db
+                            .get(&k)
+                            .await
+                            .map_err(|e| DbBenchError::Db(e.to_string()))?
+                            .is_some();
+                        let v = values.next(cfg.value_size).to_vec();
+                        db.put(&k, &v, cfg.sync)
+                            .await
+                            .map_err(|e| DbBenchError::Db(e.to_string()))?;
+                        (k.len() + v.len(), found)
+                    }
+                    _ => {
+                        let k = make_key(rng.below(cfg.num), cfg.key_size);
+                        let v = db
+                            .get(&k)
+                            .await
+                            .map_err(|e| DbBenchError::Db(e.to_string()))?;
+                        (0, v.is_some())
+                    }
+                };
+                let mut r = result.borrow_mut();
+                r.ops += 1;
+                r.bytes += bytes as u64;
+                r.found += u64::from(found);
+                r.latency.record(sim.now().since(t0).as_ns());
+            }
+            readers_left.set(readers_left.get() - 1);
+            Ok::<(), DbBenchError>(())
+        }));
+    }
+    // readwhilewriting: one more task writes random keys until the readers finish.
+    if name == "readwhilewriting" {
+        let (db, cfg, sim, left) = (db.clone(), cfg.clone(), sim.clone(), readers_left.clone());
+        let mut rng = Rng::new(cfg.seed).stream("writer");
+        let mut values = Values::new(&mut rng, cfg.compression_ratio, cfg.value_size);
+        handles.push(sim.clone().spawn(async move {
+            while left.get() > 0 {
+                let k = make_key(rng.below(cfg.num), cfg.key_size);
+                let v = values.next(cfg.value_size).to_vec();
+                db.put(&k, &v, cfg.sync)
+                    .await
+                    .map_err(|e| DbBenchError::Db(e.to_string()))?;
+            }
+            Ok(())
+        }));
+    }
+    for h in handles {
+        h.await?;
+    }
+    let mut r = result.borrow().clone();
+    r.seconds = sim.now().since(start).as_ns() as f64 / 1e9;
+    Ok(r)
+}

@@ -1,0 +1,72 @@
+//! db_bench on the store: what a RocksDB user expects of fillseq, fillrandom, readrandom and
+//! the write amplification of a run that flushes and compacts.
+
+use device::presets;
+use workload::dbbench::{run, DbBenchConfig, DbBenchError};
+
+fn cfg(benchmarks: &[&str], num: u64) -> DbBenchConfig {
+    DbBenchConfig {
+        benchmarks: benchmarks.iter().map(|s| s.to_string()).collect(),
+        num,
+        write_buffer_size: 256 << 10,
+        ..DbBenchConfig::default()
+    }
+}
+
+#[test]
+fn fillseq_then_readrandom_finds_every_key() {
+    let r = run(presets::cczns(), &cfg(&["fillseq", "readrandom"], 20_000)).expect("runs");
+    assert_eq!(r.results[0].ops, 20_000);
+    assert_eq!(r.results[1].found, 20_000);
+    assert!(r.db.flushes > 0);
+    // Reads go to the device: slower than writes, which land in the memtable.
+    assert!(r.results[1].micros_per_op() > r.results[0].micros_per_op());
+    assert!(
+        r.results[0].line().starts_with("fillseq      :"),
+        "{}",
+        r.results[0].line()
+    );
+}
+
+#[test]
+fn fillrandom_leaves_about_two_thirds_of_the_keys() {
+    let mut c = cfg(&["fillrandom", "readrandom"], 30_000);
+    c.threads = 4;
+    c.bloom_bits = Some(10);
+    let r = run(presets::cczns(), &c).expect("runs");
+    let found = r.results[1].found as f64 / 30_000.0;
+    // num random draws from num keys cover 1 - 1/e of them.
+    assert!((0.60..0.66).contains(&found), "{found}");
+    // WAL plus SSTs (plus compaction) on the device: more than the user wrote.
+    assert!(r.host_bytes_written > r.user_bytes_written, "{r:?}");
+    assert!(r.host_cpu_busy_ns > 0);
+}
+
+#[test]
+fn compression_shrinks_what_the_store_holds() {
+    let size = |codec| {
+        let mut c = cfg(&["fillseq"], 20_000);
+        c.compression = codec;
+        let r = run(presets::cczns(), &c).expect("runs");
+        r.db.level_bytes.iter().sum::<u64>()
+    };
+    let none = size(codec::Codec::None);
+    let zstd = size(codec::Codec::ZSTD1);
+    // compression_ratio 0.5: values compress to about half.
+    assert!(zstd * 10 < none * 8, "{zstd} vs {none}");
+}
+
+#[test]
+fn bad_flags_are_named() {
+    let e = run(presets::cczns(), &cfg(&["fillrandom", "nosuch"], 10)).expect_err("unknown");
+    assert!(
+        matches!(e, DbBenchError::Unknown(ref b) if b == "nosuch"),
+        "{e}"
+    );
+    let mut c = cfg(&["fillrandom"], 10);
+    c.compression_ratio = 2.0;
+    assert!(run(presets::cczns(), &c)
+        .unwrap_err()
+        .to_string()
+        .contains("compression_ratio"));
+}
