@@ -272,3 +272,40 @@ fn compression_costs_host_cpu_by_its_profile() {
     assert!(cpu_zstd > cpu_none, "{cpu_zstd} vs {cpu_none}");
     assert!(bytes_zstd * 2 < bytes_none, "{bytes_zstd} vs {bytes_none}");
 }
+
+#[test]
+fn the_block_cache_saves_the_device_read() {
+    let run = |cache: u64| {
+        let (sim, dev) = device();
+        let io = host(&sim, &dev);
+        let sim2 = sim.clone();
+        sim.block_on(async move {
+            let fs = Rc::new(ZoneFs::mkfs(io.clone(), 0).await.expect("mkfs"));
+            let opts = DbOptions {
+                block_cache_bytes: cache,
+                ..small()
+            };
+            let db = Db::open(fs, opts).await.expect("opens");
+            for i in 0..2000u64 {
+                db.put(&key(i), &[7u8; 100], false).await.expect("puts");
+            }
+            db.flush().await.expect("flushes");
+            let reads_before = io.counters().reads;
+            let t0 = sim2.now();
+            for _ in 0..2 {
+                assert!(db.get(&key(1234)).await.expect("reads").is_some());
+            }
+            let s = db.stats();
+            (
+                io.counters().reads - reads_before,
+                s.block_cache_hits,
+                sim2.now().since(t0).as_ns(),
+            )
+        })
+    };
+    let (reads, hits, t_cached) = run(32 << 20);
+    assert_eq!((reads, hits), (1, 1), "second lookup hits the cache");
+    let (reads, hits, t_uncached) = run(0);
+    assert_eq!((reads, hits), (2, 0));
+    assert!(t_cached < t_uncached);
+}

@@ -112,6 +112,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "write_amplification": wa(r.host_bytes_written),
             "flash_write_amplification": wa(r.flash_bytes_programmed),
             "flushes": r.db.flushes,
+            "block_cache_hits": r.db.block_cache_hits,
+            "block_cache_misses": r.db.block_cache_misses,
+            "block_cache_bytes": r.db.block_cache_bytes,
             "compactions": r.db.compactions,
             "level_files": r.db.level_files,
             "level_bytes": r.db.level_bytes,
@@ -160,6 +163,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|&b| (mb(b) * 10.0).round() / 10.0)
             .collect::<Vec<_>>()
+    );
+    println!(
+        "block cache: {} hits, {} misses, {:.1} MB held",
+        r.db.block_cache_hits,
+        r.db.block_cache_misses,
+        mb(r.db.block_cache_bytes)
     );
     println!(
         "host CPU busy {:.3} s over {} cores, simulated {:.3} s, wall {:.1} s",

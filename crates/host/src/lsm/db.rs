@@ -7,11 +7,11 @@
 //! ratio; it keeps the newest version of each key and drops deletions nothing older can hide
 //! under. Reads look in the memtable, L0 newest first, then one file per level.
 //!
-//! Not yet: write stalls, the block cache (every lookup reads its data block from the device),
-//! real iterators (scan merges whole tables without I/O timing), background jobs (flush and
-//! compaction run inline in the writer), dynamic level sizes, compression strategies beyond
-//! the table's codec. SSTs are also kept whole in host memory (parsing from it, while lookups
-//! pay the device read): host memory grows with the store, to be replaced by the block cache.
+//! Lookups read each data block from the device unless the LRU block cache holds it (then no
+//! read and no decompression). Not yet: write stalls, real iterators (scan merges whole tables
+//! without I/O timing), background jobs (flush and compaction run inline in the writer),
+//! dynamic level sizes, compression strategies beyond the table's codec. SSTs are also kept
+//! whole in the simulator's memory to parse from (the simulated host pays the device reads).
 
 use std::rc::Rc;
 
@@ -41,6 +41,8 @@ pub struct DbOptions {
     /// Compaction output files are cut at this size (target_file_size_base, multiplier 1).
     pub target_file_size: u64,
     pub cpu: CpuCosts,
+    /// Block cache capacity (RocksDB 8.2+: a 32 MiB LRU cache when none is given).
+    pub block_cache_bytes: u64,
 }
 
 /// Host CPU the store's own work costs, charged on the simulated cores. Block compression and
@@ -90,6 +92,7 @@ impl Default for DbOptions {
             level_multiplier: 10,
             target_file_size: 64 << 20,
             cpu: CpuCosts::default(),
+            block_cache_bytes: 32 << 20,
         }
     }
 }
@@ -227,6 +230,10 @@ pub struct DbStats {
     pub l0_files: usize,
     /// Host CPU the store charged (not counting I/O submission, which HostIo counts).
     pub cpu_ns: u64,
+    pub block_cache_hits: u64,
+    pub block_cache_misses: u64,
+    /// Host memory: the block cache's contents.
+    pub block_cache_bytes: u64,
     /// Files and bytes per level.
     pub level_files: Vec<usize>,
     pub level_bytes: Vec<u64>,
@@ -237,6 +244,7 @@ pub struct DbStats {
 pub struct Db {
     fs: Rc<ZoneFs>,
     opts: DbOptions,
+    cache: std::cell::RefCell<super::cache::BlockCache>,
     st: Mutex<State>,
     stats: std::cell::RefCell<DbStats>,
 }
@@ -398,6 +406,7 @@ impl Db {
         };
         let db = Db {
             fs,
+            cache: std::cell::RefCell::new(super::cache::BlockCache::new(opts.block_cache_bytes)),
             opts,
             st: Mutex::new(State {
                 mem: MemTable::default(),
@@ -768,6 +777,7 @@ impl Db {
         st.levels[out_level].extend(outputs);
         st.levels[out_level].sort_by(|a, b| a.smallest.cmp(&b.smallest));
         for n in dead {
+            self.cache.borrow_mut().forget_file(n);
             self.fs.delete(&sst_name(n)).await?;
         }
         let mut s = self.stats.borrow_mut();
@@ -806,11 +816,17 @@ impl Db {
                     let hit = sst.table.get(k, seq)?;
                     // The data block comes from the device (there is no block cache yet).
                     if let Some(h) = sst.table.last_block() {
-                        *tables_read += 1;
-                        let mut buf = vec![0u8; h.on_disk() as usize];
-                        self.fs
-                            .read(&sst_name(sst.number), h.offset, &mut buf)
-                            .await?;
+                        // A cached block costs neither a device read nor a decompression.
+                        let cached = self.cache.borrow_mut().lookup(sst.number, h.offset);
+                        if !cached {
+                            *tables_read += 1;
+                            let mut buf = vec![0u8; h.on_disk() as usize];
+                            self.fs
+                                .read(&sst_name(sst.number), h.offset, &mut buf)
+                                .await?;
+                            let charge = h.size.max(self.opts.table.block_size as u64);
+                            self.cache.borrow_mut().insert(sst.number, h.offset, charge);
+                        }
                     }
                     if let Some(h) = hit {
                         found = Some(h);
@@ -894,6 +910,11 @@ impl Db {
     }
 
     pub fn stats(&self) -> DbStats {
-        self.stats.borrow().clone()
+        let mut s = self.stats.borrow().clone();
+        let c = self.cache.borrow();
+        s.block_cache_hits = c.hits;
+        s.block_cache_misses = c.misses;
+        s.block_cache_bytes = c.used_bytes();
+        s
     }
 }

@@ -3,6 +3,7 @@
 //! checksums, a Bloom filter, an index, a metaindex and a footer.
 
 pub mod bloom;
+pub mod cache;
 pub mod db;
 pub mod format;
 pub mod key;
