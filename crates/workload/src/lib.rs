@@ -8,3 +8,4 @@
 
 pub mod dbbench;
 pub mod fio;
+pub mod ycsb;

@@ -5,6 +5,7 @@ mod devices_cmd;
 mod fio_cmd;
 mod nvme_cmd;
 mod reproduce_cmd;
+mod ycsb_cmd;
 
 use std::process::ExitCode;
 
@@ -35,6 +36,8 @@ enum Cmd {
     /// RocksDB's db_bench on the LSM store on zonefs on a device:
     /// `znslab dbbench --benchmarks=fillrandom,readrandom --num=100000`.
     Dbbench(dbbench_cmd::Args),
+    /// YCSB's core workload on the store: `znslab ycsb run -P workloads/workloada -p recordcount=10000`.
+    Ycsb(ycsb_cmd::Args),
     /// Reproduce a paper's figure: `znslab reproduce cczns-fig7` or `balloon-fig6`.
     Reproduce(reproduce_cmd::Args),
 }
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Cmd::Nvme(cmd) => nvme_cmd::run(cmd),
         Cmd::Reproduce(a) => reproduce_cmd::run(a),
         Cmd::Dbbench(a) => dbbench_cmd::run(a),
+        Cmd::Ycsb(a) => ycsb_cmd::run(a),
     };
     match result {
         Ok(code) => code,

@@ -512,3 +512,25 @@ fn dbbench_prints_db_bench_lines_and_json() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("compression_type"));
 }
+
+#[test]
+fn ycsb_prints_ycsb_lines_and_refuses_unknown_properties() {
+    let wl = format!("{}/../../workloads/workloadb", env!("CARGO_MANIFEST_DIR"));
+    let o = znslab(&[
+        "ycsb",
+        "run",
+        "-P",
+        &wl,
+        "-p",
+        "recordcount=2000",
+        "-p",
+        "operationcount=1000",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let s = text(&o.stdout);
+    assert!(s.contains("[OVERALL], Throughput(ops/sec)"), "{s}");
+    assert!(s.contains("[READ], Return=OK"), "{s}");
+    let o = znslab(&["ycsb", "run", "-P", &wl, "-p", "recordcont=5"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("recordcont"));
+}

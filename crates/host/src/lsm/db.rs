@@ -850,6 +850,26 @@ impl Db {
         start: &[u8],
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, DbError> {
+        let out = self.scan_locked(start, limit).await?;
+        // CPU of seeking each level and stepping through the entries returned (an
+        // approximation: the scan's block reads are not timed yet).
+        let levels = 1 + self
+            .stats
+            .borrow()
+            .level_files
+            .iter()
+            .filter(|&&n| n > 0)
+            .count() as u64;
+        self.cpu(levels * self.opts.cpu.read_ns + out.len() as u64 * self.opts.cpu.merge_entry_ns)
+            .await;
+        Ok(out)
+    }
+
+    async fn scan_locked(
+        &self,
+        start: &[u8],
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, DbError> {
         let mut st = self.st.lock().await;
         let mut all: Vec<(Vec<u8>, Vec<u8>)> = st
             .mem

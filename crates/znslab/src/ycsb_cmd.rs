@@ -1,0 +1,193 @@
+//! `znslab ycsb load|run -P workloads/workloada -p recordcount=N`: YCSB's core workload on the
+//! store on zonefs on a device. Without `--image`, each invocation has a fresh in-memory
+//! device, so `run` loads the records first (and reports both phases); with `--image FILE`,
+//! `load` creates the image and `run` reopens it.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::rc::Rc;
+
+use anyhow::{anyhow, bail, Context};
+use device::{Controller, DeviceHandle};
+use host::lsm::db::{Db, DbOptions};
+use host::zonefs::ZoneFs;
+use host::{HostIo, IoConfig};
+use serde_json::json;
+use sim::cpu::CpuPool;
+use sim::Sim;
+use workload::ycsb::{self, YcsbConfig};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// load or run.
+    phase: String,
+    /// A workload properties file (repeatable; later ones override).
+    #[arg(short = 'P')]
+    files: Vec<PathBuf>,
+    /// A property, name=value (repeatable; overrides the files).
+    #[arg(short = 'p')]
+    props: Vec<String>,
+    /// Client threads (YCSB's -threads).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Device preset or TOML file.
+    #[arg(long, default_value = device::presets::DEFAULT)]
+    device: String,
+    /// Keep the device in this image file between load and run.
+    #[arg(long)]
+    image: Option<PathBuf>,
+    /// none, snappy, lz4, zstd, zlib.
+    #[arg(long, default_value = "snappy")]
+    compression: String,
+    #[arg(long, default_value_t = 8)]
+    cores: usize,
+    #[arg(long)]
+    json: bool,
+}
+
+fn codec_of(name: &str) -> anyhow::Result<codec::Codec> {
+    Ok(match name {
+        "none" => codec::Codec::None,
+        "snappy" => codec::Codec::Snappy,
+        "lz4" => codec::Codec::Lz4,
+        "zstd" => codec::Codec::ZSTD1,
+        "zlib" => codec::Codec::Deflate(1),
+        other => bail!("--compression {other:?}: use none, snappy, lz4, zstd or zlib"),
+    })
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let loading = match a.phase.as_str() {
+        "load" => true,
+        "run" => false,
+        p => bail!("phase {p:?}: use load or run"),
+    };
+    let mut cfg = YcsbConfig::default();
+    for f in &a.files {
+        let text = std::fs::read_to_string(f).with_context(|| format!("-P {}", f.display()))?;
+        cfg.load_file(&text)
+            .map_err(|e| anyhow!("{}: {e}", f.display()))?;
+    }
+    for p in &a.props {
+        let (k, v) = p
+            .split_once('=')
+            .ok_or_else(|| anyhow!("-p {p:?}: use name=value"))?;
+        cfg.set(k.trim(), v.trim())
+            .map_err(|e| anyhow!("-p: {e}"))?;
+    }
+    if let Some(t) = a.threads {
+        cfg.threads = t.max(1);
+    }
+    let mut opts = DbOptions::default();
+    opts.table.codec = codec_of(&a.compression)?;
+
+    let sim = Sim::new(cfg.seed);
+    let (ctl, fresh) = match (&a.image, loading) {
+        (Some(img), false) => (
+            Controller::open_image(img).map_err(|e| anyhow!("{e}"))?,
+            false,
+        ),
+        (Some(img), true) => {
+            let dev = crate::load_device(&a.device)?;
+            (
+                Controller::create_image(img, dev).map_err(|e| anyhow!("{e}"))?,
+                true,
+            )
+        }
+        (None, _) => {
+            let dev = crate::load_device(&a.device)?;
+            (
+                Controller::in_memory(dev).map_err(|e| anyhow!("{e}"))?,
+                true,
+            )
+        }
+    };
+    let dev = DeviceHandle::new(&sim, ctl);
+    let cpu = Rc::new(CpuPool::new(&sim, a.cores.max(1)));
+    let io = Rc::new(HostIo::new(&dev, cpu.clone(), IoConfig::default()));
+    let wall = std::time::Instant::now();
+    let sim2 = sim.clone();
+    let cfg2 = cfg.clone();
+    let reports = sim.block_on(async move {
+        let fs = if fresh {
+            ZoneFs::mkfs(io, 0).await
+        } else {
+            ZoneFs::mount(io).await
+        }
+        .map_err(|e| anyhow!("zonefs: {e}"))?;
+        let db = Rc::new(
+            Db::open(Rc::new(fs), opts)
+                .await
+                .map_err(|e| anyhow!("store: {e}"))?,
+        );
+        let mut reports = Vec::new();
+        if loading || fresh {
+            reports.push(
+                ycsb::load(&sim2, &db, &cfg2)
+                    .await
+                    .map_err(|e| anyhow!("{e}"))?,
+            );
+        }
+        if !loading {
+            reports.push(
+                ycsb::run(&sim2, &db, &cfg2)
+                    .await
+                    .map_err(|e| anyhow!("{e}"))?,
+            );
+        }
+        // Make everything durable before the image is closed.
+        db.flush().await.map_err(|e| anyhow!("store: {e}"))?;
+        Ok::<_, anyhow::Error>((reports, db.stats()))
+    })?;
+    let (reports, stats) = reports;
+    let (host_written, flash) = dev.with(|c| {
+        (
+            c.counters().host_bytes_written,
+            c.flash_counters().bytes_programmed,
+        )
+    });
+    let cpu_busy: u64 = cpu.busy_per_core().iter().map(|d| d.as_ns()).sum();
+    if let Some(ctl) = dev.into_controller() {
+        ctl.close().context("saving the device image")?;
+    }
+    if a.json {
+        let v = json!({
+            "phases": reports.iter().map(|r| json!({
+                "phase": r.phase,
+                "runtime_ms": r.seconds * 1e3,
+                "throughput_ops_per_s": r.ops as f64 / r.seconds.max(1e-12),
+                "operations": r.by_op.iter().map(|(op, s)| (op.to_string(), json!({
+                    "count": s.latency.count(),
+                    "ok": s.ok,
+                    "not_found": s.not_found,
+                    "mean_us": s.latency.mean() / 1e3,
+                    "p99_us": s.latency.percentile(99.0) as f64 / 1e3,
+                    "p99.9_us": s.latency.percentile(99.9) as f64 / 1e3,
+                    "p99.99_us": s.latency.percentile(99.99) as f64 / 1e3,
+                }))).collect::<serde_json::Map<_, _>>(),
+            })).collect::<Vec<_>>(),
+            "host_bytes_written": host_written,
+            "flash_bytes_programmed": flash,
+            "level_files": stats.level_files,
+            "level_bytes": stats.level_bytes,
+            "compactions": stats.compactions,
+            "host_cpu_busy_s": cpu_busy as f64 / 1e9,
+            "wall_s": wall.elapsed().as_secs_f64(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for r in &reports {
+        if reports.len() > 1 {
+            println!("# {} phase", r.phase);
+        }
+        print!("{}", r.text());
+    }
+    println!(
+        "[ZNSLAB], HostBytesWritten, {host_written}\n[ZNSLAB], FlashBytesProgrammed, {flash}\n[ZNSLAB], HostCpuBusy(ms), {:.1}\n[ZNSLAB], LevelFiles, {:?}\n[ZNSLAB], WallTime(s), {:.1}",
+        cpu_busy as f64 / 1e6,
+        stats.level_files,
+        wall.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
