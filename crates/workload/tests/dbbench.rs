@@ -20,7 +20,11 @@ fn fillseq_then_readrandom_finds_every_key() {
     assert_eq!(r.results[1].found, 20_000);
     assert!(r.db.flushes > 0);
     // Reads of flushed keys went to the device at first, then to the block cache.
-    assert!(r.db.block_cache_misses > 0 && r.db.block_cache_hits > 0, "{:?}", r.db);
+    assert!(
+        r.db.block_cache_misses > 0 && r.db.block_cache_hits > 0,
+        "{:?}",
+        r.db
+    );
     assert!(
         r.results[0].line().starts_with("fillseq      :"),
         "{}",
