@@ -159,9 +159,10 @@ fn reopening_replays_the_manifest_and_the_wal() {
         for i in 0..1000u64 {
             db.put(&key(i), &v(i), i == 999).await.expect("puts");
         }
+        db.wait_for_background().await.expect("background work");
         let before = db.stats();
         assert!(before.flushes > 0);
-        drop(db);
+        db.close().await.expect("closes");
         // Same file system, store reopened: SSTs from the MANIFEST, the tail from the WAL
         // (flushed at open, so one more file than before, unless a compaction merged it).
         let db = Db::open(fs.clone(), small()).await.expect("reopens");
@@ -234,7 +235,7 @@ fn compaction_keeps_the_newest_version_of_every_key_down_the_levels() {
             assert_eq!(&db.get(k).await.expect("reads"), want);
         }
         // The MANIFEST agrees: reopen and read everything again.
-        drop(db);
+        db.close().await.expect("closes");
         let db = Db::open(fs, opts).await.expect("reopens");
         for (k, want) in &model {
             assert_eq!(&db.get(k).await.expect("reads"), want, "after reopen");
@@ -308,4 +309,36 @@ fn the_block_cache_saves_the_device_read() {
     let (reads, hits, t_uncached) = run(0);
     assert_eq!((reads, hits), (2, 0));
     assert!(t_cached < t_uncached);
+}
+
+#[test]
+fn writers_run_ahead_of_a_background_flush_and_stall_when_it_lags() {
+    let (sim, dev) = device();
+    let io = Rc::new(HostIo::new(
+        &dev,
+        Rc::new(CpuPool::new(&sim, 1)),
+        IoConfig::default(),
+    ));
+    sim.block_on(async move {
+        let fs = Rc::new(ZoneFs::mkfs(io, 0).await.expect("mkfs"));
+        let mut opts = small();
+        opts.write_buffer_size = 16 << 10;
+        opts.table.codec = codec::Codec::ZSTD1;
+        let db = Db::open(fs, opts).await.expect("opens");
+        let mut rng = Rng::new(12);
+        let mut model = BTreeMap::new();
+        for i in 0..3000u64 {
+            let v = value(&mut rng, i);
+            db.put(&key(i % 900), &v, false).await.expect("puts");
+            model.insert(key(i % 900), v);
+        }
+        db.wait_for_background().await.expect("background");
+        let s = db.stats();
+        assert!(s.flushes > 10, "{s:?}");
+        // The next memtable filled before the previous one was flushed: writers waited.
+        assert!(s.stall_memtable_ns > 0, "{s:?}");
+        for (k, v) in &model {
+            assert_eq!(db.get(k).await.expect("reads").as_ref(), Some(v));
+        }
+    });
 }

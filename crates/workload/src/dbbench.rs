@@ -223,6 +223,11 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
             }
             results.push(r);
         }
+        // Background work still running is part of the run's device traffic, not of any
+        // benchmark's time.
+        db.wait_for_background()
+            .await
+            .map_err(|e| DbBenchError::Db(e.to_string()))?;
         Ok::<_, DbBenchError>((results, db.stats(), user_bytes))
     })?;
     let (results, db, user_bytes_written) = out;

@@ -116,6 +116,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "block_cache_misses": r.db.block_cache_misses,
             "block_cache_bytes": r.db.block_cache_bytes,
             "compactions": r.db.compactions,
+            "stall_memtable_s": r.db.stall_memtable_ns as f64 / 1e9,
+            "stall_l0_s": r.db.stall_l0_ns as f64 / 1e9,
+            "slowdown_s": r.db.slowdown_ns as f64 / 1e9,
             "level_files": r.db.level_files,
             "level_bytes": r.db.level_bytes,
             "host_cpu_busy_s": r.host_cpu_busy_ns as f64 / 1e9,
@@ -163,6 +166,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|&b| (mb(b) * 10.0).round() / 10.0)
             .collect::<Vec<_>>()
+    );
+    println!(
+        "stalls: memtable {:.3} s, L0 stop {:.3} s, slowdown {:.3} s",
+        r.db.stall_memtable_ns as f64 / 1e9,
+        r.db.stall_l0_ns as f64 / 1e9,
+        r.db.slowdown_ns as f64 / 1e9
     );
     println!(
         "block cache: {} hits, {} misses, {:.1} MB held",

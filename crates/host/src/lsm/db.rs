@@ -1,5 +1,8 @@
 //! The store: writes go to the WAL (RocksDB log format in a zonefs `.log` file, synced when
-//! asked) and the memtable; a full memtable is flushed to an L0 SST; the MANIFEST (log of
+//! asked) and the memtable; a full memtable becomes immutable (a new WAL starts) and a
+//! background worker flushes it to an L0 SST, then compacts; writers stall while the previous
+//! memtable is still flushing or L0 is at its stop trigger, and slow to 16 MiB/s past the
+//! slowdown trigger; the MANIFEST (log of
 //! version edits) records which SSTs exist, the WAL still needed and the last sequence. Open
 //! replays the newest MANIFEST that decodes, then the WALs it still needs, and flushes what
 //! they held. Leveled compaction runs after each flush while a level's score is ≥ 1 (L0 by
@@ -8,14 +11,14 @@
 //! under. Reads look in the memtable, L0 newest first, then one file per level.
 //!
 //! Lookups read each data block from the device unless the LRU block cache holds it (then no
-//! read and no decompression). Not yet: write stalls, real iterators (scan merges whole tables
-//! without I/O timing), background jobs (flush and compaction run inline in the writer),
-//! dynamic level sizes, compression strategies beyond the table's codec. SSTs are also kept
+//! read and no decompression). Not yet: real iterators (scan merges whole tables without I/O
+//! timing), parallel flush and compaction (one background worker takes turns), dynamic level
+//! sizes, compression strategies beyond the table's codec. SSTs are also kept
 //! whole in the simulator's memory to parse from (the simulated host pays the device reads).
 
 use std::rc::Rc;
 
-use sim::sync::Mutex;
+use sim::sync::{Mutex, Notify};
 use sim::SimDuration;
 
 use super::format::{get_varint, put_varint};
@@ -43,6 +46,11 @@ pub struct DbOptions {
     pub cpu: CpuCosts,
     /// Block cache capacity (RocksDB 8.2+: a 32 MiB LRU cache when none is given).
     pub block_cache_bytes: u64,
+    /// L0 files at which writes slow down to `delayed_write_rate`, and stop.
+    pub level0_slowdown: usize,
+    pub level0_stop: usize,
+    /// Bytes per second writes are held to while slowed (RocksDB: 16 MiB/s).
+    pub delayed_write_rate: u64,
 }
 
 /// Host CPU the store's own work costs, charged on the simulated cores. Block compression and
@@ -93,6 +101,9 @@ impl Default for DbOptions {
             target_file_size: 64 << 20,
             cpu: CpuCosts::default(),
             block_cache_bytes: 32 << 20,
+            level0_slowdown: 20,
+            level0_stop: 36,
+            delayed_write_rate: 16 << 20,
         }
     }
 }
@@ -206,6 +217,9 @@ impl Edit {
 
 struct State {
     mem: MemTable,
+    /// The memtable being flushed in the background, and the WAL that holds its writes.
+    imm: Option<Rc<MemTable>>,
+    imm_wal: Option<u64>,
     /// levels[0] newest first (files may overlap); levels[1..] sorted by smallest key, disjoint.
     levels: Vec<Vec<Sst>>,
     next_file: u64,
@@ -239,14 +253,30 @@ pub struct DbStats {
     pub level_bytes: Vec<u64>,
     pub memtable_bytes: usize,
     pub last_sequence: u64,
+    /// Time writers waited: for a flush to free the memtable, for L0 below the stop trigger,
+    /// and for the slowdown (RocksDB's stall counters).
+    pub stall_memtable_ns: u64,
+    pub stall_l0_ns: u64,
+    pub slowdown_ns: u64,
 }
 
+/// The store. Cheap to share: clones are handles on one store.
+#[derive(Clone)]
 pub struct Db {
+    inner: Rc<Inner>,
+}
+
+struct Inner {
     fs: Rc<ZoneFs>,
     opts: DbOptions,
     cache: std::cell::RefCell<super::cache::BlockCache>,
     st: Mutex<State>,
     stats: std::cell::RefCell<DbStats>,
+    /// The background worker (flush first, then compactions) is running.
+    bg_running: std::cell::Cell<bool>,
+    /// Woken after every background job: stalled writers and waiters re-check.
+    progress: Notify,
+    bg_error: std::cell::RefCell<Option<String>>,
 }
 
 fn wal_name(n: u64) -> String {
@@ -276,6 +306,63 @@ async fn read_file(fs: &ZoneFs, name: &str) -> Result<Vec<u8>, FsError> {
 impl Db {
     /// Open the store on `fs`, creating it if the file system holds none.
     pub async fn open(fs: Rc<ZoneFs>, opts: DbOptions) -> Result<Db, DbError> {
+        let inner = Rc::new(Inner::open(fs, opts).await?);
+        inner.schedule();
+        Ok(Db { inner })
+    }
+
+    /// Apply a batch; with `sync` the WAL is durable before this returns.
+    pub async fn write(&self, batch: &WriteBatch, sync: bool) -> Result<(), DbError> {
+        self.inner.write(batch, sync).await
+    }
+
+    pub async fn put(&self, k: &[u8], v: &[u8], sync: bool) -> Result<(), DbError> {
+        let mut b = WriteBatch::default();
+        b.put(k, v);
+        self.inner.write(&b, sync).await
+    }
+
+    pub async fn delete(&self, k: &[u8], sync: bool) -> Result<(), DbError> {
+        let mut b = WriteBatch::default();
+        b.delete(k);
+        self.inner.write(&b, sync).await
+    }
+
+    /// Flush the memtable and wait until background work (flushes, compactions) is done.
+    pub async fn flush(&self) -> Result<(), DbError> {
+        self.inner.flush().await
+    }
+
+    /// Wait until the background worker has nothing left to do.
+    pub async fn wait_for_background(&self) -> Result<(), DbError> {
+        self.inner.wait_idle().await
+    }
+
+    /// Wait for background work to finish (call before reopening the same file system).
+    pub async fn close(self) -> Result<(), DbError> {
+        self.inner.wait_idle().await
+    }
+
+    pub async fn get(&self, k: &[u8]) -> Result<Option<Vec<u8>>, DbError> {
+        self.inner.get(k).await
+    }
+
+    /// Up to `limit` live keys ≥ `start` with their values, in key order.
+    pub async fn scan(
+        &self,
+        start: &[u8],
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, DbError> {
+        self.inner.scan(start, limit).await
+    }
+
+    pub fn stats(&self) -> DbStats {
+        self.inner.stats()
+    }
+}
+
+impl Inner {
+    async fn open(fs: Rc<ZoneFs>, opts: DbOptions) -> Result<Inner, DbError> {
         let names = fs.list();
         // The newest MANIFEST whose edits decode (an older one may survive a crash that
         // happened while its successor was being written; the successor then lacks nothing
@@ -404,12 +491,17 @@ impl Db {
             last_sequence: last_seq,
             ..DbStats::default()
         };
-        let db = Db {
+        let db = Inner {
             fs,
             cache: std::cell::RefCell::new(super::cache::BlockCache::new(opts.block_cache_bytes)),
             opts,
+            bg_running: std::cell::Cell::new(false),
+            progress: Notify::new(),
+            bg_error: std::cell::RefCell::new(None),
             st: Mutex::new(State {
                 mem: MemTable::default(),
+                imm: None,
+                imm_wal: None,
                 levels,
                 next_file,
                 last_seq,
@@ -421,11 +513,7 @@ impl Db {
             }),
             stats: std::cell::RefCell::new(stats),
         };
-        {
-            let mut st = db.st.lock().await;
-            db.compact_locked(&mut st).await?;
-            db.update_level_stats(&st);
-        }
+        db.update_level_stats(&*db.st.lock().await);
         Ok(db)
     }
 
@@ -477,14 +565,45 @@ impl Db {
         })
     }
 
-    /// Apply a batch; with `sync` the WAL is durable before this returns.
-    pub async fn write(&self, batch: &WriteBatch, sync: bool) -> Result<(), DbError> {
+    fn check_bg(&self) -> Result<(), DbError> {
+        match &*self.bg_error.borrow() {
+            Some(e) => Err(DbError::Corrupt(format!("background job failed: {e}"))),
+            None => Ok(()),
+        }
+    }
+
+    async fn write(self: &Rc<Self>, batch: &WriteBatch, sync: bool) -> Result<(), DbError> {
         if batch.ops.is_empty() {
             return Ok(());
         }
         self.cpu(self.opts.cpu.write_ns * batch.ops.len() as u64)
             .await;
-        let mut st = self.st.lock().await;
+        // Stalls: a full memtable while the previous one is still flushing, or L0 at its stop
+        // trigger, hold the writer until background work makes room (RocksDB's write stalls).
+        let mut st = loop {
+            self.check_bg()?;
+            let mut st = self.st.lock().await;
+            let t0 = self.fs.io().sim().now();
+            if st.mem.bytes() >= self.opts.write_buffer_size {
+                if st.imm.is_some() {
+                    drop(st);
+                    self.progress.notified().await;
+                    let waited = self.fs.io().sim().now().since(t0).as_ns();
+                    self.stats.borrow_mut().stall_memtable_ns += waited;
+                    continue;
+                }
+                self.switch_memtable(&mut st).await?;
+                self.schedule();
+            }
+            if st.levels[0].len() >= self.opts.level0_stop && self.bg_running.get() {
+                drop(st);
+                self.progress.notified().await;
+                let waited = self.fs.io().sim().now().since(t0).as_ns();
+                self.stats.borrow_mut().stall_l0_ns += waited;
+                continue;
+            }
+            break st;
+        };
         let seq = st.last_seq + 1;
         let mut rec = Vec::new();
         let encoded = batch.encode(seq);
@@ -497,6 +616,7 @@ impl Db {
             st.mem.insert(k, seq + i as u64, *t, v);
         }
         st.last_seq = seq + batch.ops.len() as u64 - 1;
+        let slowed = st.levels[0].len() >= self.opts.level0_slowdown;
         {
             let mut s = self.stats.borrow_mut();
             s.writes += 1;
@@ -504,47 +624,110 @@ impl Db {
             s.last_sequence = st.last_seq;
             s.memtable_bytes = st.mem.bytes();
         }
-        if st.mem.bytes() >= self.opts.write_buffer_size {
-            self.flush_locked(&mut st).await?;
+        drop(st);
+        if slowed {
+            // Held to delayed_write_rate while L0 is past the slowdown trigger.
+            let ns = encoded.len() as u64 * 1_000_000_000 / self.opts.delayed_write_rate.max(1);
+            self.stats.borrow_mut().slowdown_ns += ns;
+            let sim = self.fs.io().sim().clone();
+            sim.sleep(SimDuration::from_ns(ns)).await;
         }
         Ok(())
     }
 
-    pub async fn put(&self, k: &[u8], v: &[u8], sync: bool) -> Result<(), DbError> {
-        let mut b = WriteBatch::default();
-        b.put(k, v);
-        self.write(&b, sync).await
-    }
-
-    pub async fn delete(&self, k: &[u8], sync: bool) -> Result<(), DbError> {
-        let mut b = WriteBatch::default();
-        b.delete(k);
-        self.write(&b, sync).await
-    }
-
-    /// Flush the memtable to an L0 SST now.
-    pub async fn flush(&self) -> Result<(), DbError> {
-        let mut st = self.st.lock().await;
-        if !st.mem.is_empty() {
-            self.flush_locked(&mut st).await?;
-        }
-        Ok(())
-    }
-
-    async fn flush_locked(&self, st: &mut State) -> Result<(), DbError> {
-        let number = st.next_file;
-        let wal_number = number + 1;
-        st.next_file += 2;
-        let sst = Self::write_sst(&self.fs, &self.opts, &st.mem, number).await?;
-        let (e, raw, blocks) = sst.shape;
-        self.cpu(self.build_cpu(e, raw, blocks)).await;
-        // A new WAL for what comes next; the edit makes the old one obsolete.
+    /// The memtable becomes immutable (to be flushed) and writes go to a new one and a new WAL.
+    async fn switch_memtable(&self, st: &mut State) -> Result<(), DbError> {
+        let wal_number = st.next_file;
+        st.next_file += 1;
         let new_wal = self
             .fs
             .writer(&wal_name(wal_number), Lifetime::Short)
             .await?;
+        let old_wal = std::mem::replace(&mut st.wal, new_wal);
+        old_wal.close().await?;
+        st.imm_wal = Some(st.wal_number);
+        st.wal_number = wal_number;
+        st.wal_log = LogWriter::default();
+        st.imm = Some(Rc::new(std::mem::take(&mut st.mem)));
+        self.stats.borrow_mut().memtable_bytes = 0;
+        Ok(())
+    }
+
+    /// Start the background worker unless it runs.
+    fn schedule(self: &Rc<Self>) {
+        if !self.bg_running.get() {
+            self.bg_running.set(true);
+            let me = self.clone();
+            self.fs
+                .io()
+                .sim()
+                .spawn(async move { me.background().await });
+        }
+    }
+
+    /// Flush the immutable memtable, then compact while a level needs it; one job at a time
+    /// (max_background_jobs 2 gives one flush and one compaction thread in RocksDB; here they
+    /// take turns).
+    async fn background(self: Rc<Self>) {
+        loop {
+            let imm = self.st.lock().await.imm.clone();
+            let r = match imm {
+                Some(imm) => self.flush_imm(imm).await.map(|_| true),
+                None => match self.pick_compaction().await {
+                    Some(level) => self.compact_level(level).await.map(|_| true),
+                    None => Ok(false),
+                },
+            };
+            match r {
+                Ok(true) => self.progress.notify_waiters(),
+                Ok(false) => break,
+                Err(e) => {
+                    *self.bg_error.borrow_mut() = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        self.bg_running.set(false);
+        self.progress.notify_waiters();
+    }
+
+    async fn wait_idle(&self) -> Result<(), DbError> {
+        while self.bg_running.get() {
+            self.progress.notified().await;
+        }
+        self.check_bg()
+    }
+
+    async fn flush(self: &Rc<Self>) -> Result<(), DbError> {
+        loop {
+            self.wait_idle().await?;
+            let mut st = self.st.lock().await;
+            if st.mem.is_empty() {
+                return Ok(());
+            }
+            if st.imm.is_none() {
+                self.switch_memtable(&mut st).await?;
+                drop(st);
+                self.schedule();
+            }
+        }
+    }
+
+    /// Write the immutable memtable as an L0 SST and make it part of the version.
+    async fn flush_imm(&self, imm: Rc<MemTable>) -> Result<(), DbError> {
+        let number = {
+            let mut st = self.st.lock().await;
+            st.next_file += 1;
+            st.next_file - 1
+        };
+        let sst = Self::write_sst(&self.fs, &self.opts, &imm, number).await?;
+        let (e, raw, blocks) = sst.shape;
+        self.cpu(self.build_cpu(e, raw, blocks)).await;
+        let mut st = self.st.lock().await;
+        // The edit makes the immutable memtable's WAL obsolete: the live WAL is the oldest
+        // one recovery needs now.
         let edit = Edit {
-            log_number: Some(wal_number),
+            log_number: Some(st.wal_number),
             next_file: Some(st.next_file),
             last_seq: Some(st.last_seq),
             added: vec![(
@@ -560,21 +743,17 @@ impl Db {
         st.manifest_log.add(&edit.encode(), &mut rec);
         st.manifest.append(&rec).await?;
         st.manifest.sync().await?;
-        let old_wal = std::mem::replace(&mut st.wal, new_wal);
-        old_wal.close().await?;
-        self.fs.delete(&wal_name(st.wal_number)).await?;
-        st.wal_number = wal_number;
-        st.wal_log = LogWriter::default();
         {
             let mut s = self.stats.borrow_mut();
             s.flushes += 1;
             s.flushed_bytes += sst.size;
-            s.memtable_bytes = 0;
         }
         st.levels[0].insert(0, sst);
-        st.mem = MemTable::default();
-        self.compact_locked(st).await?;
-        self.update_level_stats(st);
+        st.imm = None;
+        if let Some(old) = st.imm_wal.take() {
+            self.fs.delete(&wal_name(old)).await?;
+        }
+        self.update_level_stats(&st);
         Ok(())
     }
 
@@ -598,33 +777,33 @@ impl Db {
         t
     }
 
-    /// Compact while some level's score is ≥ 1 (RocksDB's leveled scoring: L0 by file count
-    /// over the trigger, deeper levels by bytes over their target; the highest score first).
-    async fn compact_locked(&self, st: &mut State) -> Result<(), DbError> {
-        loop {
-            let n = st.levels.len();
-            let mut best: Option<(f64, usize)> = None;
-            for l in 0..n - 1 {
-                let score = if l == 0 {
-                    st.levels[0].len() as f64 / self.opts.level0_trigger.max(1) as f64
-                } else {
-                    let bytes: u64 = st.levels[l].iter().map(|f| f.size).sum();
-                    bytes as f64 / self.level_target(l) as f64
-                };
-                if score >= 1.0 && best.is_none_or(|(b, _)| score > b) {
-                    best = Some((score, l));
-                }
-            }
-            let Some((_, level)) = best else {
-                return Ok(());
+    /// The level to compact next: the highest score ≥ 1 (RocksDB's leveled scoring: L0 by
+    /// file count over the trigger, deeper levels by bytes over their target).
+    async fn pick_compaction(&self) -> Option<usize> {
+        let st = self.st.lock().await;
+        let n = st.levels.len();
+        let mut best: Option<(f64, usize)> = None;
+        for l in 0..n - 1 {
+            let score = if l == 0 {
+                st.levels[0].len() as f64 / self.opts.level0_trigger.max(1) as f64
+            } else {
+                let bytes: u64 = st.levels[l].iter().map(|f| f.size).sum();
+                bytes as f64 / self.level_target(l) as f64
             };
-            self.compact_level(st, level).await?;
+            if score >= 1.0 && best.is_none_or(|(b, _)| score > b) {
+                best = Some((score, l));
+            }
         }
+        best.map(|(_, l)| l)
     }
 
     /// One compaction from `level` into `level + 1`: all of L0, or the file of `level` whose
     /// overlap with the next level is smallest relative to its size (kMinOverlappingRatio).
-    async fn compact_level(&self, st: &mut State, level: usize) -> Result<(), DbError> {
+    async fn compact_level(&self, level: usize) -> Result<(), DbError> {
+        // Inputs and the merge under the lock (CPU only; only this worker changes levels, so
+        // they stay valid while the outputs are written without it).
+        let mut guard = self.st.lock().await;
+        let st = &mut *guard;
         let overlaps = |f: &Sst, lo: &[u8], hi: &[u8]| {
             !(f.largest.as_slice() < lo || f.smallest.as_slice() > hi)
         };
@@ -702,7 +881,17 @@ impl Db {
             2 => Lifetime::Long,
             _ => Lifetime::Extreme,
         };
-        let mut outputs = Vec::new();
+        let input_numbers: Vec<(u32, u64)> = inputs
+            .iter()
+            .map(|&i| (level as u32, st.levels[level][i].number))
+            .chain(
+                next_inputs
+                    .iter()
+                    .map(|&i| (out_level as u32, st.levels[out_level][i].number)),
+            )
+            .collect();
+        // File numbers for the outputs, reserved now.
+        let mut cuts = Vec::new();
         let mut start = 0;
         while start < kept.len() {
             let mut end = start;
@@ -711,8 +900,13 @@ impl Db {
                 bytes += (kept[end].0.len() + kept[end].1.len()) as u64;
                 end += 1;
             }
-            let number = st.next_file;
+            cuts.push((start, end, st.next_file));
             st.next_file += 1;
+            start = end;
+        }
+        drop(guard);
+        let mut outputs = Vec::new();
+        for (start, end, number) in cuts {
             let sst = Self::write_table(
                 &self.fs,
                 &self.opts,
@@ -724,8 +918,19 @@ impl Db {
             )
             .await?;
             outputs.push(sst);
-            start = end;
         }
+        let written: u64 = outputs.iter().map(|f| f.size).sum();
+        // CPU: decompress the inputs' blocks, merge, compress the outputs' blocks.
+        let decomp = cpu_profile(self.opts.table.codec).map_or(0, |p| {
+            input_raw.div_ceil(4096) * p.decompress.latency_ns(4096)
+        });
+        let build: u64 = outputs
+            .iter()
+            .map(|f| self.build_cpu(f.shape.0, f.shape.1, f.shape.2))
+            .sum();
+        self.cpu(decomp + build).await;
+        let mut guard = self.st.lock().await;
+        let st = &mut *guard;
         // Log the edit, then install it and delete the inputs.
         let edit = Edit {
             next_file: Some(st.next_file),
@@ -742,31 +947,13 @@ impl Db {
                     )
                 })
                 .collect(),
-            deleted: inputs
-                .iter()
-                .map(|&i| (level as u32, st.levels[level][i].number))
-                .chain(
-                    next_inputs
-                        .iter()
-                        .map(|&i| (out_level as u32, st.levels[out_level][i].number)),
-                )
-                .collect(),
+            deleted: input_numbers,
             ..Edit::default()
         };
         let mut rec = Vec::new();
         st.manifest_log.add(&edit.encode(), &mut rec);
         st.manifest.append(&rec).await?;
         st.manifest.sync().await?;
-        let written: u64 = outputs.iter().map(|f| f.size).sum();
-        // CPU: decompress the inputs' blocks, merge, compress the outputs' blocks.
-        let decomp = cpu_profile(self.opts.table.codec).map_or(0, |p| {
-            input_raw.div_ceil(4096) * p.decompress.latency_ns(4096)
-        });
-        let build: u64 = outputs
-            .iter()
-            .map(|f| self.build_cpu(f.shape.0, f.shape.1, f.shape.2))
-            .sum();
-        self.cpu(decomp + build).await;
         let mut dead = Vec::new();
         for &i in inputs.iter().rev() {
             dead.push(st.levels[level].remove(i).number);
@@ -784,6 +971,8 @@ impl Db {
         s.compactions += 1;
         s.compaction_read_bytes += read;
         s.compaction_written_bytes += written;
+        drop(s);
+        self.update_level_stats(st);
         Ok(())
     }
 
@@ -807,6 +996,9 @@ impl Db {
         let mut st = self.st.lock().await;
         let seq = st.last_seq;
         let mut found = st.mem.get(k, seq);
+        if found.is_none() {
+            found = st.imm.as_ref().and_then(|m| m.get(k, seq));
+        }
         if found.is_none() {
             'levels: for (l, files) in st.levels.iter_mut().enumerate() {
                 for sst in files.iter_mut() {
@@ -877,6 +1069,13 @@ impl Db {
             .filter(|(k, _)| key::user_key(k) >= start)
             .map(|(k, v)| (k, v.to_vec()))
             .collect();
+        if let Some(imm) = &st.imm {
+            all.extend(
+                imm.entries()
+                    .filter(|(k, _)| key::user_key(k) >= start)
+                    .map(|(k, v)| (k, v.to_vec())),
+            );
+        }
         for files in st.levels.iter_mut() {
             for f in files.iter_mut() {
                 if f.largest.as_slice() < start {

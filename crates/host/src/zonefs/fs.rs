@@ -124,6 +124,8 @@ struct State {
 pub struct ZoneFs {
     io: Rc<HostIo>,
     st: RefCell<State>,
+    /// One metadata record at a time: each is placed at the log's write pointer.
+    meta_lock: sim::sync::Mutex<()>,
     block: u64,
     zone_bytes: u64,
 }
@@ -198,6 +200,7 @@ impl ZoneFs {
         ZoneFs {
             io,
             st: RefCell::new(st),
+            meta_lock: sim::sync::Mutex::new(()),
             block,
             zone_bytes,
         }
@@ -243,6 +246,7 @@ impl ZoneFs {
 
     /// Log one record; roll to the next metadata zone when this one is full.
     async fn log(&self, r: Record) -> Result<(), FsError> {
+        let _one_at_a_time = self.meta_lock.lock().await;
         let bytes = meta::encode(&r, self.block as usize);
         let (zone, wp, seq) = {
             let st = self.st.borrow();
