@@ -36,6 +36,9 @@ pub struct DbBenchConfig {
     pub sync: bool,
     /// Host cores the simulation gives the store and the I/O layer.
     pub cores: usize,
+    /// Values from a dataset (amazon, reddit: Table III sizes, corpus text) instead of
+    /// db_bench's generator.
+    pub dataset: crate::dataset::Dataset,
 }
 
 impl Default for DbBenchConfig {
@@ -54,6 +57,7 @@ impl Default for DbBenchConfig {
             bloom_bits: None,
             sync: false,
             cores: 8,
+            dataset: crate::dataset::Dataset::Random,
         }
     }
 }
@@ -121,6 +125,8 @@ pub enum DbBenchError {
     Device(String),
     #[error("{0}")]
     Db(String),
+    #[error(transparent)]
+    Dataset(#[from] crate::dataset::DatasetError),
 }
 
 /// db_bench's value source.
@@ -189,6 +195,7 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
             "must be between 0 and 1".into(),
         ));
     }
+    let dataset = crate::dataset::Values::open(cfg.dataset)?.map(Rc::new);
     let sim = Sim::new(cfg.seed);
     let ctl = Controller::in_memory(device).map_err(|e| DbBenchError::Device(e.to_string()))?;
     let dev = DeviceHandle::new(&sim, ctl);
@@ -217,7 +224,7 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
         let mut results = Vec::new();
         let mut user_bytes = 0u64;
         for name in &cfg2.benchmarks {
-            let r = bench(&sim2, &db, name, &cfg2).await?;
+            let r = bench(&sim2, &db, name, &cfg2, dataset.clone()).await?;
             if !name.starts_with("read") || name == "readwhilewriting" {
                 user_bytes += r.bytes;
             }
@@ -253,6 +260,7 @@ async fn bench(
     db: &Rc<Db>,
     name: &str,
     cfg: &DbBenchConfig,
+    dataset: Option<Rc<crate::dataset::Values>>,
 ) -> Result<BenchResult, DbBenchError> {
     let start = sim.now();
     let result = Rc::new(RefCell::new(BenchResult {
@@ -272,6 +280,7 @@ async fn bench(
         let name = name.to_string();
         let mut rng = Rng::new(cfg.seed).stream(&format!("{name}-{t}"));
         let mut values = Values::new(&mut rng, cfg.compression_ratio, cfg.value_size);
+        let dataset = dataset.clone();
         let threads = cfg.threads as u64;
         let per = move |n: u64| n / threads + u64::from((t as u64) < n % threads);
         let readers_left = readers_left.clone();
@@ -285,7 +294,10 @@ async fn bench(
                 let (bytes, found) = match name.as_str() {
                     "fillseq" => {
                         let k = make_key(t as u64 + i * cfg.threads as u64, cfg.key_size);
-                        let v = values.next(cfg.value_size).to_vec();
+                        let v = match &dataset {
+                            Some(d) => d.next(&mut rng),
+                            None => values.next(cfg.value_size).to_vec(),
+                        };
                         db.put(&k, &v, cfg.sync)
                             .await
                             .map_err(|e| DbBenchError::Db(e.to_string()))?;
@@ -293,7 +305,10 @@ async fn bench(
                     }
                     "fillrandom" | "overwrite" => {
                         let k = make_key(rng.below(cfg.num), cfg.key_size);
-                        let v = values.next(cfg.value_size).to_vec();
+                        let v = match &dataset {
+                            Some(d) => d.next(&mut rng),
+                            None => values.next(cfg.value_size).to_vec(),
+                        };
                         db.put(&k, &v, cfg.sync)
                             .await
                             .map_err(|e| DbBenchError::Db(e.to_string()))?;
@@ -306,7 +321,10 @@ async fn bench(
                             .await
                             .map_err(|e| DbBenchError::Db(e.to_string()))?
                             .is_some();
-                        let v = values.next(cfg.value_size).to_vec();
+                        let v = match &dataset {
+                            Some(d) => d.next(&mut rng),
+                            None => values.next(cfg.value_size).to_vec(),
+                        };
                         db.put(&k, &v, cfg.sync)
                             .await
                             .map_err(|e| DbBenchError::Db(e.to_string()))?;
@@ -334,12 +352,16 @@ async fn bench(
     // readwhilewriting: one more task writes random keys until the readers finish.
     if name == "readwhilewriting" {
         let (db, cfg, sim, left) = (db.clone(), cfg.clone(), sim.clone(), readers_left.clone());
+        let dataset = dataset.clone();
         let mut rng = Rng::new(cfg.seed).stream("writer");
         let mut values = Values::new(&mut rng, cfg.compression_ratio, cfg.value_size);
         handles.push(sim.clone().spawn(async move {
             while left.get() > 0 {
                 let k = make_key(rng.below(cfg.num), cfg.key_size);
-                let v = values.next(cfg.value_size).to_vec();
+                let v = match &dataset {
+                    Some(d) => d.next(&mut rng),
+                    None => values.next(cfg.value_size).to_vec(),
+                };
                 db.put(&k, &v, cfg.sync)
                     .await
                     .map_err(|e| DbBenchError::Db(e.to_string()))?;

@@ -6,6 +6,7 @@
 //! May depend on: `sim`, `nand`, `device`, `report`. Leaves out: device internals beyond the
 //! commands and the counters it reports.
 
+pub mod dataset;
 pub mod dbbench;
 pub mod fio;
 pub mod ycsb;

@@ -29,6 +29,9 @@ pub struct YcsbConfig {
     pub maxscanlength: u64,
     pub threads: usize,
     pub seed: u64,
+    /// znslab's `dataset` property: random (YCSB's records), amazon, reddit (values of Table III
+    /// sizes drawn from a text corpus; updates replace the whole value).
+    pub dataset: crate::dataset::Dataset,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +59,7 @@ impl Default for YcsbConfig {
             maxscanlength: 1000,
             threads: 1,
             seed: 1,
+            dataset: crate::dataset::Dataset::Random,
         }
     }
 }
@@ -66,6 +70,8 @@ pub enum YcsbError {
     Property { name: String, why: String },
     #[error("{0}")]
     Db(String),
+    #[error(transparent)]
+    Dataset(#[from] crate::dataset::DatasetError),
 }
 
 impl YcsbConfig {
@@ -117,6 +123,10 @@ impl YcsbConfig {
             }
             "maxscanlength" => self.maxscanlength = num()?.max(1),
             "threadcount" => self.threads = num()?.max(1) as usize,
+            "dataset" => {
+                self.dataset =
+                    crate::dataset::Dataset::parse(value.trim()).map_err(|e| bad(&e.to_string()))?
+            }
             // Accepted and without effect here.
             "workload"
             | "readallfields"
@@ -381,6 +391,7 @@ async fn phase(
     cfg: &YcsbConfig,
     loading: bool,
 ) -> Result<YcsbReport, YcsbError> {
+    let values = crate::dataset::Values::open(cfg.dataset)?.map(Rc::new);
     let keys = Rc::new(RefCell::new(Keys {
         zipf: match cfg.distribution {
             Distribution::Uniform => None,
@@ -401,6 +412,7 @@ async fn phase(
     let start = sim.now();
     let mut handles = Vec::new();
     for t in 0..cfg.threads {
+        let values = values.clone();
         let (sim, db, cfg, keys, by_op, next_op) = (
             sim.clone(),
             db.clone(),
@@ -453,7 +465,10 @@ async fn phase(
                             k.pending.insert(n);
                             n
                         };
-                        let v = record(&mut rng, &all_fields, cfg.fieldlength);
+                        let v = match &values {
+                            Some(vals) => vals.next(&mut rng),
+                            None => record(&mut rng, &all_fields, cfg.fieldlength),
+                        };
                         db.put(&key_name(keynum, cfg.hashed), &v, false)
                             .await
                             .map_err(err)?;
@@ -481,9 +496,15 @@ async fn phase(
                         let k = keys.borrow().choose(&mut rng);
                         let name = key_name(k, cfg.hashed);
                         let old = db.get(&name).await.map_err(err)?;
-                        let field = rng.below(cfg.fieldcount as u64) as usize;
-                        let upd = record(&mut rng, &[field], cfg.fieldlength);
-                        let new = merge(old.as_deref().unwrap_or(&[]), &upd);
+                        let new = match &values {
+                            // A dataset value is one blob: the update replaces it.
+                            Some(vals) => vals.next(&mut rng),
+                            None => {
+                                let field = rng.below(cfg.fieldcount as u64) as usize;
+                                let upd = record(&mut rng, &[field], cfg.fieldlength);
+                                merge(old.as_deref().unwrap_or(&[]), &upd)
+                            }
+                        };
                         db.put(&name, &new, false).await.map_err(err)?;
                         old.is_some()
                     }

@@ -44,6 +44,10 @@ pub struct Args {
     /// Print JSON instead of db_bench's text.
     #[arg(long)]
     json: bool,
+    /// Values from a dataset instead of db_bench's generator: amazon or reddit (CCZNS Table III
+    /// sizes, real text; build the corpus once with `znslab corpus build`), or random.
+    #[arg(long)]
+    dataset: Option<String>,
 }
 
 fn codec_of(name: &str) -> anyhow::Result<codec::Codec> {
@@ -83,6 +87,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         bloom_bits: u32::try_from(a.bloom_bits).ok(),
         sync: a.sync,
         cores: a.cores,
+        dataset: match &a.dataset {
+            Some(d) => {
+                workload::dataset::Dataset::parse(d).map_err(|e| anyhow!("--dataset: {e}"))?
+            }
+            None => workload::dataset::Dataset::Random,
+        },
     };
     let wall = std::time::Instant::now();
     let r = dbbench::run(device.clone(), &cfg).map_err(|e| anyhow!("{e}"))?;

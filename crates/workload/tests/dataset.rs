@@ -1,0 +1,117 @@
+//! Datasets through the workloads: values of Table III sizes drawn from a corpus file in the
+//! corpus directory (a small stand-in corpus here; `znslab corpus build` makes the real ones).
+
+use std::rc::Rc;
+
+use device::{presets, Controller, DeviceHandle};
+use host::lsm::db::{Db, DbOptions};
+use host::zonefs::ZoneFs;
+use host::{HostIo, IoConfig};
+use sim::cpu::CpuPool;
+use sim::{Rng, Sim};
+use workload::dataset::Dataset;
+use workload::dbbench::{self, DbBenchConfig};
+use workload::ycsb::{self, YcsbConfig};
+
+/// English-like text: words from a small vocabulary, so it compresses as text does.
+fn fake_corpus() -> Vec<u8> {
+    let words = [
+        "the",
+        "review",
+        "product",
+        "quality",
+        "would",
+        "recommend",
+        "price",
+        "shipping",
+        "arrived",
+        "broken",
+        "excellent",
+        "works",
+        "battery",
+        "great",
+        "after",
+        "weeks",
+        "returned",
+        "seller",
+    ];
+    let mut rng = Rng::new(5);
+    let mut out = Vec::new();
+    while out.len() < 600_000 {
+        out.extend_from_slice(words[rng.below(words.len() as u64) as usize].as_bytes());
+        out.push(if rng.below(12) == 0 { b'\n' } else { b' ' });
+    }
+    out
+}
+
+#[test]
+fn datasets_feed_ycsb_and_db_bench_from_the_corpus_directory() {
+    let dir = std::env::temp_dir().join(format!("znslab-corpus-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("gcide.txt"), fake_corpus()).expect("corpus");
+    std::env::set_var("ZNSLAB_CORPUS_DIR", &dir);
+
+    // db_bench: values average Amazon's 1174 bytes and compress like text.
+    let run = |codec| {
+        let cfg = DbBenchConfig {
+            benchmarks: vec!["fillseq".into(), "readrandom".into()],
+            num: 8000,
+            write_buffer_size: 1 << 20,
+            compression: codec,
+            dataset: Dataset::Amazon,
+            ..DbBenchConfig::default()
+        };
+        dbbench::run(presets::cczns(), &cfg).expect("runs")
+    };
+    let plain = run(codec::Codec::None);
+    let per_op = plain.results[0].bytes as f64 / 8000.0;
+    assert!((1000.0..1400.0).contains(&per_op), "{per_op} bytes per op");
+    assert_eq!(plain.results[1].found, 8000);
+    let zstd = run(codec::Codec::ZSTD1);
+    let stored = |r: &dbbench::DbBenchReport| r.db.level_bytes.iter().sum::<u64>();
+    assert!(
+        stored(&zstd) * 2 < stored(&plain),
+        "{} vs {}",
+        stored(&zstd),
+        stored(&plain)
+    );
+
+    // YCSB: `-p dataset=amazon` loads corpus values and updates replace them whole.
+    let sim = Sim::new(2);
+    let dev = DeviceHandle::new(
+        &sim,
+        Controller::in_memory(presets::cczns()).expect("valid"),
+    );
+    let io = Rc::new(HostIo::new(
+        &dev,
+        Rc::new(CpuPool::new(&sim, 4)),
+        IoConfig::default(),
+    ));
+    let sim2 = sim.clone();
+    sim.block_on(async move {
+        let fs = Rc::new(ZoneFs::mkfs(io, 0).await.expect("mkfs"));
+        let db = Rc::new(Db::open(fs, DbOptions::default()).await.expect("opens"));
+        let mut cfg = YcsbConfig::default();
+        cfg.set("dataset", "amazon").expect("known dataset");
+        cfg.set("recordcount", "2000").expect("ok");
+        cfg.set("operationcount", "2000").expect("ok");
+        cfg.set("updateproportion", "0.5").expect("ok");
+        cfg.set("readproportion", "0.5").expect("ok");
+        ycsb::load(&sim2, &db, &cfg).await.expect("loads");
+        let r = ycsb::run(&sim2, &db, &cfg).await.expect("runs");
+        assert_eq!(r.by_op["READ"].not_found, 0);
+        let v = db
+            .get(&ycsb::key_name(3, true))
+            .await
+            .expect("reads")
+            .expect("present");
+        assert!(
+            v.iter()
+                .all(|b| b.is_ascii_lowercase() || *b == b' ' || *b == b'\n'),
+            "corpus text"
+        );
+    });
+    assert!(YcsbConfig::default().set("dataset", "yelp").is_err());
+    std::env::remove_var("ZNSLAB_CORPUS_DIR");
+    let _ = std::fs::remove_dir_all(&dir);
+}
