@@ -32,6 +32,9 @@ pub struct YcsbConfig {
     /// znslab's `dataset` property: random (YCSB's records), amazon, reddit (values of Table III
     /// sizes drawn from a text corpus; updates replace the whole value).
     pub dataset: crate::dataset::Dataset,
+    /// Every record the load phase writes, `[u32 len][key][u32 len][value]`, for replaying the
+    /// same data into real RocksDB (`tools/rocksdb_crosscheck.py`).
+    pub dump: Option<Rc<RefCell<Vec<u8>>>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +63,7 @@ impl Default for YcsbConfig {
             threads: 1,
             seed: 1,
             dataset: crate::dataset::Dataset::Random,
+            dump: None,
         }
     }
 }
@@ -469,6 +473,14 @@ async fn phase(
                             Some(vals) => vals.next(&mut rng),
                             None => record(&mut rng, &all_fields, cfg.fieldlength),
                         };
+                        if let Some(d) = &cfg.dump {
+                            let k = key_name(keynum, cfg.hashed);
+                            let mut d = d.borrow_mut();
+                            d.extend_from_slice(&(k.len() as u32).to_le_bytes());
+                            d.extend_from_slice(&k);
+                            d.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                            d.extend_from_slice(&v);
+                        }
                         db.put(&key_name(keynum, cfg.hashed), &v, false)
                             .await
                             .map_err(err)?;

@@ -43,6 +43,10 @@ pub struct Args {
     cores: usize,
     #[arg(long)]
     json: bool,
+    /// Write every loaded record to FILE (`[u32 len][key][u32 len][value]`), to replay the same
+    /// data into real RocksDB with tools/rocksdb_crosscheck.py.
+    #[arg(long)]
+    dump_kv: Option<PathBuf>,
 }
 
 fn codec_of(name: &str) -> anyhow::Result<codec::Codec> {
@@ -77,6 +81,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     if let Some(t) = a.threads {
         cfg.threads = t.max(1);
+    }
+    if a.dump_kv.is_some() {
+        cfg.dump = Some(Default::default());
     }
     let mut opts = DbOptions::default();
     opts.table.codec = codec_of(&a.compression)?;
@@ -147,6 +154,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         )
     });
     let cpu_busy: u64 = cpu.busy_per_core().iter().map(|d| d.as_ns()).sum();
+    if let (Some(path), Some(d)) = (&a.dump_kv, &cfg.dump) {
+        std::fs::write(path, &*d.borrow())
+            .with_context(|| format!("--dump-kv {}", path.display()))?;
+    }
     if let Some(ctl) = dev.into_controller() {
         ctl.close().context("saving the device image")?;
     }
@@ -171,6 +182,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "level_files": stats.level_files,
             "level_bytes": stats.level_bytes,
             "compactions": stats.compactions,
+            "flushed_bytes": stats.flushed_bytes,
+            "compaction_written_bytes": stats.compaction_written_bytes,
+            "wal_bytes": stats.wal_bytes,
             "host_cpu_busy_s": cpu_busy as f64 / 1e9,
             "wall_s": wall.elapsed().as_secs_f64(),
         });
