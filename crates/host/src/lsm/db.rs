@@ -1,8 +1,9 @@
 //! The store: writes go to the WAL (RocksDB log format in a zonefs `.log` file, synced when
-//! asked) and the memtable; a full memtable becomes immutable (a new WAL starts) and a
-//! background worker flushes it to an L0 SST, then compacts; writers stall while the previous
-//! memtable is still flushing or L0 is at its stop trigger, and slow to 16 MiB/s past the
-//! slowdown trigger; the MANIFEST (log of
+//! asked) and the memtable; a full memtable becomes immutable (a new WAL starts) and a flush
+//! worker writes it to an L0 SST while a compaction worker compacts beside it (RocksDB's
+//! default max_background_jobs = 2: one of each); writers stall while the previous memtable is
+//! still flushing or L0 is at its stop trigger, and slow to 16 MiB/s past the slowdown
+//! trigger; the MANIFEST (log of
 //! version edits) records which SSTs exist, the WAL still needed and the last sequence. Open
 //! replays the newest MANIFEST that decodes, then the WALs it still needs, and flushes what
 //! they held. Leveled compaction runs after each flush while a level's score is ≥ 1 (L0 by
@@ -12,8 +13,7 @@
 //!
 //! Lookups read each data block from the device unless the LRU block cache holds it (then no
 //! read and no decompression). Not yet: real iterators (scan merges whole tables without I/O
-//! timing), parallel flush and compaction (one background worker takes turns), dynamic level
-//! sizes, compression strategies beyond the table's codec. SSTs are also kept
+//! timing), dynamic level sizes, compression strategies beyond the table's codec. SSTs are also kept
 //! whole in the simulator's memory to parse from (the simulated host pays the device reads).
 
 use std::rc::Rc;
@@ -272,8 +272,10 @@ struct Inner {
     cache: std::cell::RefCell<super::cache::BlockCache>,
     st: Mutex<State>,
     stats: std::cell::RefCell<DbStats>,
-    /// The background worker (flush first, then compactions) is running.
-    bg_running: std::cell::Cell<bool>,
+    /// The background flush and compaction workers are running (RocksDB's max_background_jobs
+    /// 2: one flush thread, one compaction thread).
+    flush_running: std::cell::Cell<bool>,
+    compact_running: std::cell::Cell<bool>,
     /// Woken after every background job: stalled writers and waiters re-check.
     progress: Notify,
     bg_error: std::cell::RefCell<Option<String>>,
@@ -333,7 +335,7 @@ impl Db {
         self.inner.flush().await
     }
 
-    /// Wait until the background worker has nothing left to do.
+    /// Wait until the background workers have nothing left to do.
     pub async fn wait_for_background(&self) -> Result<(), DbError> {
         self.inner.wait_idle().await
     }
@@ -495,7 +497,8 @@ impl Inner {
             fs,
             cache: std::cell::RefCell::new(super::cache::BlockCache::new(opts.block_cache_bytes)),
             opts,
-            bg_running: std::cell::Cell::new(false),
+            flush_running: std::cell::Cell::new(false),
+            compact_running: std::cell::Cell::new(false),
             progress: Notify::new(),
             bg_error: std::cell::RefCell::new(None),
             st: Mutex::new(State {
@@ -595,7 +598,7 @@ impl Inner {
                 self.switch_memtable(&mut st).await?;
                 self.schedule();
             }
-            if st.levels[0].len() >= self.opts.level0_stop && self.bg_running.get() {
+            if st.levels[0].len() >= self.opts.level0_stop && self.bg_running() {
                 drop(st);
                 self.progress.notified().await;
                 let waited = self.fs.io().sim().now().since(t0).as_ns();
@@ -653,46 +656,69 @@ impl Inner {
         Ok(())
     }
 
-    /// Start the background worker unless it runs.
+    fn bg_running(&self) -> bool {
+        self.flush_running.get() || self.compact_running.get()
+    }
+
+    /// Start the flush worker and the compaction worker unless they run.
     fn schedule(self: &Rc<Self>) {
-        if !self.bg_running.get() {
-            self.bg_running.set(true);
+        if !self.flush_running.get() {
+            self.flush_running.set(true);
+            let me = self.clone();
+            self.fs.io().sim().spawn(async move { me.flusher().await });
+        }
+        self.schedule_compaction();
+    }
+
+    fn schedule_compaction(self: &Rc<Self>) {
+        if !self.compact_running.get() {
+            self.compact_running.set(true);
             let me = self.clone();
             self.fs
                 .io()
                 .sim()
-                .spawn(async move { me.background().await });
+                .spawn(async move { me.compactor().await });
         }
     }
 
-    /// Flush the immutable memtable, then compact while a level needs it; one job at a time
-    /// (max_background_jobs 2 gives one flush and one compaction thread in RocksDB; here they
-    /// take turns).
-    async fn background(self: Rc<Self>) {
+    fn failed(&self, e: DbError) {
+        let mut slot = self.bg_error.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(e.to_string());
+        }
+    }
+
+    /// Flush immutable memtables as they come; each new L0 file may call for compaction.
+    async fn flusher(self: Rc<Self>) {
         loop {
             let imm = self.st.lock().await.imm.clone();
-            let r = match imm {
-                Some(imm) => self.flush_imm(imm).await.map(|_| true),
-                None => match self.pick_compaction().await {
-                    Some(level) => self.compact_level(level).await.map(|_| true),
-                    None => Ok(false),
-                },
-            };
-            match r {
-                Ok(true) => self.progress.notify_waiters(),
-                Ok(false) => break,
-                Err(e) => {
-                    *self.bg_error.borrow_mut() = Some(e.to_string());
-                    break;
-                }
+            let Some(imm) = imm else { break };
+            if let Err(e) = self.flush_imm(imm).await {
+                self.failed(e);
+                break;
             }
+            self.progress.notify_waiters();
+            self.schedule_compaction();
         }
-        self.bg_running.set(false);
+        self.flush_running.set(false);
+        self.progress.notify_waiters();
+    }
+
+    /// Compact while some level's score is ≥ 1, running beside the flusher.
+    async fn compactor(self: Rc<Self>) {
+        while let Some(level) = self.pick_compaction().await {
+            if let Err(e) = self.compact_level(level).await {
+                self.failed(e);
+                break;
+            }
+            self.progress.notify_waiters();
+        }
+        self.compact_running.set(false);
         self.progress.notify_waiters();
     }
 
     async fn wait_idle(&self) -> Result<(), DbError> {
-        while self.bg_running.get() {
+        while self.bg_running() {
             self.progress.notified().await;
         }
         self.check_bg()
@@ -947,19 +973,17 @@ impl Inner {
                     )
                 })
                 .collect(),
-            deleted: input_numbers,
+            deleted: input_numbers.clone(),
             ..Edit::default()
         };
         let mut rec = Vec::new();
         st.manifest_log.add(&edit.encode(), &mut rec);
         st.manifest.append(&rec).await?;
         st.manifest.sync().await?;
-        let mut dead = Vec::new();
-        for &i in inputs.iter().rev() {
-            dead.push(st.levels[level].remove(i).number);
-        }
-        for &i in next_inputs.iter().rev() {
-            dead.push(st.levels[out_level].remove(i).number);
+        // Remove the inputs by number: the flusher may have added L0 files meanwhile.
+        let dead: Vec<u64> = input_numbers.iter().map(|&(_, n)| n).collect();
+        for l in [level, out_level] {
+            st.levels[l].retain(|f| !dead.contains(&f.number));
         }
         st.levels[out_level].extend(outputs);
         st.levels[out_level].sort_by(|a, b| a.smallest.cmp(&b.smallest));
