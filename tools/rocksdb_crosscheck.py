@@ -105,6 +105,11 @@ def main():
         (out["flushed_bytes"] + out["compaction_written_bytes"]) / max(user, 1), 3
     )
     print(json.dumps({"rocksdb": out}, indent=1))
+    # RocksDB's own per-level compaction table (files, compactions, bytes written per level).
+    stats_text = db.property_value("rocksdb.stats") or ""
+    for line in stats_text.splitlines():
+        if line.strip().startswith(("Level", "  L", " Sum", "-----")) and "Files" in line or line.strip().startswith(("L0", "L1", "L2", "L3", "Sum")):
+            print(line)
     if a.znslab:
         z = json.load(open(a.znslab))
         zs = {

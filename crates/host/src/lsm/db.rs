@@ -916,13 +916,16 @@ impl Inner {
                     .map(|&i| (out_level as u32, st.levels[out_level][i].number)),
             )
             .collect();
-        // File numbers for the outputs, reserved now.
+        // File numbers for the outputs, reserved now. Files are cut at the target *file* size,
+        // as RocksDB cuts them: raw bytes scaled by the inputs' compression.
+        let raw_target = (self.opts.target_file_size as u128 * input_raw.max(1) as u128
+            / read.max(1) as u128) as u64;
         let mut cuts = Vec::new();
         let mut start = 0;
         while start < kept.len() {
             let mut end = start;
             let mut bytes = 0u64;
-            while end < kept.len() && (bytes < self.opts.target_file_size || end == start) {
+            while end < kept.len() && (bytes < raw_target || end == start) {
                 bytes += (kept[end].0.len() + kept[end].1.len()) as u64;
                 end += 1;
             }
