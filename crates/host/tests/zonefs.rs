@@ -266,3 +266,53 @@ fn a_wal_syncs_without_metadata_and_mount_walks_its_pieces() {
 fn io_records(fs: &ZoneFs) -> u64 {
     fs.meta_records()
 }
+
+/// Found with the store's concurrent flush and compaction: an allocation that finished the
+/// cheapest zone let another allocation pick that zone while the Finish was in flight, whose
+/// write then met ZONE_FULL.
+#[test]
+fn concurrent_writers_never_write_a_zone_being_finished() {
+    // 64 zones, still only 6 active: writers contend for active zones.
+    let mut cfg = presets::test_min();
+    cfg.nand.blocks_per_plane = 64;
+    let sim = Sim::new(1);
+    let dev = DeviceHandle::new(&sim, Controller::in_memory(cfg).expect("valid"));
+    let io = host(&sim, &dev);
+    let fs = sim.block_on(async move { Rc::new(ZoneFs::mkfs(io, 0).await.expect("mkfs")) });
+    let lifetimes = [
+        Lifetime::Short,
+        Lifetime::Medium,
+        Lifetime::Long,
+        Lifetime::Extreme,
+    ];
+    for w in 0..6u64 {
+        let fs = fs.clone();
+        sim.spawn(async move {
+            for f in 0..3u64 {
+                let name = format!("w{w}-{f}.sst");
+                let mut wr = fs
+                    .writer(&name, lifetimes[((w + f) % 4) as usize])
+                    .await
+                    .expect("creates");
+                wr.append(&bytes(w * 10 + f, 100_000 + 7_000 * w as usize))
+                    .await
+                    .expect("appends");
+                wr.close().await.expect("closes");
+                if f % 2 == 0 {
+                    fs.delete(&name).await.expect("deletes");
+                }
+            }
+        });
+    }
+    sim.run();
+    let fs2 = fs.clone();
+    sim.block_on(async move {
+        for w in 0..6u64 {
+            let name = format!("w{w}-1.sst");
+            assert_eq!(
+                read_all(&fs2, &name).await,
+                bytes(w * 10 + 1, 100_000 + 7_000 * w as usize)
+            );
+        }
+    });
+}

@@ -182,6 +182,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "level_files": stats.level_files,
             "level_bytes": stats.level_bytes,
             "compactions": stats.compactions,
+            "trivial_moves": stats.trivial_moves,
             "flushed_bytes": stats.flushed_bytes,
             "compaction_written_bytes": stats.compaction_written_bytes,
             "wal_bytes": stats.wal_bytes,

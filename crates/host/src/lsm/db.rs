@@ -239,6 +239,8 @@ pub struct DbStats {
     pub flushes: u64,
     pub flushed_bytes: u64,
     pub compactions: u64,
+    /// Files moved down a level without a rewrite.
+    pub trivial_moves: u64,
     pub compaction_read_bytes: u64,
     pub compaction_written_bytes: u64,
     pub l0_files: usize,
@@ -863,6 +865,32 @@ impl Inner {
         let next_inputs: Vec<usize> = (0..st.levels[level + 1].len())
             .filter(|&i| overlaps(&st.levels[level + 1][i], &lo, &hi))
             .collect();
+        // Trivial move (RocksDB's): one input file that overlaps nothing below changes level
+        // in the MANIFEST only, without being rewritten.
+        if inputs.len() == 1 && next_inputs.is_empty() {
+            let f = st.levels[level].remove(inputs[0]);
+            let edit = Edit {
+                added: vec![(
+                    level as u32 + 1,
+                    f.number,
+                    f.size,
+                    f.smallest.clone(),
+                    f.largest.clone(),
+                )],
+                deleted: vec![(level as u32, f.number)],
+                ..Edit::default()
+            };
+            let mut rec = Vec::new();
+            st.manifest_log.add(&edit.encode(), &mut rec);
+            st.manifest.append(&rec).await?;
+            st.manifest.sync().await?;
+            let next = &mut st.levels[level + 1];
+            next.push(f);
+            next.sort_by(|a, b| a.smallest.cmp(&b.smallest));
+            self.stats.borrow_mut().trivial_moves += 1;
+            self.update_level_stats(st);
+            return Ok(());
+        }
         // Merge: newest version of each user key; deletions dropped when no deeper level can
         // hold an older version.
         let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();

@@ -126,6 +126,9 @@ pub struct ZoneFs {
     st: RefCell<State>,
     /// One metadata record at a time: each is placed at the log's write pointer.
     meta_lock: sim::sync::Mutex<()>,
+    /// A writer let go of a zone: allocations waiting for an active zone retry (ZenFS waits
+    /// for an open/active token the same way).
+    zone_freed: sim::sync::Notify,
     block: u64,
     zone_bytes: u64,
 }
@@ -201,6 +204,7 @@ impl ZoneFs {
             io,
             st: RefCell::new(st),
             meta_lock: sim::sync::Mutex::new(()),
+            zone_freed: sim::sync::Notify::new(),
             block,
             zone_bytes,
         }
@@ -312,6 +316,7 @@ impl ZoneFs {
             Open(usize),
             Empty(usize),
             Finish(usize),
+            Wait,
         }
         loop {
             let pick = {
@@ -327,7 +332,13 @@ impl ZoneFs {
                         best = Some((d, i));
                     }
                 }
-                let active = st.zones.iter().filter(|z| z.is_active()).count() as u32;
+                // A zone a writer holds counts as active even before its first write lands,
+                // or concurrent allocations overrun the device's active limit.
+                let active = st
+                    .zones
+                    .iter()
+                    .filter(|z| z.is_active() || (z.busy && !z.finished))
+                    .count() as u32;
                 let empty = st
                     .zones
                     .iter()
@@ -345,12 +356,18 @@ impl ZoneFs {
                     (_, Some(e)) if active < st.active_limit => Pick::Empty(e),
                     (Some((50, i)), _) => Pick::Open(i),
                     (_, Some(_)) if cheapest.is_some() => Pick::Finish(cheapest.expect("checked")),
+                    // Every active zone has a writer: wait for one to let go.
+                    (_, Some(_)) if active > 0 => Pick::Wait,
                     _ => return Err(FsError::NoSpace("zone allocation failure")),
                 }
             };
             let i = match pick {
                 Pick::Finish(c) => {
                     self.finish_zone(c).await?;
+                    continue;
+                }
+                Pick::Wait => {
+                    self.zone_freed.notified().await;
                     continue;
                 }
                 Pick::Open(i) => i,
@@ -365,10 +382,12 @@ impl ZoneFs {
     }
 
     async fn finish_zone(&self, i: usize) -> Result<(), FsError> {
+        // Marked first: another allocation running while the Finish is in flight must not
+        // pick this zone (found with concurrent flush and compaction writers).
+        self.st.borrow_mut().zones[i].finished = true;
         self.io
             .zone_action(i as u32 + META_ZONES, ZoneAction::Finish)
             .await?;
-        self.st.borrow_mut().zones[i].finished = true;
         Ok(())
     }
 
@@ -390,6 +409,7 @@ impl ZoneFs {
                 old => {
                     if let Some(z) = old {
                         self.st.borrow_mut().zones[z].busy = false;
+                        self.zone_freed.notify_waiters();
                     }
                     let z = self.allocate(lifetime).await?;
                     {
@@ -451,6 +471,7 @@ impl ZoneFs {
                 let z = f.zone.take();
                 if let Some(z) = z {
                     st.zones[z].busy = false;
+                    self.zone_freed.notify_waiters();
                 }
             }
             let f = st.files.get_mut(&id).expect("file");
@@ -570,6 +591,7 @@ impl ZoneFs {
                 let f = st.files.remove(&id).expect("file");
                 if let Some(z) = f.zone {
                     st.zones[z].busy = false;
+                    self.zone_freed.notify_waiters();
                 }
                 for e in &f.meta.extents {
                     if let Some(z) = st.zone_of(e.start, self.zone_bytes) {
