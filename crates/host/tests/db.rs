@@ -72,6 +72,8 @@ fn reads_see_the_newest_write_across_memtable_and_l0() {
         assert!(s.flushes >= 3, "{s:?}");
         assert!(s.compactions >= 1, "{s:?}");
         assert!(s.l0_files < 4, "{s:?}");
+        // Host memory the store pins: memtable contents and every table's index blocks.
+        assert!(s.memtable_bytes > 0 && s.index_filter_bytes > 0, "{s:?}");
         for (k, want) in &model {
             assert_eq!(
                 &db.get(k).await.expect("reads"),

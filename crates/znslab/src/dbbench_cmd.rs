@@ -125,6 +125,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "block_cache_hits": r.db.block_cache_hits,
             "block_cache_misses": r.db.block_cache_misses,
             "block_cache_bytes": r.db.block_cache_bytes,
+            "host_memory_bytes": {
+                "memtables": r.db.memtable_bytes,
+                "block_cache": r.db.block_cache_bytes,
+                "index_and_filter": r.db.index_filter_bytes,
+                "total": r.db.memtable_bytes as u64 + r.db.block_cache_bytes + r.db.index_filter_bytes,
+            },
             "compactions": r.db.compactions,
             "stall_memtable_s": r.db.stall_memtable_ns as f64 / 1e9,
             "stall_l0_s": r.db.stall_l0_ns as f64 / 1e9,
@@ -188,6 +194,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         r.db.block_cache_hits,
         r.db.block_cache_misses,
         mb(r.db.block_cache_bytes)
+    );
+    println!(
+        "host memory: memtables {:.1} MB, block cache {:.1} MB, index and filter blocks {:.1} MB",
+        mb(r.db.memtable_bytes as u64),
+        mb(r.db.block_cache_bytes),
+        mb(r.db.index_filter_bytes)
     );
     println!(
         "host CPU busy {:.3} s over {} cores, simulated {:.3} s, wall {:.1} s",

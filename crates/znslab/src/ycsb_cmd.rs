@@ -183,6 +183,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "level_bytes": stats.level_bytes,
             "compactions": stats.compactions,
             "trivial_moves": stats.trivial_moves,
+            "host_memory_bytes": {
+                "memtables": stats.memtable_bytes,
+                "block_cache": stats.block_cache_bytes,
+                "index_and_filter": stats.index_filter_bytes,
+                "total": stats.memtable_bytes as u64 + stats.block_cache_bytes + stats.index_filter_bytes,
+            },
             "flushed_bytes": stats.flushed_bytes,
             "compaction_written_bytes": stats.compaction_written_bytes,
             "wal_bytes": stats.wal_bytes,

@@ -253,7 +253,10 @@ pub struct DbStats {
     /// Files and bytes per level.
     pub level_files: Vec<usize>,
     pub level_bytes: Vec<u64>,
+    /// Host memory: the active and the immutable memtable, and the index and filter blocks of
+    /// every table (RocksDB pins them; the block cache is counted above).
     pub memtable_bytes: usize,
+    pub index_filter_bytes: u64,
     pub last_sequence: u64,
     /// Time writers waited: for a flush to free the memtable, for L0 below the stop trigger,
     /// and for the slowdown (RocksDB's stall counters).
@@ -627,7 +630,7 @@ impl Inner {
             s.writes += 1;
             s.wal_bytes += rec.len() as u64;
             s.last_sequence = st.last_seq;
-            s.memtable_bytes = st.mem.bytes();
+            s.memtable_bytes = st.mem.bytes() + st.imm.as_ref().map_or(0, |m| m.bytes());
         }
         drop(st);
         if slowed {
@@ -654,7 +657,7 @@ impl Inner {
         st.wal_number = wal_number;
         st.wal_log = LogWriter::default();
         st.imm = Some(Rc::new(std::mem::take(&mut st.mem)));
-        self.stats.borrow_mut().memtable_bytes = 0;
+        self.stats.borrow_mut().memtable_bytes = st.imm.as_ref().map_or(0, |m| m.bytes());
         Ok(())
     }
 
@@ -787,6 +790,13 @@ impl Inner {
 
     fn update_level_stats(&self, st: &State) {
         let mut s = self.stats.borrow_mut();
+        s.memtable_bytes = st.mem.bytes() + st.imm.as_ref().map_or(0, |m| m.bytes());
+        s.index_filter_bytes = st
+            .levels
+            .iter()
+            .flatten()
+            .map(|f| f.table.index_and_filter_bytes())
+            .sum();
         s.l0_files = st.levels[0].len();
         s.level_files = st.levels.iter().map(Vec::len).collect();
         s.level_bytes = st

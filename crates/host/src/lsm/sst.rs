@@ -466,6 +466,11 @@ impl Table {
         )
     }
 
+    /// Host memory a table reader pins (RocksDB keeps index and filter blocks in memory).
+    pub fn index_and_filter_bytes(&self) -> u64 {
+        (self.index.data.len() + self.filter.as_ref().map_or(0, Vec::len)) as u64
+    }
+
     /// The data block the last [`get`](Self::get) had to read, for the caller to charge its
     /// I/O (None when the filter or index answered without one).
     pub fn last_block(&self) -> Option<BlockHandle> {
