@@ -39,6 +39,8 @@ pub struct DbBenchConfig {
     /// Values from a dataset (amazon, reddit: Table III sizes, corpus text) instead of
     /// db_bench's generator.
     pub dataset: crate::dataset::Dataset,
+    /// Called as operations complete (the CLI draws a bar with it).
+    pub progress: Option<crate::progress::Progress>,
 }
 
 impl Default for DbBenchConfig {
@@ -58,6 +60,7 @@ impl Default for DbBenchConfig {
             sync: false,
             cores: 8,
             dataset: crate::dataset::Dataset::Random,
+            progress: None,
         }
     }
 }
@@ -341,6 +344,13 @@ async fn bench(
                 };
                 let mut r = result.borrow_mut();
                 r.ops += 1;
+                if let Some(p) = &cfg.progress {
+                    let total = match name.as_str() {
+                        "readrandom" | "readwhilewriting" => reads,
+                        _ => cfg.num,
+                    };
+                    p.tick(&name, r.ops, total);
+                }
                 r.bytes += bytes as u64;
                 r.found += u64::from(found);
                 r.latency.record(sim.now().since(t0).as_ns());

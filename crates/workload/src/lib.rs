@@ -9,4 +9,5 @@
 pub mod dataset;
 pub mod dbbench;
 pub mod fio;
+pub mod progress;
 pub mod ycsb;

@@ -35,6 +35,8 @@ pub struct YcsbConfig {
     /// Every record the load phase writes, `[u32 len][key][u32 len][value]`, for replaying the
     /// same data into real RocksDB (`tools/rocksdb_crosscheck.py`).
     pub dump: Option<Rc<RefCell<Vec<u8>>>>,
+    /// Called as operations complete (the CLI draws a bar with it).
+    pub progress: Option<crate::progress::Progress>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +66,7 @@ impl Default for YcsbConfig {
             seed: 1,
             dataset: crate::dataset::Dataset::Random,
             dump: None,
+            progress: None,
         }
     }
 }
@@ -521,6 +524,9 @@ async fn phase(
                         old.is_some()
                     }
                 };
+                if let Some(p) = &cfg.progress {
+                    p.tick(if loading { "load" } else { "run" }, i + 1, total);
+                }
                 let mut m = by_op.borrow_mut();
                 let s = m.entry(op).or_default();
                 s.latency.record(sim.now().since(t0).as_ns());

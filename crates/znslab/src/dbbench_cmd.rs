@@ -93,6 +93,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
             None => workload::dataset::Dataset::Random,
         },
+        progress: if a.json {
+            None
+        } else {
+            crate::progress_bar::terminal()
+        },
     };
     let wall = std::time::Instant::now();
     let r = dbbench::run(device.clone(), &cfg).map_err(|e| anyhow!("{e}"))?;

@@ -5,6 +5,7 @@ mod dbbench_cmd;
 mod devices_cmd;
 mod fio_cmd;
 mod nvme_cmd;
+mod progress_bar;
 mod reproduce_cmd;
 mod ycsb_cmd;
 

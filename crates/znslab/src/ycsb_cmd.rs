@@ -85,6 +85,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if a.dump_kv.is_some() {
         cfg.dump = Some(Default::default());
     }
+    if !a.json {
+        cfg.progress = crate::progress_bar::terminal();
+    }
     let mut opts = DbOptions::default();
     opts.table.codec = codec_of(&a.compression)?;
 
