@@ -5,8 +5,11 @@
 use std::fmt;
 use std::rc::Rc;
 
+/// The callback: phase name, operations done, operations in the phase.
+pub type ProgressFn = dyn Fn(&str, u64, u64);
+
 #[derive(Clone)]
-pub struct Progress(pub Rc<dyn Fn(&str, u64, u64)>);
+pub struct Progress(pub Rc<ProgressFn>);
 
 impl Progress {
     /// Report every `total / 200` operations (and the last), so the callback stays cheap.
