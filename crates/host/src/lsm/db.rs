@@ -12,8 +12,8 @@
 //! under. Reads look in the memtable, L0 newest first, then one file per level.
 //!
 //! Lookups read each data block from the device unless the LRU block cache holds it (then no
-//! read and no decompression). Not yet: real iterators (scan merges whole tables without I/O
-//! timing), dynamic level sizes, compression strategies beyond the table's codec. SSTs are also kept
+//! read and no decompression). Scans merge a cursor per table, reading blocks as the merge
+//! reaches them (no readahead yet). Not yet: dynamic level sizes, compression strategies beyond the table's codec. SSTs are also kept
 //! whole in the simulator's memory to parse from (the simulated host pays the device reads).
 
 use std::rc::Rc;
@@ -1128,47 +1128,81 @@ impl Inner {
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, DbError> {
         let mut st = self.st.lock().await;
-        let mut all: Vec<(Vec<u8>, Vec<u8>)> = st
-            .mem
-            .entries()
-            .filter(|(k, _)| key::user_key(k) >= start)
-            .map(|(k, v)| (k, v.to_vec()))
-            .collect();
-        if let Some(imm) = &st.imm {
-            all.extend(
-                imm.entries()
-                    .filter(|(k, _)| key::user_key(k) >= start)
-                    .map(|(k, v)| (k, v.to_vec())),
-            );
-        }
-        for files in st.levels.iter_mut() {
-            for f in files.iter_mut() {
-                if f.largest.as_slice() < start {
-                    continue;
-                }
-                all.extend(
-                    f.table
-                        .entries()?
-                        .into_iter()
-                        .filter(|(k, _)| key::user_key(k) >= start),
-                );
-            }
-        }
-        all.sort_by(|a, b| key::compare(&a.0, &b.0));
+        let target = key::lookup_key(start, key::MAX_SEQUENCE);
+        // Sources in internal-key order: the memtables (in memory) and a cursor per table
+        // that reads blocks only as the merge reaches them.
         let mut out = Vec::new();
-        let mut last: Option<Vec<u8>> = None;
-        for (k, v) in all {
-            let (uk, _, t) =
-                key::parse(&k).ok_or_else(|| DbError::Corrupt("internal key".into()))?;
-            if last.as_deref() == Some(uk) {
-                continue;
-            }
-            last = Some(uk.to_vec());
-            if t == ValueType::Value {
-                out.push((uk.to_vec(), v));
-                if out.len() == limit {
-                    break;
+        let mut blocks: Vec<(u64, super::format::BlockHandle)> = Vec::new();
+        {
+            let st = &mut *st;
+            let mut cursors = Vec::new();
+            for f in st.levels.iter_mut().flatten() {
+                if f.largest.as_slice() >= start {
+                    let number = f.number;
+                    cursors.push((number, f.table.cursor(&target)?));
                 }
+            }
+            // Memtable entries ≥ start, taken lazily from the ordered maps.
+            type MemIter<'m> = Box<dyn Iterator<Item = (Vec<u8>, &'m [u8])> + 'm>;
+            let mut mem_iters: Vec<MemIter<'_>> = vec![Box::new(
+                st.mem.entries().filter(|(k, _)| key::user_key(k) >= start),
+            )];
+            if let Some(imm) = &st.imm {
+                mem_iters.push(Box::new(imm.entries_from(start)));
+            }
+            // Heads of every source; the smallest internal key goes next.
+            let n_tables = cursors.len();
+            let mut heads: Vec<Option<(Vec<u8>, Vec<u8>)>> = Vec::new();
+            for (_, c) in cursors.iter_mut() {
+                heads.push(c.next_entry()?);
+            }
+            for it in mem_iters.iter_mut() {
+                heads.push(it.next().map(|(k, v)| (k, v.to_vec())));
+            }
+            let mut last: Option<Vec<u8>> = None;
+            while out.len() < limit {
+                let Some(min) =
+                    (0..heads.len())
+                        .filter(|&i| heads[i].is_some())
+                        .min_by(|&a, &b| {
+                            let (ka, kb) = (
+                                &heads[a].as_ref().expect("some").0,
+                                &heads[b].as_ref().expect("some").0,
+                            );
+                            key::compare(ka, kb)
+                        })
+                else {
+                    break;
+                };
+                let (k, v) = heads[min].take().expect("some");
+                heads[min] = if min < n_tables {
+                    cursors[min].1.next_entry()?
+                } else {
+                    mem_iters[min - n_tables]
+                        .next()
+                        .map(|(k, v)| (k, v.to_vec()))
+                };
+                let (uk, _, t) =
+                    key::parse(&k).ok_or_else(|| DbError::Corrupt("internal key".into()))?;
+                if last.as_deref() == Some(uk) {
+                    continue; // an older version
+                }
+                last = Some(uk.to_vec());
+                if t == ValueType::Value {
+                    out.push((uk.to_vec(), v));
+                }
+            }
+            for (number, c) in &cursors {
+                blocks.extend(c.blocks_read.iter().map(|h| (*number, *h)));
+            }
+        }
+        // The blocks the scan decoded come from the device unless cached.
+        for (number, h) in blocks {
+            if !self.cache.borrow_mut().lookup(number, h.offset) {
+                let mut buf = vec![0u8; h.on_disk() as usize];
+                self.fs.read(&sst_name(number), h.offset, &mut buf).await?;
+                let charge = h.size.max(self.opts.table.block_size as u64);
+                self.cache.borrow_mut().insert(number, h.offset, charge);
             }
         }
         Ok(out)

@@ -48,6 +48,16 @@ impl MemTable {
         self.map.is_empty()
     }
 
+    /// Entries from user key `start` on, in order.
+    pub fn entries_from<'a>(
+        &'a self,
+        start: &[u8],
+    ) -> impl Iterator<Item = (Vec<u8>, &'a [u8])> + 'a {
+        self.map
+            .range((start.to_vec(), Reverse(u64::MAX))..)
+            .map(|((k, Reverse(seq)), (t, v))| (key::internal_key(k, *seq, *t), v.as_slice()))
+    }
+
     /// Entries as (internal key, value), in order.
     pub fn entries(&self) -> impl Iterator<Item = (Vec<u8>, &[u8])> {
         self.map

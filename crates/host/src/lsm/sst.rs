@@ -421,6 +421,8 @@ impl TableBuilder {
 pub struct Table {
     file: Vec<u8>,
     index: Block,
+    /// The index block's entries, decoded once (cursors binary-search them).
+    index_entries: Vec<Entry>,
     filter: Option<Vec<u8>>,
     coder: Coder,
     /// The data block the last `get` read (None if the filter or index answered).
@@ -447,8 +449,10 @@ impl Table {
             read_block(&file, index_h, "index block", &mut coder)?,
             index_h.offset,
         )?;
+        let index_entries = index.entries()?;
         Ok(Table {
             file,
+            index_entries,
             index,
             filter,
             coder,
@@ -505,6 +509,23 @@ impl Table {
         }
     }
 
+    /// A cursor over the entries at or after internal key `target`, reading data blocks only as
+    /// it reaches them.
+    pub fn cursor(&mut self, target: &[u8]) -> Result<TableCursor<'_>, FormatError> {
+        // The first block whose last key is ≥ target holds the first entry ≥ target.
+        let first = self
+            .index_entries
+            .partition_point(|(k, _)| key::compare(k, target) == Ordering::Less);
+        Ok(TableCursor {
+            table: self,
+            next_block: first,
+            buf: Vec::new(),
+            pos: 0,
+            target: target.to_vec(),
+            blocks_read: Vec::new(),
+        })
+    }
+
     /// Every entry, in order.
     pub fn entries(&mut self) -> Result<Vec<Entry>, FormatError> {
         let mut out = Vec::new();
@@ -512,5 +533,39 @@ impl Table {
             out.extend(self.data_block(&handle)?.entries()?);
         }
         Ok(out)
+    }
+}
+
+/// Entries of one table from a seek position, block by block.
+pub struct TableCursor<'a> {
+    table: &'a mut Table,
+    next_block: usize,
+    buf: Vec<Entry>,
+    pos: usize,
+    target: Vec<u8>,
+    /// Handles of the data blocks decoded, for the caller to charge their reads.
+    pub blocks_read: Vec<BlockHandle>,
+}
+
+impl TableCursor<'_> {
+    /// The next entry, or None at the table's end.
+    pub fn next_entry(&mut self) -> Result<Option<Entry>, FormatError> {
+        while self.pos == self.buf.len() {
+            let Some((_, handle)) = self.table.index_entries.get(self.next_block) else {
+                return Ok(None);
+            };
+            let handle = handle.clone();
+            self.next_block += 1;
+            let block = self.table.data_block(&handle)?;
+            if let Some(h) = self.table.last_block {
+                self.blocks_read.push(h);
+            }
+            self.buf = block.entries()?;
+            self.pos = self
+                .buf
+                .partition_point(|(k, _)| key::compare(k, &self.target) == Ordering::Less);
+        }
+        self.pos += 1;
+        Ok(Some(std::mem::take(&mut self.buf[self.pos - 1])))
     }
 }
