@@ -50,21 +50,6 @@ pub struct Args {
     dataset: Option<String>,
 }
 
-fn codec_of(name: &str) -> anyhow::Result<codec::Codec> {
-    Ok(match name {
-        "none" => codec::Codec::None,
-        "snappy" => codec::Codec::Snappy,
-        "lz4" => codec::Codec::Lz4,
-        "zstd" => codec::Codec::ZSTD1,
-        "zlib" => codec::Codec::Deflate(1),
-        other => {
-            return Err(anyhow!(
-                "--compression_type {other:?}: use none, snappy, lz4, zstd or zlib"
-            ))
-        }
-    })
-}
-
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let device = crate::load_device(&a.device)?;
     let cfg = DbBenchConfig {
@@ -80,7 +65,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         key_size: a.key_size,
         value_size: a.value_size,
         compression_ratio: a.compression_ratio,
-        compression: codec_of(&a.compression_type)?,
+        compression: crate::codec_named(&a.compression_type)
+            .map_err(|e| anyhow!("--compression_type {e}"))?,
         threads: a.threads,
         seed: a.seed,
         write_buffer_size: a.write_buffer_size,

@@ -92,3 +92,15 @@ pub fn load_device(arg: &str) -> anyhow::Result<device::DeviceConfig> {
         )
     })
 }
+
+/// db_bench's compression names (none, snappy, lz4, zstd = level 1, zlib) as codecs.
+pub(crate) fn codec_named(name: &str) -> anyhow::Result<codec::Codec> {
+    Ok(match name {
+        "none" => codec::Codec::None,
+        "snappy" => codec::Codec::Snappy,
+        "lz4" => codec::Codec::Lz4,
+        "zstd" => codec::Codec::ZSTD1,
+        "zlib" => codec::Codec::Deflate(1),
+        other => anyhow::bail!("compression {other:?}: use none, snappy, lz4, zstd or zlib"),
+    })
+}

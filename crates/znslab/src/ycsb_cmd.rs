@@ -49,17 +49,6 @@ pub struct Args {
     dump_kv: Option<PathBuf>,
 }
 
-fn codec_of(name: &str) -> anyhow::Result<codec::Codec> {
-    Ok(match name {
-        "none" => codec::Codec::None,
-        "snappy" => codec::Codec::Snappy,
-        "lz4" => codec::Codec::Lz4,
-        "zstd" => codec::Codec::ZSTD1,
-        "zlib" => codec::Codec::Deflate(1),
-        other => bail!("--compression {other:?}: use none, snappy, lz4, zstd or zlib"),
-    })
-}
-
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let loading = match a.phase.as_str() {
         "load" => true,
@@ -89,7 +78,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         cfg.progress = crate::progress_bar::terminal();
     }
     let mut opts = DbOptions::default();
-    opts.table.codec = codec_of(&a.compression)?;
+    opts.table.codec =
+        crate::codec_named(&a.compression).map_err(|e| anyhow!("--compression {e}"))?;
 
     let sim = Sim::new(cfg.seed);
     let (ctl, fresh) = match (&a.image, loading) {
