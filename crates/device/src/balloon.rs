@@ -326,11 +326,19 @@ impl Balloon {
         self.segments[id].as_mut().expect("live segment")
     }
 
-    /// The die holding byte `off` of segment `id`: program units go round its dies.
-    fn die_at(&self, id: SegId, off: u64, unit: u64) -> DieId {
+    /// Segment `id`'s dies as (first die, count): program units go round them.
+    fn dies_of(&self, id: SegId) -> (u32, u64) {
         let s = self.seg(id);
-        let dies = (s.ssbs * self.lay.dies_per_ssb) as u64;
-        DieId(s.group * self.lay.dies_per_ssb + ((off / unit) % dies) as u32)
+        (
+            s.group * self.lay.dies_per_ssb,
+            (s.ssbs * self.lay.dies_per_ssb) as u64,
+        )
+    }
+
+    /// The die holding byte `off` of segment `id`.
+    fn die_at(&self, id: SegId, off: u64, unit: u64) -> DieId {
+        let (first, dies) = self.dies_of(id);
+        DieId(first + ((off / unit) % dies) as u32)
     }
 
     /// Take `count` SSBs (1, or a whole free superblock for `count == groups`) as a new segment.
@@ -732,25 +740,18 @@ impl Controller {
     /// Hand every complete program unit of segment `seg` to flash, data ready at `ready`.
     fn balloon_flush(&mut self, seg: SegId, ready: u64) {
         let unit = self.layout.geometry.unit_bytes;
-        loop {
-            let b = self.balloon.as_ref().expect("balloon design");
-            let s = b.seg(seg);
-            let off = s.flash.issued;
-            if off + unit > s.data.len() as u64 {
-                break;
-            }
-            let die = b.die_at(seg, off, unit);
-            let start = ready.max(s.flash.erased_at);
-            let done = self
-                .flash
-                .program(die, unit, SimInstant::from_ns(start))
-                .as_ns();
-            self.write_buffer.release_at(done, unit);
-            let f = &mut self.balloon().seg_mut(seg).flash;
-            f.pending.push_back((off + unit, done));
-            f.busy_until = f.busy_until.max(done);
-            f.issued = off + unit;
-        }
+        let b = self.balloon.as_mut().expect("balloon design");
+        let (first, dies) = b.dies_of(seg);
+        let s = b.seg_mut(seg);
+        let end = s.data.len() as u64;
+        s.flash.program_up_to(
+            end,
+            unit,
+            ready,
+            &mut self.flash,
+            &mut self.write_buffer,
+            |off| DieId(first + ((off / unit) % dies) as u32),
+        );
     }
 
     /// Timing of reading `len` bytes at `off` of segment `seg`: one flash read per page not in

@@ -6,7 +6,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::io;
 use std::path::Path;
 
-use nand::{ConfigError, Flash, FlashCounters, Timeline};
+use nand::{ConfigError, DieId, Flash, FlashCounters, Timeline};
 use sim::{SimDuration, SimInstant};
 
 use crate::balloon::Balloon;
@@ -160,6 +160,31 @@ pub(crate) struct ZoneFlash {
 }
 
 impl ZoneFlash {
+    /// Hand every `unit` below byte `target` not yet issued to flash, data ready at `ready`:
+    /// each program on the die `die_of(offset)` names, its buffer space given back when it
+    /// completes. Zones, Balloon-ZNS segments and TCSSD superblocks all fill this way.
+    pub(crate) fn program_up_to(
+        &mut self,
+        target: u64,
+        unit: u64,
+        ready: u64,
+        flash: &mut Flash,
+        buffer: &mut WriteBuffer,
+        die_of: impl Fn(u64) -> DieId,
+    ) {
+        while self.issued + unit <= target {
+            let off = self.issued;
+            let start = ready.max(self.erased_at);
+            let done = flash
+                .program(die_of(off), unit, SimInstant::from_ns(start))
+                .as_ns();
+            buffer.release_at(done, unit);
+            self.pending.push_back((off + unit, done));
+            self.busy_until = self.busy_until.max(done);
+            self.issued = off + unit;
+        }
+    }
+
     /// Is byte `offset` still held in the write buffer at time `t` (not issued to flash, or its
     /// program of a `unit`-byte unit not done)?
     pub(crate) fn holds(&mut self, offset: u64, t: u64, unit: u64) -> bool {
@@ -694,21 +719,15 @@ impl Controller {
             FlushUnit::Stripe => self.layout.stripe_bytes,
         };
         let target = end / grain * grain;
-        let zone = zi as u32;
-        while self.zone_flash[zi].issued < target {
-            let off = self.zone_flash[zi].issued;
-            let die = self.layout.die_at(zone, off);
-            let start = ready.max(self.zone_flash[zi].erased_at);
-            let done = self
-                .flash
-                .program(die, unit, SimInstant::from_ns(start))
-                .as_ns();
-            self.write_buffer.release_at(done, unit);
-            let zf = &mut self.zone_flash[zi];
-            zf.pending.push_back((off + unit, done));
-            zf.busy_until = zf.busy_until.max(done);
-            zf.issued = off + unit;
-        }
+        let layout = &self.layout;
+        self.zone_flash[zi].program_up_to(
+            target,
+            unit,
+            ready,
+            &mut self.flash,
+            &mut self.write_buffer,
+            |off| layout.die_at(zi as u32, off),
+        );
     }
 
     /// Is byte `offset` of zone `zi` still held in the write buffer at time `t`?

@@ -517,25 +517,18 @@ impl Controller {
 
     fn tcssd_flush(&mut self, sb: u32, ready: u64) {
         let unit = self.layout.geometry.unit_bytes;
-        loop {
-            let t = self.tcssd.as_ref().expect("tcssd design");
-            let s = &t.sbs[sb as usize];
-            let off = s.flash.issued;
-            if off + unit > s.data.len() as u64 {
-                break;
-            }
-            let die = DieId(((off / unit) % t.dies as u64) as u32);
-            let start = ready.max(s.flash.erased_at);
-            let done = self
-                .flash
-                .program(die, unit, SimInstant::from_ns(start))
-                .as_ns();
-            self.write_buffer.release_at(done, unit);
-            let f = &mut self.tcssd().sbs[sb as usize].flash;
-            f.pending.push_back((off + unit, done));
-            f.busy_until = f.busy_until.max(done);
-            f.issued = off + unit;
-        }
+        let t = self.tcssd.as_mut().expect("tcssd design");
+        let dies = t.dies as u64;
+        let s = &mut t.sbs[sb as usize];
+        let end = s.data.len() as u64;
+        s.flash.program_up_to(
+            end,
+            unit,
+            ready,
+            &mut self.flash,
+            &mut self.write_buffer,
+            |off| DieId(((off / unit) % dies) as u32),
+        );
     }
 
     /// Read blocks from `slba` into `data`: never-written blocks are zeros; each flash page a

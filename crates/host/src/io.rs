@@ -263,15 +263,6 @@ impl HostIo {
         Ok(())
     }
 
-    /// Run `f` holding zone `zone`'s write lock: for writes that are not plain (CCZNS CW),
-    /// which must also keep one in flight per zone.
-    pub async fn with_zone_lock<R>(&self, zone: u32, f: impl AsyncFnOnce() -> R) -> R {
-        let asked = self.sim.now();
-        let _lock = self.zone_locks[zone as usize].lock().await;
-        self.counters.borrow_mut().zone_lock_wait_ns += self.sim.now().since(asked).as_ns();
-        f().await
-    }
-
     /// A zone management action on zone `zone`.
     pub async fn zone_action(&self, zone: u32, action: ZoneAction) -> Result<(), IoError> {
         let slba = zone as u64 * self.zone_lbas;

@@ -161,6 +161,34 @@ impl Values {
     }
 }
 
+/// Where a benchmark's values come from: a dataset when one is given, else db_bench's generator.
+struct ValueSource {
+    generated: Values,
+    dataset: Option<Rc<crate::dataset::Values>>,
+    value_size: usize,
+}
+
+impl ValueSource {
+    fn new(
+        rng: &mut Rng,
+        cfg: &DbBenchConfig,
+        dataset: Option<Rc<crate::dataset::Values>>,
+    ) -> Self {
+        ValueSource {
+            generated: Values::new(rng, cfg.compression_ratio, cfg.value_size),
+            dataset,
+            value_size: cfg.value_size,
+        }
+    }
+
+    fn next(&mut self, rng: &mut Rng) -> Vec<u8> {
+        match &self.dataset {
+            Some(d) => d.next(rng),
+            None => self.generated.next(self.value_size).to_vec(),
+        }
+    }
+}
+
 fn make_key(n: u64, size: usize) -> Vec<u8> {
     let mut k = n.to_be_bytes().to_vec();
     k.resize(size.max(8), b'0');
@@ -282,8 +310,7 @@ async fn bench(
         let (db, cfg, result, sim) = (db.clone(), cfg.clone(), result.clone(), sim.clone());
         let name = name.to_string();
         let mut rng = Rng::new(cfg.seed).stream(&format!("{name}-{t}"));
-        let mut values = Values::new(&mut rng, cfg.compression_ratio, cfg.value_size);
-        let dataset = dataset.clone();
+        let mut values = ValueSource::new(&mut rng, &cfg, dataset.clone());
         let threads = cfg.threads as u64;
         let per = move |n: u64| n / threads + u64::from((t as u64) < n % threads);
         let readers_left = readers_left.clone();
@@ -294,53 +321,21 @@ async fn bench(
             };
             for i in 0..ops {
                 let t0 = sim.now();
-                let (bytes, found) = match name.as_str() {
-                    "fillseq" => {
-                        let k = make_key(t as u64 + i * cfg.threads as u64, cfg.key_size);
-                        let v = match &dataset {
-                            Some(d) => d.next(&mut rng),
-                            None => values.next(cfg.value_size).to_vec(),
-                        };
-                        db.put(&k, &v, cfg.sync)
-                            .await
-                            .map_err(|e| DbBenchError::Db(e.to_string()))?;
-                        (k.len() + v.len(), false)
-                    }
-                    "fillrandom" | "overwrite" => {
-                        let k = make_key(rng.below(cfg.num), cfg.key_size);
-                        let v = match &dataset {
-                            Some(d) => d.next(&mut rng),
-                            None => values.next(cfg.value_size).to_vec(),
-                        };
-                        db.put(&k, &v, cfg.sync)
-                            .await
-                            .map_err(|e| DbBenchError::Db(e.to_string()))?;
-                        (k.len() + v.len(), false)
-                    }
-                    "updaterandom" => {
-                        let k = make_key(rng.below(cfg.num), cfg.key_size);
-                        let found = db
-                            .get(&k)
-                            .await
-                            .map_err(|e| DbBenchError::Db(e.to_string()))?
-                            .is_some();
-                        let v = match &dataset {
-                            Some(d) => d.next(&mut rng),
-                            None => values.next(cfg.value_size).to_vec(),
-                        };
-                        db.put(&k, &v, cfg.sync)
-                            .await
-                            .map_err(|e| DbBenchError::Db(e.to_string()))?;
-                        (k.len() + v.len(), found)
-                    }
-                    _ => {
-                        let k = make_key(rng.below(cfg.num), cfg.key_size);
-                        let v = db
-                            .get(&k)
-                            .await
-                            .map_err(|e| DbBenchError::Db(e.to_string()))?;
-                        (0, v.is_some())
-                    }
+                let db_err = |e: host::lsm::db::DbError| DbBenchError::Db(e.to_string());
+                // fillseq walks the keys in order; the others draw them at random.
+                let k = if name == "fillseq" {
+                    make_key(t as u64 + i * cfg.threads as u64, cfg.key_size)
+                } else {
+                    make_key(rng.below(cfg.num), cfg.key_size)
+                };
+                let looks_up = name.starts_with("read") || name == "updaterandom";
+                let found = looks_up && db.get(&k).await.map_err(db_err)?.is_some();
+                let bytes = if name.starts_with("read") {
+                    0
+                } else {
+                    let v = values.next(&mut rng);
+                    db.put(&k, &v, cfg.sync).await.map_err(db_err)?;
+                    k.len() + v.len()
                 };
                 let mut r = result.borrow_mut();
                 r.ops += 1;
@@ -362,16 +357,12 @@ async fn bench(
     // readwhilewriting: one more task writes random keys until the readers finish.
     if name == "readwhilewriting" {
         let (db, cfg, sim, left) = (db.clone(), cfg.clone(), sim.clone(), readers_left.clone());
-        let dataset = dataset.clone();
         let mut rng = Rng::new(cfg.seed).stream("writer");
-        let mut values = Values::new(&mut rng, cfg.compression_ratio, cfg.value_size);
+        let mut values = ValueSource::new(&mut rng, &cfg, dataset.clone());
         handles.push(sim.clone().spawn(async move {
             while left.get() > 0 {
                 let k = make_key(rng.below(cfg.num), cfg.key_size);
-                let v = match &dataset {
-                    Some(d) => d.next(&mut rng),
-                    None => values.next(cfg.value_size).to_vec(),
-                };
+                let v = values.next(&mut rng);
                 db.put(&k, &v, cfg.sync)
                     .await
                     .map_err(|e| DbBenchError::Db(e.to_string()))?;

@@ -7,7 +7,7 @@
 //! used here for every codec, Snappy too).
 
 use codec::{Codec, Coder};
-use xxhash_rust::xxh3::xxh3_64;
+use xxhash_rust::xxh3::Xxh3;
 
 /// Errors reading a table: what was wrong and where.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -92,11 +92,12 @@ pub fn compression_type(c: Codec) -> u8 {
 }
 
 fn checksum(contents: &[u8], t: u8) -> u32 {
-    // XXH3 over contents then the type byte, as RocksDB extends it; low 32 bits.
-    let mut buf = Vec::with_capacity(contents.len() + 1);
-    buf.extend_from_slice(contents);
-    buf.push(t);
-    xxh3_64(&buf) as u32
+    // XXH3 over contents then the type byte, as RocksDB extends it; low 32 bits. Streamed, so
+    // no block is copied to append one byte.
+    let mut h = Xxh3::new();
+    h.update(contents);
+    h.update(&[t]);
+    h.digest() as u32
 }
 
 /// Append a block: compressed with `codec` if that saves more than 12.5% (RocksDB's

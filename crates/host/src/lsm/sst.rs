@@ -420,9 +420,10 @@ impl TableBuilder {
 /// demand.
 pub struct Table {
     file: Vec<u8>,
-    index: Block,
-    /// The index block's entries, decoded once (cursors binary-search them).
+    /// The index block's entries (separator key, data block handle), decoded once at open;
+    /// lookups and cursors binary-search them. Its raw size counts as pinned memory.
     index_entries: Vec<Entry>,
+    index_bytes: usize,
     filter: Option<Vec<u8>>,
     coder: Coder,
     /// The data block the last `get` read (None if the filter or index answered).
@@ -449,11 +450,10 @@ impl Table {
             read_block(&file, index_h, "index block", &mut coder)?,
             index_h.offset,
         )?;
-        let index_entries = index.entries()?;
         Ok(Table {
             file,
-            index_entries,
-            index,
+            index_entries: index.entries()?,
+            index_bytes: index.data.len(),
             filter,
             coder,
             last_block: None,
@@ -472,7 +472,7 @@ impl Table {
 
     /// Host memory a table reader pins (RocksDB keeps index and filter blocks in memory).
     pub fn index_and_filter_bytes(&self) -> u64 {
-        (self.index.data.len() + self.filter.as_ref().map_or(0, Vec::len)) as u64
+        (self.index_bytes + self.filter.as_ref().map_or(0, Vec::len)) as u64
     }
 
     /// The data block the last [`get`](Self::get) had to read, for the caller to charge its
@@ -495,9 +495,11 @@ impl Table {
             }
         }
         let target = key::lookup_key(user_key, seq);
-        let Some((_, handle)) = self.index.seek(&target, key::compare)? else {
+        let i = self.first_block_for(&target);
+        let Some((_, handle)) = self.index_entries.get(i) else {
             return Ok(None);
         };
+        let handle = handle.clone();
         let block = self.data_block(&handle)?;
         match block.seek(&target, key::compare)? {
             Some((k, v)) => {
@@ -512,10 +514,7 @@ impl Table {
     /// A cursor over the entries at or after internal key `target`, reading data blocks only as
     /// it reaches them.
     pub fn cursor(&mut self, target: &[u8]) -> Result<TableCursor<'_>, FormatError> {
-        // The first block whose last key is ≥ target holds the first entry ≥ target.
-        let first = self
-            .index_entries
-            .partition_point(|(k, _)| key::compare(k, target) == Ordering::Less);
+        let first = self.first_block_for(target);
         Ok(TableCursor {
             table: self,
             next_block: first,
@@ -526,10 +525,17 @@ impl Table {
         })
     }
 
+    /// The first data block whose last key is ≥ `target`: it holds the first entry ≥ target.
+    fn first_block_for(&self, target: &[u8]) -> usize {
+        self.index_entries
+            .partition_point(|(k, _)| key::compare(k, target) == Ordering::Less)
+    }
+
     /// Every entry, in order.
     pub fn entries(&mut self) -> Result<Vec<Entry>, FormatError> {
         let mut out = Vec::new();
-        for (_, handle) in self.index.entries()? {
+        for i in 0..self.index_entries.len() {
+            let handle = self.index_entries[i].1.clone();
             out.extend(self.data_block(&handle)?.entries()?);
         }
         Ok(out)

@@ -435,13 +435,19 @@ impl ZoneFs {
             let len = (data.len() - at).min(room as usize - header);
             let padded = (header + len) as u64;
             let padded = padded.div_ceil(self.block) * self.block;
-            let mut buf = Vec::with_capacity(padded as usize);
-            if sparse {
-                buf.extend_from_slice(&(len as u64).to_le_bytes());
+            let piece = &data[at..at + len];
+            if header == 0 && padded == len as u64 {
+                // Block-aligned data goes out as it is: no copy.
+                self.io.write(pos, piece).await?;
+            } else {
+                let mut buf = Vec::with_capacity(padded as usize);
+                if sparse {
+                    buf.extend_from_slice(&(len as u64).to_le_bytes());
+                }
+                buf.extend_from_slice(piece);
+                buf.resize(padded as usize, 0);
+                self.io.write(pos, &buf).await?;
             }
-            buf.extend_from_slice(&data[at..at + len]);
-            buf.resize(padded as usize, 0);
-            self.io.write(pos, &buf).await?;
             let mut st = self.st.borrow_mut();
             let z = &mut st.zones[zi];
             z.wp += padded;
