@@ -68,6 +68,7 @@ fn reads_see_the_newest_write_across_memtable_and_l0() {
                 model.insert(key(i), Some(v));
             }
         }
+        db.wait_for_background().await.expect("background work");
         let s = db.stats();
         assert!(s.flushes >= 3, "{s:?}");
         assert!(s.compactions >= 1, "{s:?}");
@@ -197,7 +198,7 @@ fn compaction_keeps_the_newest_version_of_every_key_down_the_levels() {
     let (sim, dev) = device();
     let io = host(&sim, &dev);
     sim.block_on(async move {
-        let fs = Rc::new(ZoneFs::mkfs(io, 0).await.expect("mkfs"));
+        let fs = Rc::new(ZoneFs::mkfs(io.clone(), 0).await.expect("mkfs"));
         let opts = DbOptions {
             max_bytes_for_level_base: 128 << 10,
             level_multiplier: 2,
@@ -233,6 +234,12 @@ fn compaction_keeps_the_newest_version_of_every_key_down_the_levels() {
         let live = model.values().filter(|v| v.is_some()).count() as u64;
         let total: u64 = s.level_bytes.iter().sum();
         assert!(total < live * 300, "{total} bytes for {live} live keys");
+        // Compaction read its inputs from the device (reads beyond them: the lookups' blocks).
+        let before = io.counters().bytes_read;
+        assert!(
+            before >= s.compaction_read_bytes && s.compaction_read_bytes > 0,
+            "{before} bytes read, compactions read {s:?}"
+        );
         for (k, want) in &model {
             assert_eq!(&db.get(k).await.expect("reads"), want);
         }
@@ -264,6 +271,7 @@ fn compression_costs_host_cpu_by_its_profile() {
             for i in 0..500u64 {
                 db.get(&key(i)).await.expect("reads");
             }
+            db.wait_for_background().await.expect("background work");
             let s = db.stats();
             let busy: u64 = io.cpu().busy_per_core().iter().map(|d| d.as_ns()).sum();
             assert_eq!(busy, s.cpu_ns + io.counters().cpu_ns);
@@ -274,6 +282,48 @@ fn compression_costs_host_cpu_by_its_profile() {
     let (cpu_zstd, bytes_zstd) = run(codec::Codec::ZSTD1);
     assert!(cpu_zstd > cpu_none, "{cpu_zstd} vs {cpu_none}");
     assert!(bytes_zstd * 2 < bytes_none, "{bytes_zstd} vs {bytes_none}");
+}
+
+#[test]
+fn parallel_compression_threads_shorten_flushes_for_more_cpu() {
+    // (simulated time to load and flush, store CPU, bytes in the levels)
+    let run = |threads: usize| {
+        // A fast device (CCZNS's 64 dies), so that compression, not flash, bounds the flush.
+        let sim = Sim::new(1);
+        let dev = DeviceHandle::new(
+            &sim,
+            Controller::in_memory(presets::cczns()).expect("valid"),
+        );
+        let io = host(&sim, &dev);
+        let sim2 = sim.clone();
+        sim.block_on(async move {
+            let fs = Rc::new(ZoneFs::mkfs(io.clone(), 0).await.expect("mkfs"));
+            let mut opts = small();
+            opts.table.codec = codec::Codec::ZSTD1;
+            opts.compression_parallel_threads = threads;
+            let db = Db::open(fs, opts).await.expect("opens");
+            let start = sim2.now();
+            for i in 0..3000u64 {
+                let v = format!("text value number {i} ").repeat(6);
+                db.put(&key(i), v.as_bytes(), false).await.expect("puts");
+            }
+            db.flush().await.expect("flushes");
+            let s = db.stats();
+            (
+                sim2.now().since(start).as_ns(),
+                s.cpu_ns,
+                s.level_bytes.iter().sum::<u64>(),
+            )
+        })
+    };
+    let (t1, cpu1, bytes1) = run(1);
+    let (t6, cpu6, bytes6) = run(6);
+    assert_eq!(bytes1, bytes6, "threads change timing, not tables");
+    assert!(t6 < t1, "6 threads {t6} ns vs inline {t1} ns");
+    assert!(
+        cpu6 > cpu1,
+        "handing blocks to threads costs CPU: {cpu6} vs {cpu1}"
+    );
 }
 
 #[test]

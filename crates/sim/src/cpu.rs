@@ -35,19 +35,34 @@ impl CpuPool {
 
     /// Spend `cost` of CPU time on the first free core; returns when the work is done.
     pub async fn run(&self, cost: SimDuration) {
-        let end = {
-            let now = self.sim.now();
-            let mut cores = self.cores.borrow_mut();
-            let core = cores
-                .iter_mut()
-                .min_by_key(|c| c.busy_until.max(now))
-                .expect("pool has cores");
-            let start = core.busy_until.max(now);
-            core.busy_until = start + cost;
-            core.busy += cost;
-            core.busy_until
-        };
+        let end = self.reserve(cost);
         self.sim.sleep_until(end).await;
+    }
+
+    /// Spend `parts` as concurrent work items (threads of one job), each on the first core
+    /// free at the time; returns when the last is done. With more parts than cores the parts
+    /// queue as threads would.
+    pub async fn run_parallel(&self, parts: &[SimDuration]) {
+        let end = parts
+            .iter()
+            .map(|&c| self.reserve(c))
+            .max()
+            .unwrap_or(self.sim.now());
+        self.sim.sleep_until(end).await;
+    }
+
+    /// Book `cost` on the core that frees up first; the instant the work ends.
+    fn reserve(&self, cost: SimDuration) -> SimInstant {
+        let now = self.sim.now();
+        let mut cores = self.cores.borrow_mut();
+        let core = cores
+            .iter_mut()
+            .min_by_key(|c| c.busy_until.max(now))
+            .expect("pool has cores");
+        let start = core.busy_until.max(now);
+        core.busy_until = start + cost;
+        core.busy += cost;
+        core.busy_until
     }
 
     /// Busy time of each core so far (work already scheduled counts in full).
@@ -75,6 +90,21 @@ mod tests {
         }
         sim.run();
         assert_eq!(*ends.borrow(), vec![10_000, 10_000, 20_000]);
+        let busy: u64 = pool.busy_per_core().iter().map(|d| d.as_ns()).sum();
+        assert_eq!(busy, 30_000);
+    }
+
+    #[test]
+    fn parallel_parts_spread_over_cores() {
+        let sim = Sim::new(1);
+        let pool = Rc::new(CpuPool::new(&sim, 2));
+        let (s, p) = (sim.clone(), pool.clone());
+        let end = sim.block_on(async move {
+            // Three 10 µs parts on two cores: two run at once, the third after.
+            p.run_parallel(&[SimDuration::from_us(10); 3]).await;
+            s.now().as_ns()
+        });
+        assert_eq!(end, 20_000);
         let busy: u64 = pool.busy_per_core().iter().map(|d| d.as_ns()).sum();
         assert_eq!(busy, 30_000);
     }

@@ -27,6 +27,8 @@ pub struct DbBenchConfig {
     pub value_size: usize,
     pub compression_ratio: f64,
     pub compression: Codec,
+    /// Threads compressing each table's blocks (db_bench's `compression_parallel_threads`).
+    pub compression_parallel_threads: usize,
     pub threads: usize,
     pub seed: u64,
     pub write_buffer_size: usize,
@@ -53,6 +55,7 @@ impl Default for DbBenchConfig {
             value_size: 100,
             compression_ratio: 0.5,
             compression: Codec::Snappy,
+            compression_parallel_threads: 1,
             threads: 1,
             seed: 1,
             write_buffer_size: 64 << 20,
@@ -214,10 +217,10 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
     if cfg.num == 0 {
         return Err(DbBenchError::Flag("num", "must be positive".into()));
     }
-    if cfg.threads == 0 || cfg.cores == 0 {
+    if cfg.threads == 0 || cfg.cores == 0 || cfg.compression_parallel_threads == 0 {
         return Err(DbBenchError::Flag(
             "threads",
-            "threads and cores must be positive".into(),
+            "threads, cores and compression_parallel_threads must be positive".into(),
         ));
     }
     if !(0.0..=1.0).contains(&cfg.compression_ratio) {
@@ -237,6 +240,7 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
         ..DbOptions::default()
     };
     opts.table.codec = cfg.compression;
+    opts.compression_parallel_threads = cfg.compression_parallel_threads;
     opts.table.bloom_bits_per_key = cfg.bloom_bits;
     let cfg2 = cfg.clone();
     let sim2 = sim.clone();

@@ -21,9 +21,13 @@ pub struct Args {
     value_size: usize,
     #[arg(long = "compression_ratio", default_value_t = 0.5)]
     compression_ratio: f64,
-    /// none, snappy, lz4, zstd, zlib (db_bench's names; zstd is level 1).
+    /// none, snappy, lz4, zstd, zlib (db_bench's names; zstd is level 1), or zstdpc (zstd with
+    /// 6 parallel compression threads, CCZNS's ZSTDPC).
     #[arg(long = "compression_type", default_value = "snappy")]
     compression_type: String,
+    /// Threads compressing each table's blocks (overrides zstdpc's 6).
+    #[arg(long = "compression_parallel_threads")]
+    compression_parallel_threads: Option<usize>,
     #[arg(long, default_value_t = 1)]
     threads: usize,
     #[arg(long, default_value_t = 1)]
@@ -52,6 +56,9 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let device = crate::load_device(&a.device)?;
+    let mut opts = host::lsm::db::DbOptions::default();
+    crate::set_compression(&a.compression_type, &mut opts)
+        .map_err(|e| anyhow!("--compression_type {e}"))?;
     let cfg = DbBenchConfig {
         benchmarks: a
             .benchmarks
@@ -65,8 +72,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         key_size: a.key_size,
         value_size: a.value_size,
         compression_ratio: a.compression_ratio,
-        compression: crate::codec_named(&a.compression_type)
-            .map_err(|e| anyhow!("--compression_type {e}"))?,
+        compression: opts.table.codec,
+        compression_parallel_threads: a
+            .compression_parallel_threads
+            .unwrap_or(opts.compression_parallel_threads),
         threads: a.threads,
         seed: a.seed,
         write_buffer_size: a.write_buffer_size,

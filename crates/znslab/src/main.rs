@@ -93,14 +93,25 @@ pub fn load_device(arg: &str) -> anyhow::Result<device::DeviceConfig> {
     })
 }
 
-/// db_bench's compression names (none, snappy, lz4, zstd = level 1, zlib) as codecs.
-pub(crate) fn codec_named(name: &str) -> anyhow::Result<codec::Codec> {
-    Ok(match name {
-        "none" => codec::Codec::None,
-        "snappy" => codec::Codec::Snappy,
-        "lz4" => codec::Codec::Lz4,
-        "zstd" => codec::Codec::ZSTD1,
-        "zlib" => codec::Codec::Deflate(1),
-        other => anyhow::bail!("compression {other:?}: use none, snappy, lz4, zstd or zlib"),
-    })
+/// db_bench's compression names (none, snappy, lz4, zstd = level 1, zlib) as codecs, plus
+/// CCZNS's `zstdpc` (ZSTD level 1 with 6 parallel compression threads, §V-A), applied to the
+/// store's options.
+pub(crate) fn set_compression(
+    name: &str,
+    opts: &mut host::lsm::db::DbOptions,
+) -> anyhow::Result<()> {
+    let (codec, threads) = match name {
+        "none" => (codec::Codec::None, 1),
+        "snappy" => (codec::Codec::Snappy, 1),
+        "lz4" => (codec::Codec::Lz4, 1),
+        "zstd" => (codec::Codec::ZSTD1, 1),
+        "zstdpc" => (codec::Codec::ZSTD1, 6),
+        "zlib" => (codec::Codec::Deflate(1), 1),
+        other => {
+            anyhow::bail!("compression {other:?}: use none, snappy, lz4, zstd, zstdpc or zlib")
+        }
+    };
+    opts.table.codec = codec;
+    opts.compression_parallel_threads = threads;
+    Ok(())
 }

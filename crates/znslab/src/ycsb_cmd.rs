@@ -36,7 +36,7 @@ pub struct Args {
     /// Keep the device in this image file between load and run.
     #[arg(long)]
     image: Option<PathBuf>,
-    /// none, snappy, lz4, zstd, zlib.
+    /// none, snappy, lz4, zstd, zstdpc (zstd with 6 parallel compression threads), zlib.
     #[arg(long, default_value = "snappy")]
     compression: String,
     #[arg(long, default_value_t = 8)]
@@ -78,8 +78,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         cfg.progress = crate::progress_bar::terminal();
     }
     let mut opts = DbOptions::default();
-    opts.table.codec =
-        crate::codec_named(&a.compression).map_err(|e| anyhow!("--compression {e}"))?;
+    crate::set_compression(&a.compression, &mut opts).map_err(|e| anyhow!("--compression {e}"))?;
 
     let sim = Sim::new(cfg.seed);
     let (ctl, fresh) = match (&a.image, loading) {

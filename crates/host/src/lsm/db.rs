@@ -13,7 +13,9 @@
 //!
 //! Lookups read each data block from the device unless the LRU block cache holds it (then no
 //! read and no decompression). Scans merge a cursor per table, reading blocks as the merge
-//! reaches them (no readahead yet). Not yet: dynamic level sizes, compression strategies beyond the table's codec. SSTs are also kept
+//! reaches them, through RocksDB's implicit readahead (8 KiB doubling to 256 KiB after two
+//! sequential block reads); compaction reads its inputs in 2 MiB reads. Block compression
+//! runs inline or on `compression_parallel_threads` threads (ZSTDPC). SSTs are also kept
 //! whole in the simulator's memory to parse from (the simulated host pays the device reads).
 
 use std::rc::Rc;
@@ -51,6 +53,19 @@ pub struct DbOptions {
     pub level0_stop: usize,
     /// Bytes per second writes are held to while slowed (RocksDB: 16 MiB/s).
     pub delayed_write_rate: u64,
+    /// Threads that compress a table's blocks while it is built (RocksDB's
+    /// `CompressionOptions::parallel_threads`, default 1: compression inline in the flush or
+    /// compaction thread). CCZNS §V-A's ZSTDPC scheme uses 6.
+    pub compression_parallel_threads: usize,
+    /// Compaction reads its inputs in reads of this size (RocksDB 8.7+: 2 MiB).
+    pub compaction_readahead_size: u64,
+    /// Iterators' implicit readahead: after `auto_readahead_after` sequential block reads of a
+    /// file, a read takes this many bytes, doubling per read up to the maximum (RocksDB's
+    /// `initial_auto_readahead_size` 8 KiB, `max_auto_readahead_size` 256 KiB,
+    /// `num_file_reads_for_auto_readahead` 2).
+    pub initial_auto_readahead_size: u64,
+    pub max_auto_readahead_size: u64,
+    pub auto_readahead_after: u32,
 }
 
 /// Host CPU the store's own work costs, charged on the simulated cores. Block compression and
@@ -64,6 +79,10 @@ pub struct CpuCosts {
     pub read_ns: u64,
     /// Per entry merged by flush or compaction, besides compression (assumed 0.3 µs).
     pub merge_entry_ns: u64,
+    /// Per block handed to a compression thread when `compression_parallel_threads > 1`:
+    /// RocksDB's parallel path copies each block and its keys and passes it through two queues
+    /// (assumed 1 µs).
+    pub parallel_block_ns: u64,
 }
 
 impl Default for CpuCosts {
@@ -72,6 +91,7 @@ impl Default for CpuCosts {
             write_ns: 1_500,
             read_ns: 1_000,
             merge_entry_ns: 300,
+            parallel_block_ns: 1_000,
         }
     }
 }
@@ -104,6 +124,11 @@ impl Default for DbOptions {
             level0_slowdown: 20,
             level0_stop: 36,
             delayed_write_rate: 16 << 20,
+            compression_parallel_threads: 1,
+            compaction_readahead_size: 2 << 20,
+            initial_auto_readahead_size: 8 << 10,
+            max_auto_readahead_size: 256 << 10,
+            auto_readahead_after: 2,
         }
     }
 }
@@ -118,6 +143,53 @@ pub enum DbError {
     Log(#[from] super::log::LogError),
     #[error("corrupt {0}")]
     Corrupt(String),
+}
+
+/// RocksDB's implicit iterator readahead over one file (BlockPrefetcher): block reads that
+/// follow each other count up; past `auto_readahead_after` of them a read fetches the block
+/// and what follows it up to the readahead size, which doubles each time up to its maximum;
+/// a read out of sequence starts over.
+struct Readahead {
+    /// Bytes [start, end) of the file already in the prefetch buffer.
+    buffered: (u64, u64),
+    /// End of the last block read, to tell a sequential read.
+    next_offset: Option<u64>,
+    sequential_reads: u32,
+    size: u64,
+}
+
+impl Readahead {
+    fn new(opts: &DbOptions) -> Self {
+        Readahead {
+            buffered: (0, 0),
+            next_offset: None,
+            sequential_reads: 0,
+            size: opts.initial_auto_readahead_size,
+        }
+    }
+
+    /// The device read (length from `offset`) a block of `len` bytes at `offset` needs, or
+    /// None when the prefetch buffer holds it.
+    fn read_for(&mut self, offset: u64, len: u64, opts: &DbOptions) -> Option<u64> {
+        let end = offset + len;
+        let sequential = self.next_offset == Some(offset);
+        self.next_offset = Some(end);
+        if self.buffered.0 <= offset && end <= self.buffered.1 {
+            return None;
+        }
+        if !sequential {
+            self.sequential_reads = 0;
+            self.size = opts.initial_auto_readahead_size;
+        }
+        self.sequential_reads += 1;
+        if self.sequential_reads <= opts.auto_readahead_after || self.size == 0 {
+            return Some(len);
+        }
+        let read = len.max(self.size);
+        self.buffered = (offset, offset + read);
+        self.size = (self.size * 2).min(opts.max_auto_readahead_size);
+        Some(read)
+    }
 }
 
 /// An SST the store holds.
@@ -753,7 +825,7 @@ impl Inner {
         };
         let sst = Self::write_sst(&self.fs, &self.opts, &imm, number).await?;
         let (e, raw, blocks) = sst.shape;
-        self.cpu(self.build_cpu(e, raw, blocks)).await;
+        self.build_cpu(0, &[(e, raw, blocks)]).await;
         let mut st = self.st.lock().await;
         // The edit makes the immutable memtable's WAL obsolete: the live WAL is the oldest
         // one recovery needs now.
@@ -971,7 +1043,23 @@ impl Inner {
             st.next_file += 1;
             start = end;
         }
+        let input_files: Vec<(u64, u64)> = [(level, &inputs), (level + 1, &next_inputs)]
+            .into_iter()
+            .flat_map(|(l, list)| list.iter().map(move |&i| (l, i)))
+            .map(|(l, i)| (st.levels[l][i].number, st.levels[l][i].size))
+            .collect();
         drop(guard);
+        // The inputs come from the device, each read front to back in readahead-sized reads.
+        let chunk = self.opts.compaction_readahead_size.max(4096);
+        let mut buf = vec![0u8; chunk as usize];
+        for (number, size) in input_files {
+            let mut off = 0;
+            while off < size {
+                let n = (size - off).min(chunk) as usize;
+                self.fs.read(&sst_name(number), off, &mut buf[..n]).await?;
+                off += n as u64;
+            }
+        }
         let mut outputs = Vec::new();
         for (start, end, number) in cuts {
             let sst = Self::write_table(
@@ -991,11 +1079,8 @@ impl Inner {
         let decomp = cpu_profile(self.opts.table.codec).map_or(0, |p| {
             input_raw.div_ceil(4096) * p.decompress.latency_ns(4096)
         });
-        let build: u64 = outputs
-            .iter()
-            .map(|f| self.build_cpu(f.shape.0, f.shape.1, f.shape.2))
-            .sum();
-        self.cpu(decomp + build).await;
+        let shapes: Vec<_> = outputs.iter().map(|f| f.shape).collect();
+        self.build_cpu(decomp, &shapes).await;
         let mut guard = self.st.lock().await;
         let st = &mut *guard;
         // Log the edit, then install it and delete the inputs.
@@ -1108,8 +1193,8 @@ impl Inner {
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, DbError> {
         let out = self.scan_locked(start, limit).await?;
-        // CPU of seeking each level and stepping through the entries returned (an
-        // approximation: the scan's block reads are not timed yet).
+        // CPU of seeking each level and stepping through the entries returned (the blocks'
+        // reads were timed by the scan).
         let levels = 1 + self
             .stats
             .borrow()
@@ -1196,14 +1281,24 @@ impl Inner {
                 blocks.extend(c.blocks_read.iter().map(|h| (*number, *h)));
             }
         }
-        // The blocks the scan decoded come from the device unless cached.
+        // The blocks the scan decoded come from the device unless cached, through each file's
+        // implicit readahead.
+        let mut prefetch: Option<(u64, Readahead)> = None;
+        let mut buf = Vec::new();
         for (number, h) in blocks {
-            if !self.cache.borrow_mut().lookup(number, h.offset) {
-                let mut buf = vec![0u8; h.on_disk() as usize];
-                self.fs.read(&sst_name(number), h.offset, &mut buf).await?;
-                let charge = h.size.max(self.opts.table.block_size as u64);
-                self.cache.borrow_mut().insert(number, h.offset, charge);
+            if self.cache.borrow_mut().lookup(number, h.offset) {
+                continue;
             }
+            if prefetch.as_ref().is_none_or(|(n, _)| *n != number) {
+                prefetch = Some((number, Readahead::new(&self.opts)));
+            }
+            let ra = &mut prefetch.as_mut().expect("set").1;
+            if let Some(len) = ra.read_for(h.offset, h.on_disk(), &self.opts) {
+                buf.resize(len as usize, 0);
+                self.fs.read(&sst_name(number), h.offset, &mut buf).await?;
+            }
+            let charge = h.size.max(self.opts.table.block_size as u64);
+            self.cache.borrow_mut().insert(number, h.offset, charge);
         }
         Ok(out)
     }
@@ -1216,15 +1311,36 @@ impl Inner {
         }
     }
 
-    /// CPU of building a table of `entries` whose data blocks were `raw` bytes in `blocks`
-    /// blocks: merging, and compressing each block on a core.
-    fn build_cpu(&self, entries: u64, raw: u64, blocks: u64) -> u64 {
-        let merge = entries * self.opts.cpu.merge_entry_ns;
-        let comp = cpu_profile(self.opts.table.codec).map_or(0, |p| {
-            let per = raw / blocks.max(1);
-            blocks * p.compress.latency_ns(per)
-        });
-        merge + comp
+    /// Spend the CPU of building tables of these shapes (entries, raw data-block bytes, data
+    /// blocks), after `serial_ns` of other work in the same thread: merging each entry, and
+    /// compressing each block. With one compression thread all of it runs on one core, as
+    /// RocksDB compresses inline; with more, the blocks' compression is spread over that many
+    /// threads running beside the merging one (RocksDB's parallel compression pipeline), each
+    /// block costing `parallel_block_ns` more.
+    async fn build_cpu(&self, serial_ns: u64, shapes: &[(u64, u64, u64)]) {
+        let mut merge = serial_ns;
+        let mut comp = 0;
+        let mut blocks_total = 0;
+        for &(entries, raw, blocks) in shapes {
+            merge += entries * self.opts.cpu.merge_entry_ns;
+            comp += cpu_profile(self.opts.table.codec).map_or(0, |p| {
+                let per = raw / blocks.max(1);
+                blocks * p.compress.latency_ns(per)
+            });
+            blocks_total += blocks;
+        }
+        let threads = self.opts.compression_parallel_threads.max(1) as u64;
+        if threads == 1 || comp == 0 {
+            return self.cpu(merge + comp).await;
+        }
+        comp += blocks_total * self.opts.cpu.parallel_block_ns;
+        self.stats.borrow_mut().cpu_ns += merge + comp;
+        let mut parts = vec![SimDuration::from_ns(merge)];
+        parts.extend(
+            (0..threads)
+                .map(|i| SimDuration::from_ns(comp / threads + u64::from(i < comp % threads))),
+        );
+        self.fs.io().cpu().run_parallel(&parts).await;
     }
 
     pub fn stats(&self) -> DbStats {
@@ -1234,5 +1350,38 @@ impl Inner {
         s.block_cache_misses = c.misses;
         s.block_cache_bytes = c.used_bytes();
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readahead_starts_after_two_sequential_reads_and_doubles() {
+        let opts = DbOptions::default();
+        let mut ra = Readahead::new(&opts);
+        let b = 4096;
+        // Two sequential block reads go alone; the third fetches 8 KiB.
+        assert_eq!(ra.read_for(0, b, &opts), Some(b));
+        assert_eq!(ra.read_for(b, b, &opts), Some(b));
+        assert_eq!(ra.read_for(2 * b, b, &opts), Some(8 << 10));
+        // The next block was in that read.
+        assert_eq!(ra.read_for(3 * b, b, &opts), None);
+        // Then 16 KiB, 32 KiB ... up to 256 KiB.
+        assert_eq!(ra.read_for(4 * b, b, &opts), Some(16 << 10));
+        let mut off = 8 * b;
+        let mut last = 0;
+        for _ in 0..200 {
+            if let Some(n) = ra.read_for(off, b, &opts) {
+                last = n;
+            }
+            off += b;
+        }
+        assert_eq!(last, 256 << 10);
+        // A jump starts over.
+        assert_eq!(ra.read_for(10 << 20, b, &opts), Some(b));
+        assert_eq!(ra.read_for((10 << 20) + b, b, &opts), Some(b));
+        assert_eq!(ra.read_for((10 << 20) + 2 * b, b, &opts), Some(8 << 10));
     }
 }
