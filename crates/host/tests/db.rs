@@ -202,6 +202,7 @@ fn compaction_keeps_the_newest_version_of_every_key_down_the_levels() {
         let opts = DbOptions {
             max_bytes_for_level_base: 128 << 10,
             level_multiplier: 2,
+            level_compaction_dynamic_level_bytes: false,
             ..small()
         };
         let db = Db::open(fs.clone(), opts.clone()).await.expect("opens");
@@ -248,6 +249,61 @@ fn compaction_keeps_the_newest_version_of_every_key_down_the_levels() {
         let db = Db::open(fs, opts).await.expect("reopens");
         for (k, want) in &model {
             assert_eq!(&db.get(k).await.expect("reads"), want, "after reopen");
+        }
+    });
+}
+
+#[test]
+fn dynamic_level_sizes_keep_most_data_in_the_last_level() {
+    let (sim, dev) = device();
+    let io = host(&sim, &dev);
+    sim.block_on(async move {
+        let fs = Rc::new(ZoneFs::mkfs(io, 0).await.expect("mkfs"));
+        let opts = DbOptions {
+            max_bytes_for_level_base: 128 << 10,
+            level_multiplier: 4,
+            num_levels: 5,
+            ..small()
+        };
+        assert!(
+            opts.level_compaction_dynamic_level_bytes,
+            "RocksDB 8.11's default"
+        );
+        let db = Db::open(fs.clone(), opts.clone()).await.expect("opens");
+        let mut rng = Rng::new(9);
+        let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+        for round in 0..12000u64 {
+            let i = rng.below(6000);
+            let v = value(&mut rng, round);
+            db.put(&key(i), &v, false).await.expect("puts");
+            model.insert(key(i), v);
+        }
+        db.flush().await.expect("flushes");
+        db.wait_for_background().await.expect("background work");
+        let s = db.stats();
+        let last = s.level_bytes[4];
+        let total: u64 = s.level_bytes.iter().sum();
+        // L0's first compaction went straight to the last level; it holds the bulk, and each
+        // level above holds about a fan-out less (RocksDB's ~1.1x space amplification).
+        assert!(
+            last * 10 >= total * 7,
+            "last level {last} of {total}: {s:?}"
+        );
+        assert!(
+            s.level_bytes[1] == 0,
+            "L1 stays empty while the tree is small: {s:?}"
+        );
+        for (k, want) in &model {
+            assert_eq!(db.get(k).await.expect("reads").as_ref(), Some(want));
+        }
+        db.close().await.expect("closes");
+        let db = Db::open(fs, opts).await.expect("reopens");
+        for (k, want) in model.iter().step_by(7) {
+            assert_eq!(
+                db.get(k).await.expect("reads").as_ref(),
+                Some(want),
+                "reopened"
+            );
         }
     });
 }

@@ -29,6 +29,8 @@ pub struct DbBenchConfig {
     pub compression: Codec,
     /// Threads compressing each table's blocks (db_bench's `compression_parallel_threads`).
     pub compression_parallel_threads: usize,
+    /// Level targets from the last level's size (db_bench's flag; default false there).
+    pub level_compaction_dynamic_level_bytes: bool,
     pub threads: usize,
     pub seed: u64,
     pub write_buffer_size: usize,
@@ -56,6 +58,7 @@ impl Default for DbBenchConfig {
             compression_ratio: 0.5,
             compression: Codec::Snappy,
             compression_parallel_threads: 1,
+            level_compaction_dynamic_level_bytes: false,
             threads: 1,
             seed: 1,
             write_buffer_size: 64 << 20,
@@ -237,6 +240,7 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
     let io = Rc::new(HostIo::new(&dev, cpu.clone(), IoConfig::default()));
     let mut opts = DbOptions {
         write_buffer_size: cfg.write_buffer_size,
+        level_compaction_dynamic_level_bytes: cfg.level_compaction_dynamic_level_bytes,
         ..DbOptions::default()
     };
     opts.table.codec = cfg.compression;

@@ -28,6 +28,10 @@ pub struct Args {
     /// Threads compressing each table's blocks (overrides zstdpc's 6).
     #[arg(long = "compression_parallel_threads")]
     compression_parallel_threads: Option<usize>,
+    /// Level targets derived from the last level's size (RocksDB's default since 8.4;
+    /// db_bench's flag default is false).
+    #[arg(long = "level_compaction_dynamic_level_bytes", default_value_t = false, action = clap::ArgAction::Set)]
+    level_compaction_dynamic_level_bytes: bool,
     #[arg(long, default_value_t = 1)]
     threads: usize,
     #[arg(long, default_value_t = 1)]
@@ -76,6 +80,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         compression_parallel_threads: a
             .compression_parallel_threads
             .unwrap_or(opts.compression_parallel_threads),
+        level_compaction_dynamic_level_bytes: a.level_compaction_dynamic_level_bytes,
         threads: a.threads,
         seed: a.seed,
         write_buffer_size: a.write_buffer_size,

@@ -39,9 +39,12 @@ pub struct DbOptions {
     pub num_levels: usize,
     /// L0 files that make L0's compaction score 1 (level0_file_num_compaction_trigger).
     pub level0_trigger: usize,
-    /// L1's target size; each level below is `level_multiplier` times the one above
-    /// (static level sizes, as db_bench's default `level_compaction_dynamic_level_bytes=false`).
+    /// L1's target size; each level below is `level_multiplier` times the one above. With
+    /// `level_compaction_dynamic_level_bytes` (RocksDB's default since 8.4, so CCZNS's 8.11;
+    /// db_bench's flag default is false) the targets are instead derived from the largest
+    /// level's size and L0 compacts into the first level whose target reaches this base.
     pub max_bytes_for_level_base: u64,
+    pub level_compaction_dynamic_level_bytes: bool,
     pub level_multiplier: u64,
     /// Compaction output files are cut at this size (target_file_size_base, multiplier 1).
     pub target_file_size: u64,
@@ -117,6 +120,7 @@ impl Default for DbOptions {
             num_levels: 7,
             level0_trigger: 4,
             max_bytes_for_level_base: 256 << 20,
+            level_compaction_dynamic_level_bytes: true,
             level_multiplier: 10,
             target_file_size: 64 << 20,
             cpu: CpuCosts::default(),
@@ -143,6 +147,68 @@ pub enum DbError {
     Log(#[from] super::log::LogError),
     #[error("corrupt {0}")]
     Corrupt(String),
+}
+
+/// Bytes in each level.
+fn level_sizes(st: &State) -> Vec<u64> {
+    st.levels
+        .iter()
+        .map(|l| l.iter().map(|f| f.size).sum())
+        .collect()
+}
+
+/// The level L0 compacts into and each level's target size (index 0 unused), from the levels'
+/// sizes: RocksDB's `VersionStorageInfo::CalculateBaseBytes`.
+fn level_targets(opts: &DbOptions, sizes: &[u64]) -> (usize, Vec<u64>) {
+    let n = sizes.len();
+    let mult = opts.level_multiplier.max(1);
+    let base_max = opts.max_bytes_for_level_base;
+    let mut targets = vec![0u64; n];
+    if !opts.level_compaction_dynamic_level_bytes {
+        let mut t = base_max;
+        for target in targets.iter_mut().skip(1) {
+            *target = t;
+            t = t.saturating_mul(mult);
+        }
+        return (1, targets);
+    }
+    let first_non_empty = (1..n).find(|&l| sizes[l] > 0);
+    let max_size = sizes.iter().skip(1).copied().max().unwrap_or(0);
+    let Some(first_non_empty) = first_non_empty else {
+        // Nothing below L0 yet: L0 goes straight to the last level.
+        targets.iter_mut().skip(1).for_each(|t| *t = base_max);
+        return (n - 1, targets);
+    };
+    // The first non-empty level's size if the largest level were the last level's target.
+    let mut cur = max_size;
+    for _ in first_non_empty..n - 1 {
+        cur /= mult;
+    }
+    let base_min = base_max / mult;
+    let mut base = first_non_empty;
+    let base_size = if cur <= base_min {
+        base_min + 1
+    } else {
+        while base > 1 && cur > base_max {
+            base -= 1;
+            cur /= mult;
+        }
+        if cur > base_max {
+            base_max
+        } else {
+            cur.max(1)
+        }
+    };
+    let mut size = base_size;
+    for (l, target) in targets.iter_mut().enumerate().skip(1) {
+        if l > base {
+            size = size.saturating_mul(mult);
+        }
+        // Levels above the base get the base target (they are empty); none is set below
+        // the base maximum, so the tree never narrows below L0.
+        *target = size.max(base_max);
+    }
+    (base, targets)
 }
 
 /// RocksDB's implicit iterator readahead over one file (BlockPrefetcher): block reads that
@@ -878,27 +944,33 @@ impl Inner {
             .collect();
     }
 
-    /// Target size of level `l` (≥ 1).
-    fn level_target(&self, l: usize) -> u64 {
-        let mut t = self.opts.max_bytes_for_level_base;
-        for _ in 1..l {
-            t = t.saturating_mul(self.opts.level_multiplier);
-        }
-        t
+    /// The level L0 compacts into and the target size of each level (index 0 unused).
+    fn level_targets(&self, st: &State) -> (usize, Vec<u64>) {
+        level_targets(&self.opts, &level_sizes(st))
     }
 
     /// The level to compact next: the highest score ≥ 1 (RocksDB's leveled scoring: L0 by
-    /// file count over the trigger, deeper levels by bytes over their target).
+    /// file count over the trigger or by bytes over the base target, whichever is higher;
+    /// deeper levels by bytes over their target).
     async fn pick_compaction(&self) -> Option<usize> {
         let st = self.st.lock().await;
         let n = st.levels.len();
+        let sizes = level_sizes(&st);
+        let (base, targets) = level_targets(&self.opts, &sizes);
+        let mult = self.opts.level_multiplier.max(1);
         let mut best: Option<(f64, usize)> = None;
         for l in 0..n - 1 {
             let score = if l == 0 {
-                st.levels[0].len() as f64 / self.opts.level0_trigger.max(1) as f64
+                let by_count = st.levels[0].len() as f64 / self.opts.level0_trigger.max(1) as f64;
+                // RocksDB: L0 by size too, its target kept within one fan-out of the base
+                // level's so that L0 -> base compactions stay small.
+                let mut l0_target = self.opts.max_bytes_for_level_base;
+                if self.opts.level_compaction_dynamic_level_bytes {
+                    l0_target = l0_target.max(targets[base] / mult);
+                }
+                by_count.max(sizes[0] as f64 / l0_target.max(1) as f64)
             } else {
-                let bytes: u64 = st.levels[l].iter().map(|f| f.size).sum();
-                bytes as f64 / self.level_target(l) as f64
+                sizes[l] as f64 / targets[l].max(1) as f64
             };
             if score >= 1.0 && best.is_none_or(|(b, _)| score > b) {
                 best = Some((score, l));
@@ -907,20 +979,23 @@ impl Inner {
         best.map(|(_, l)| l)
     }
 
-    /// One compaction from `level` into `level + 1`: all of L0, or the file of `level` whose
-    /// overlap with the next level is smallest relative to its size (kMinOverlappingRatio).
+    /// One compaction from `level` into the next: all of L0 into the base level, or the file
+    /// of `level` whose overlap with the level below is smallest relative to its size
+    /// (kMinOverlappingRatio) into that level.
     async fn compact_level(&self, level: usize) -> Result<(), DbError> {
         // Inputs and the merge under the lock (CPU only; only this worker changes levels, so
         // they stay valid while the outputs are written without it).
         let mut guard = self.st.lock().await;
         let st = &mut *guard;
+        let (base, _) = self.level_targets(st);
+        let out_level = if level == 0 { base } else { level + 1 };
         let overlaps = |f: &Sst, lo: &[u8], hi: &[u8]| {
             !(f.largest.as_slice() < lo || f.smallest.as_slice() > hi)
         };
         let inputs: Vec<usize> = if level == 0 {
             (0..st.levels[0].len()).collect()
         } else {
-            let next = &st.levels[level + 1];
+            let next = &st.levels[out_level];
             let pick = (0..st.levels[level].len())
                 .min_by_key(|&i| {
                     let f = &st.levels[level][i];
@@ -944,8 +1019,8 @@ impl Inner {
             .map(|&i| st.levels[level][i].largest.clone())
             .max()
             .expect("inputs");
-        let next_inputs: Vec<usize> = (0..st.levels[level + 1].len())
-            .filter(|&i| overlaps(&st.levels[level + 1][i], &lo, &hi))
+        let next_inputs: Vec<usize> = (0..st.levels[out_level].len())
+            .filter(|&i| overlaps(&st.levels[out_level][i], &lo, &hi))
             .collect();
         // Trivial move (RocksDB's): one input file that overlaps nothing below changes level
         // in the MANIFEST only, without being rewritten.
@@ -966,7 +1041,7 @@ impl Inner {
             st.manifest_log.add(&edit.encode(), &mut rec);
             st.manifest.append(&rec).await?;
             st.manifest.sync().await?;
-            let next = &mut st.levels[level + 1];
+            let next = &mut st.levels[out_level];
             next.push(f);
             next.sort_by(|a, b| a.smallest.cmp(&b.smallest));
             self.stats.borrow_mut().trivial_moves += 1;
@@ -980,7 +1055,7 @@ impl Inner {
         // Raw bytes the inputs decompress to (a table loaded at open has no recorded shape:
         // its file size stands in, an underestimate by the compression ratio).
         let mut input_raw = 0;
-        for (l, list) in [(level, &inputs), (level + 1, &next_inputs)] {
+        for (l, list) in [(level, &inputs), (out_level, &next_inputs)] {
             for &i in list.iter() {
                 let f = &mut st.levels[l][i];
                 read += f.size;
@@ -990,7 +1065,7 @@ impl Inner {
         }
         entries.sort_by(|a, b| key::compare(&a.0, &b.0));
         let deeper_overlap = |k: &[u8]| {
-            st.levels[level + 2..]
+            st.levels[out_level + 1..]
                 .iter()
                 .flatten()
                 .any(|f| f.smallest.as_slice() <= k && k <= f.largest.as_slice())
@@ -1010,11 +1085,11 @@ impl Inner {
             kept.push((k, v));
         }
         // Output files cut at the target size, with ZenFS lifetime hints by level
-        // (RocksDB's CalculateSSTWriteHint with base level 1).
-        let out_level = level + 1;
-        let lifetime = match out_level {
-            0 | 1 => Lifetime::Medium,
-            2 => Lifetime::Long,
+        // (RocksDB's CalculateSSTWriteHint: Medium up to the base level, then one step longer
+        // per level below it).
+        let lifetime = match out_level.saturating_sub(base) {
+            0 => Lifetime::Medium,
+            1 => Lifetime::Long,
             _ => Lifetime::Extreme,
         };
         let input_numbers: Vec<(u32, u64)> = inputs
@@ -1043,7 +1118,7 @@ impl Inner {
             st.next_file += 1;
             start = end;
         }
-        let input_files: Vec<(u64, u64)> = [(level, &inputs), (level + 1, &next_inputs)]
+        let input_files: Vec<(u64, u64)> = [(level, &inputs), (out_level, &next_inputs)]
             .into_iter()
             .flat_map(|(l, list)| list.iter().map(move |&i| (l, i)))
             .map(|(l, i)| (st.levels[l][i].number, st.levels[l][i].size))
@@ -1356,6 +1431,39 @@ impl Inner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dynamic_level_targets_follow_the_largest_level() {
+        let opts = DbOptions::default(); // base 256 MiB, multiplier 10, 7 levels
+        const M: u64 = 1 << 20;
+        // Empty tree: L0 compacts into the last level.
+        assert_eq!(level_targets(&opts, &[10 * M, 0, 0, 0, 0, 0, 0]).0, 6);
+        // 1 GiB in L6: L5's share would be 102 MiB, under the 256 MiB base: L0 goes to L5.
+        let (base, t) = level_targets(&opts, &[0, 0, 0, 0, 0, 0, 1024 * M]);
+        assert_eq!(base, 5);
+        // (Sizes are divided down and multiplied back in whole bytes, as RocksDB does.)
+        let near = |a: u64, b: u64| a.abs_diff(b) <= 1000;
+        assert_eq!(t[5], 256 * M, "never below the base size");
+        assert!(near(t[6], 1024 * M), "{t:?}");
+        // 30 GiB in L6: L5 3 GiB, L4 307 MiB, L3 31 MiB fits the base: base L3.
+        let g30 = 30 * 1024 * M;
+        let (base, t) = level_targets(&opts, &[0, 0, 0, 0, 0, 0, g30]);
+        assert_eq!(base, 3);
+        assert_eq!(t[3], 256 * M);
+        assert!(
+            near(t[4], g30 / 100) && near(t[5], g30 / 10) && near(t[6], g30),
+            "{t:?}"
+        );
+        // A tiny last level keeps its level as the base.
+        assert_eq!(level_targets(&opts, &[0, 0, 0, 0, 0, 0, M]).0, 6);
+        // Static sizes: L1 256 MiB, L2 2.5 GiB ...
+        let stat = DbOptions {
+            level_compaction_dynamic_level_bytes: false,
+            ..DbOptions::default()
+        };
+        let (base, t) = level_targets(&stat, &[0; 7]);
+        assert_eq!((base, t[1], t[2]), (1, 256 * M, 2560 * M));
+    }
 
     #[test]
     fn readahead_starts_after_two_sequential_reads_and_doubles() {
