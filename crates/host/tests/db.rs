@@ -14,6 +14,9 @@ use sim::{Rng, Sim};
 fn device() -> (Sim, DeviceHandle) {
     let mut cfg = presets::test_min();
     cfg.nand.blocks_per_plane = 64; // 64 zones of 256 KiB
+                                    // The store holds a WAL, the MANIFEST, a flush and a compaction output at once; ZenFS
+                                    // keeps 3 open zones back.
+    cfg.zones.max_open = 6;
     let sim = Sim::new(1);
     let dev = DeviceHandle::new(&sim, Controller::in_memory(cfg).expect("valid"));
     (sim, dev)

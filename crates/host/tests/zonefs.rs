@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use device::{presets, Controller, DeviceHandle};
-use host::zonefs::{FsError, Lifetime, ZoneFs};
+use host::zonefs::{FsError, Lifetime, MkfsOptions, ZoneFs};
 use host::{HostIo, IoConfig};
 use sim::cpu::CpuPool;
 use sim::{Rng, Sim};
@@ -272,9 +272,11 @@ fn io_records(fs: &ZoneFs) -> u64 {
 /// write then met ZONE_FULL.
 #[test]
 fn concurrent_writers_never_write_a_zone_being_finished() {
-    // 64 zones, still only 6 active: writers contend for active zones.
+    // 64 zones, still only 6 active (4 for files) and 6 open (3 non-WAL writers at once):
+    // writers contend for active zones.
     let mut cfg = presets::test_min();
     cfg.nand.blocks_per_plane = 64;
+    cfg.zones.max_open = 6;
     let sim = Sim::new(1);
     let dev = DeviceHandle::new(&sim, Controller::in_memory(cfg).expect("valid"));
     let io = host(&sim, &dev);
@@ -313,6 +315,193 @@ fn concurrent_writers_never_write_a_zone_being_finished() {
                 read_all(&fs2, &name).await,
                 bytes(w * 10 + 1, 100_000 + 7_000 * w as usize)
             );
+        }
+    });
+}
+
+#[test]
+fn a_device_with_too_few_open_zones_is_refused_by_name() {
+    let mut cfg = presets::test_min();
+    cfg.zones.max_open = 3;
+    let sim = Sim::new(1);
+    let dev = DeviceHandle::new(&sim, Controller::in_memory(cfg).expect("valid"));
+    let io = host(&sim, &dev);
+    let err = sim.block_on(async move { ZoneFs::mkfs(io, 0).await.err().expect("refused") });
+    let msg = err.to_string();
+    assert!(
+        msg.contains("3 open") && msg.contains("keeps 3 open"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn the_finish_threshold_finishes_nearly_full_idle_zones() {
+    let (sim, dev) = device();
+    let io = host(&sim, &dev);
+    sim.block_on(async move {
+        // Zones of 256 KiB; finish an idle zone with less than 30% left.
+        let fs = Rc::new(ZoneFs::mkfs(io.clone(), 30).await.expect("mkfs"));
+        let mut w = fs.writer("a.sst", Lifetime::Medium).await.expect("creates");
+        w.append(&bytes(1, 200_000)).await.expect("appends");
+        w.close().await.expect("closes");
+        let zone_a = fs.extents("a.sst").expect("exists")[0].start / (256 << 10);
+        // A WAL allocation does not run the pass...
+        let mut wal = fs.writer("1.log", Lifetime::Short).await.expect("creates");
+        wal.append(&bytes(2, 10_000)).await.expect("appends");
+        wal.close().await.expect("closes");
+        assert_eq!(fs.stats().zones.finished_by_threshold, 0);
+        // ...a non-WAL one does: zone a (22% left, idle) is finished, and the new file goes
+        // elsewhere.
+        let mut w = fs.writer("b.sst", Lifetime::Long).await.expect("creates");
+        w.append(&bytes(3, 10_000)).await.expect("appends");
+        w.close().await.expect("closes");
+        assert_eq!(fs.stats().zones.finished_by_threshold, 1);
+        let zones = io.report_zones().await.expect("reports");
+        assert_eq!(zones[zone_a as usize].state, device::ZoneState::Full);
+        // Its data still reads back.
+        assert_eq!(read_all(&fs, "a.sst").await, bytes(1, 200_000));
+    });
+}
+
+#[test]
+fn non_wal_writers_wait_for_an_open_token_and_a_wal_takes_the_kept_one() {
+    // 6 open zones: 3 non-WAL writers at once, a 4th waits; a WAL may use a 4th token.
+    let mut cfg = presets::test_min();
+    cfg.nand.blocks_per_plane = 64;
+    cfg.zones.max_open = 6;
+    let sim = Sim::new(1);
+    let dev = DeviceHandle::new(&sim, Controller::in_memory(cfg).expect("valid"));
+    let io = host(&sim, &dev);
+    let sim2 = sim.clone();
+    sim.block_on(async move {
+        let fs = Rc::new(ZoneFs::mkfs(io, 0).await.expect("mkfs"));
+        assert_eq!(
+            (fs.open_file_limit(false), fs.open_file_limit(true)),
+            (3, 4)
+        );
+        let mut held = Vec::new();
+        for i in 0..3 {
+            let mut w = fs
+                .writer(&format!("{i}.sst"), Lifetime::Medium)
+                .await
+                .expect("creates");
+            // 1 MiB and a bit: the last zone stays partly written, held by its writer.
+            w.append(&bytes(i, (1 << 20) + 100_000))
+                .await
+                .expect("appends");
+            w.sync().await.expect("holds a zone");
+            held.push(w);
+        }
+        // The WAL gets its token at once.
+        let mut wal = fs.writer("9.log", Lifetime::Short).await.expect("creates");
+        wal.append(&bytes(9, 1 << 20))
+            .await
+            .expect("a WAL takes the kept token");
+        // A 4th SST waits until a writer closes.
+        let fs2 = fs.clone();
+        let done = Rc::new(std::cell::Cell::new(false));
+        let d2 = done.clone();
+        sim2.spawn(async move {
+            let mut w = fs2
+                .writer("3.sst", Lifetime::Medium)
+                .await
+                .expect("creates");
+            w.append(&bytes(3, 1 << 20)).await.expect("appends");
+            w.close().await.expect("closes");
+            d2.set(true);
+        });
+        sim2.sleep(sim::SimDuration::from_ms(50)).await;
+        assert!(!done.get(), "a 4th non-WAL writer got a zone");
+        assert!(fs.stats().zones.open_token_waits > 0);
+        // One SST closing is not enough: the WAL holds the token kept for WALs, so other
+        // files may hold only 2 now.
+        held.pop().expect("one").close().await.expect("closes");
+        sim2.sleep(sim::SimDuration::from_ms(500)).await;
+        assert!(!done.get(), "the WAL's token went to an SST");
+        wal.close().await.expect("closes");
+        sim2.sleep(sim::SimDuration::from_ms(500)).await;
+        assert!(
+            done.get(),
+            "the waiting writer went on once a token came back"
+        );
+        assert_eq!(read_all(&fs, "3.sst").await, bytes(3, 1 << 20));
+    });
+}
+
+#[test]
+fn gc_moves_live_extents_out_of_mostly_dead_zones() {
+    // 32 zones of 256 KiB.
+    let mut cfg = presets::test_min();
+    cfg.nand.blocks_per_plane = 32;
+    cfg.zones.max_open = 6;
+    let sim = Sim::new(1);
+    let dev = DeviceHandle::new(&sim, Controller::in_memory(cfg).expect("valid"));
+    let io = host(&sim, &dev);
+    let sim2 = sim.clone();
+    let (dev2, keep) = (dev.clone(), Rc::new(std::cell::RefCell::new(Vec::new())));
+    let keep2 = keep.clone();
+    sim.block_on(async move {
+        let opts = MkfsOptions {
+            finish_threshold: 0,
+            enable_gc: true,
+        };
+        let fs = Rc::new(ZoneFs::mkfs_with(io, opts).await.expect("mkfs"));
+        // Fill the file system with 60 KiB files, one writer at a time, deleting 7 of every
+        // 8: zones fill with mostly dead data that no reset gets back.
+        let mut i = 0u64;
+        loop {
+            let name = format!("{i}.sst");
+            let mut w = fs.writer(&name, Lifetime::Medium).await.expect("creates");
+            w.append(&bytes(i, 60_000)).await.expect("appends");
+            w.close().await.expect("closes");
+            if i.is_multiple_of(8) {
+                keep2.borrow_mut().push(i);
+            } else {
+                fs.delete(&name).await.expect("deletes");
+            }
+            i += 1;
+            let st = fs.stats();
+            if st.free_bytes * 100 / (st.free_bytes + st.used_bytes + st.reclaimable_bytes) < 10 {
+                break;
+            }
+        }
+        let before = fs.stats();
+        assert!(before.reclaimable_bytes > 0, "{before:?}");
+        // Ten seconds on, a write wakes the GC pass.
+        sim2.sleep(sim::SimDuration::from_ms(11_000)).await;
+        let mut w = fs
+            .writer("late.sst", Lifetime::Medium)
+            .await
+            .expect("creates");
+        w.append(&bytes(999, 8_000)).await.expect("appends");
+        w.close().await.expect("closes");
+        sim2.sleep(sim::SimDuration::from_ms(2_000)).await;
+        let after = fs.stats();
+        assert_eq!(after.zones.gc_passes, 1, "{after:?}");
+        assert!(
+            after.zones.gc_extents > 0 && after.zones.gc_bytes_written > 0,
+            "{after:?}"
+        );
+        assert!(
+            after.zones.resets > before.zones.resets,
+            "migrated zones were reset"
+        );
+        assert!(
+            after.free_bytes > before.free_bytes,
+            "{before:?} -> {after:?}"
+        );
+        let kept = keep2.borrow().clone();
+        for &k in &kept {
+            assert_eq!(read_all(&fs, &format!("{k}.sst")).await, bytes(k, 60_000));
+        }
+    });
+    // The replace records hold across a remount.
+    let io = host(&sim, &dev2);
+    sim.block_on(async move {
+        let fs = ZoneFs::mount(io).await.expect("mounts");
+        let kept = keep.borrow().clone();
+        for &k in &kept {
+            assert_eq!(read_all(&fs, &format!("{k}.sst")).await, bytes(k, 60_000));
         }
     });
 }

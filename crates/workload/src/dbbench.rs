@@ -40,6 +40,8 @@ pub struct DbBenchConfig {
     pub sync: bool,
     /// Host cores the simulation gives the store and the I/O layer.
     pub cores: usize,
+    /// zonefs's mkfs options (finish threshold, GC).
+    pub mkfs: host::zonefs::MkfsOptions,
     /// Values from a dataset (amazon, reddit: Table III sizes, corpus text) instead of
     /// db_bench's generator.
     pub dataset: crate::dataset::Dataset,
@@ -65,6 +67,7 @@ impl Default for DbBenchConfig {
             bloom_bits: None,
             sync: false,
             cores: 8,
+            mkfs: host::zonefs::MkfsOptions::default(),
             dataset: crate::dataset::Dataset::Random,
             progress: None,
         }
@@ -117,6 +120,7 @@ impl BenchResult {
 pub struct DbBenchReport {
     pub results: Vec<BenchResult>,
     pub db: DbStats,
+    pub zonefs: host::zonefs::FsStats,
     pub user_bytes_written: u64,
     pub host_bytes_written: u64,
     pub flash_bytes_programmed: u64,
@@ -251,7 +255,7 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
     let io2 = io.clone();
     let out = sim.block_on(async move {
         let fs = Rc::new(
-            ZoneFs::mkfs(io2, 0)
+            ZoneFs::mkfs_with(io2, cfg2.mkfs)
                 .await
                 .map_err(|e| DbBenchError::Db(e.to_string()))?,
         );
@@ -274,9 +278,9 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
         db.wait_for_background()
             .await
             .map_err(|e| DbBenchError::Db(e.to_string()))?;
-        Ok::<_, DbBenchError>((results, db.stats(), user_bytes))
+        Ok::<_, DbBenchError>((results, db.stats(), user_bytes, db.fs().stats()))
     })?;
-    let (results, db, user_bytes_written) = out;
+    let (results, db, user_bytes_written, zonefs) = out;
     let (host_bytes_written, flash) = dev.with(|c| {
         (
             c.counters().host_bytes_written,
@@ -286,6 +290,7 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
     Ok(DbBenchReport {
         results,
         db,
+        zonefs,
         user_bytes_written,
         host_bytes_written,
         flash_bytes_programmed: flash,

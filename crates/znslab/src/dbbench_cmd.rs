@@ -49,6 +49,8 @@ pub struct Args {
     /// Device preset or TOML file.
     #[arg(long, default_value = device::presets::DEFAULT)]
     device: String,
+    #[command(flatten)]
+    mkfs: crate::MkfsArgs,
     /// Print JSON instead of db_bench's text.
     #[arg(long)]
     json: bool,
@@ -87,6 +89,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         bloom_bits: u32::try_from(a.bloom_bits).ok(),
         sync: a.sync,
         cores: a.cores,
+        mkfs: a.mkfs.options(),
         dataset: match &a.dataset {
             Some(d) => {
                 workload::dataset::Dataset::parse(d).map_err(|e| anyhow!("--dataset: {e}"))?
@@ -143,6 +146,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "level_files": r.db.level_files,
             "level_bytes": r.db.level_bytes,
             "host_cpu_busy_s": r.host_cpu_busy_ns as f64 / 1e9,
+            "zonefs": crate::zonefs_json(&r.zonefs),
             "simulated_s": r.sim_seconds,
             "wall_s": wall.elapsed().as_secs_f64(),
         });

@@ -93,6 +93,48 @@ pub fn load_device(arg: &str) -> anyhow::Result<device::DeviceConfig> {
     })
 }
 
+/// zonefs's space and zone figures as JSON (`zenfs df` and ZenFS's zone metrics).
+pub(crate) fn zonefs_json(s: &host::zonefs::FsStats) -> serde_json::Value {
+    let z = &s.zones;
+    serde_json::json!({
+        "free_bytes": s.free_bytes,
+        "used_bytes": s.used_bytes,
+        "reclaimable_bytes": s.reclaimable_bytes,
+        "files": s.files,
+        "meta_rolls": s.meta_rolls,
+        "zone_resets": z.resets,
+        "zones_finished_by_threshold": z.finished_by_threshold,
+        "zones_finished_for_active_token": z.finished_for_token,
+        "open_token_waits": z.open_token_waits,
+        "gc": {
+            "passes": z.gc_passes,
+            "zones": z.gc_zones,
+            "extents": z.gc_extents,
+            "bytes_written": z.gc_bytes_written,
+        },
+    })
+}
+
+/// zonefs mkfs flags shared by ycsb and dbbench (ZenFS's `zenfs mkfs` names).
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct MkfsArgs {
+    /// Finish an idle zone once less than this percentage of it is left (0 = off).
+    #[arg(long = "finish_threshold", default_value_t = 0)]
+    finish_threshold: u32,
+    /// Run zonefs's garbage collection (ZenFS's --enable_gc).
+    #[arg(long = "enable_gc")]
+    enable_gc: bool,
+}
+
+impl MkfsArgs {
+    pub(crate) fn options(&self) -> host::zonefs::MkfsOptions {
+        host::zonefs::MkfsOptions {
+            finish_threshold: self.finish_threshold,
+            enable_gc: self.enable_gc,
+        }
+    }
+}
+
 /// db_bench's compression names (none, snappy, lz4, zstd = level 1, zlib) as codecs, plus
 /// CCZNS's `zstdpc` (ZSTD level 1 with 6 parallel compression threads, §V-A), applied to the
 /// store's options.

@@ -41,6 +41,8 @@ pub struct Args {
     compression: String,
     #[arg(long, default_value_t = 8)]
     cores: usize,
+    #[command(flatten)]
+    mkfs: crate::MkfsArgs,
     #[arg(long)]
     json: bool,
     /// Write every loaded record to FILE (`[u32 len][key][u32 len][value]`), to replay the same
@@ -107,9 +109,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let wall = std::time::Instant::now();
     let sim2 = sim.clone();
     let cfg2 = cfg.clone();
+    let mkfs = a.mkfs.options();
     let reports = sim.block_on(async move {
         let fs = if fresh {
-            ZoneFs::mkfs(io, 0).await
+            ZoneFs::mkfs_with(io, mkfs).await
         } else {
             ZoneFs::mount(io).await
         }
@@ -136,9 +139,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         // Make everything durable before the image is closed.
         db.flush().await.map_err(|e| anyhow!("store: {e}"))?;
-        Ok::<_, anyhow::Error>((reports, db.stats()))
+        Ok::<_, anyhow::Error>((reports, db.stats(), db.fs().stats()))
     })?;
-    let (reports, stats) = reports;
+    let (reports, stats, zonefs) = reports;
     let (host_written, flash) = dev.with(|c| {
         (
             c.counters().host_bytes_written,
@@ -185,6 +188,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "compaction_written_bytes": stats.compaction_written_bytes,
             "wal_bytes": stats.wal_bytes,
             "host_cpu_busy_s": cpu_busy as f64 / 1e9,
+            "zonefs": crate::zonefs_json(&zonefs),
             "wall_s": wall.elapsed().as_secs_f64(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);

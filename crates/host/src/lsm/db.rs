@@ -451,9 +451,24 @@ async fn read_file(fs: &ZoneFs, name: &str) -> Result<Vec<u8>, FsError> {
 impl Db {
     /// Open the store on `fs`, creating it if the file system holds none.
     pub async fn open(fs: Rc<ZoneFs>, opts: DbOptions) -> Result<Db, DbError> {
+        // The MANIFEST, a flush output and a compaction output hold zones at once (besides
+        // the WAL): with fewer open zones for them the workers would wait on each other.
+        let limit = fs.open_file_limit(false);
+        if limit < 3 {
+            return Err(DbError::Fs(FsError::Invalid(format!(
+                "the store needs 3 files open for writing besides its WAL (MANIFEST, flush, \
+                 compaction); zonefs on this device allows {limit}: give the device at least \
+                 6 open and 5 active zones"
+            ))));
+        }
         let inner = Rc::new(Inner::open(fs, opts).await?);
         inner.schedule();
         Ok(Db { inner })
+    }
+
+    /// The file system the store lives on.
+    pub fn fs(&self) -> &Rc<ZoneFs> {
+        &self.inner.fs
     }
 
     /// Apply a batch; with `sync` the WAL is durable before this returns.

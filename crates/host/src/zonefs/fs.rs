@@ -9,8 +9,16 @@
 //! start. Deleting a file's last link logs a deletion and resets every zone whose live bytes
 //! drop to zero. Files named `*.log` (WALs) take ZenFS's sparse path: every flushed piece is
 //! `[u64 length][data]` padded to the block, so their sync writes no metadata and mount walks
-//! the headers. Not yet here: the direct write path, open-zone tokens (the device's implicit
-//! close stands in), GC, the finish threshold pass.
+//! the headers.
+//!
+//! Zone allocation is ZenFS's AllocateIOZone: the finish-threshold pass (non-WAL files), an
+//! open token (WALs may use `max_open - 2`, other files `max_open - 3`), the best lifetime
+//! match among partly written zones, else an empty zone under the active limit
+//! (`max_active - 2`), finishing the cheapest idle zone when that limit binds. With GC enabled
+//! at mkfs (ZenFS's `--enable_gc`), a pass every 10 s of virtual time migrates the live
+//! extents of mostly-dead full zones into partly written zones once free space drops below
+//! 20%. ZenFS's direct write path (RocksDB's own 1 MiB buffer, aligned) issues the same
+//! writes as the buffered path here, so only the buffered one exists.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -29,6 +37,27 @@ pub const RESERVED_ACTIVE: u32 = 2;
 pub const WRITE_BUFFER: usize = 1 << 20;
 /// Sparse files' inline length header (ZenFS's sparse path, used for WALs).
 pub const SPARSE_HEADER: usize = 8;
+/// Open zones ZenFS keeps back from non-WAL files: the two of the active reserve and one
+/// always left for a WAL (zenfs PR #114).
+pub const RESERVED_OPEN_NON_WAL: u32 = 3;
+/// GC (ZenFS's GCWorker): a pass every 10 s; nothing while more than 20% is free; then zones
+/// whose garbage exceeds `100 - GC_SLOPE * (GC_START_LEVEL - free%)` percent are migrated,
+/// in 128 KiB reads and appends.
+pub const GC_INTERVAL_S: u64 = 10;
+pub const GC_START_LEVEL: u64 = 20;
+pub const GC_SLOPE: u64 = 3;
+pub const GC_COPY_BYTES: usize = 128 << 10;
+/// Superblock flag: GC enabled (ZenFS's bit 0).
+pub const FLAG_GC: u32 = 1;
+
+/// mkfs options (ZenFS's `zenfs mkfs` flags).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MkfsOptions {
+    /// Finish an idle zone once less than this percentage of it is left (0 = never; WD's
+    /// performance scripts use 10).
+    pub finish_threshold: u32,
+    pub enable_gc: bool,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum FsError {
@@ -79,9 +108,25 @@ struct IoZone {
     lifetime: u32,
     /// Bytes of live extents in the zone.
     used: u64,
-    /// Owned by a writer.
+    /// Owned by a writer (or by a GC migration).
     busy: bool,
     finished: bool,
+}
+
+/// Zone finishes, resets and GC work, as ZenFS's metrics count them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ZoneCounters {
+    /// Zones finished by the finish-threshold pass and to free an active zone.
+    pub finished_by_threshold: u64,
+    pub finished_for_token: u64,
+    pub resets: u64,
+    pub gc_passes: u64,
+    /// Zones GC picked, extents it moved, and the bytes it wrote (not user bytes).
+    pub gc_zones: u64,
+    pub gc_extents: u64,
+    pub gc_bytes_written: u64,
+    /// Allocations that waited for an open token.
+    pub open_token_waits: u64,
 }
 
 impl IoZone {
@@ -105,6 +150,8 @@ struct OpenFile {
     /// The zone this file writes (an index into `zones`), while open for writing.
     zone: Option<usize>,
     writing: bool,
+    /// Reads in flight: GC swaps extents only when none is.
+    readers: u32,
 }
 
 struct State {
@@ -118,6 +165,12 @@ struct State {
     names: BTreeMap<String, u64>,
     next_id: u64,
     active_limit: u32,
+    /// The device's open limit (ZenFS's open tokens come from it).
+    open_limit: u32,
+    counters: ZoneCounters,
+    /// When the last GC pass ran, and whether one runs now.
+    last_gc: sim::SimInstant,
+    gc_running: bool,
 }
 
 /// A mounted file system. Share it behind an `Rc`.
@@ -129,6 +182,8 @@ pub struct ZoneFs {
     /// A writer let go of a zone: allocations waiting for an active zone retry (ZenFS waits
     /// for an open/active token the same way).
     zone_freed: sim::sync::Notify,
+    /// A file's last reader finished (GC waits for it).
+    reads_done: sim::sync::Notify,
     block: u64,
     zone_bytes: u64,
 }
@@ -142,11 +197,30 @@ pub struct FsStats {
     pub reclaimable_bytes: u64,
     pub files: usize,
     pub meta_rolls: u32,
+    pub zones: ZoneCounters,
 }
 
 impl ZoneFs {
-    /// Format: reset every zone, write a superblock and an empty snapshot to zone 0.
+    /// Format with a finish threshold (percent, 0 = off) and no GC.
     pub async fn mkfs(io: Rc<HostIo>, finish_threshold: u32) -> Result<ZoneFs, FsError> {
+        Self::mkfs_with(
+            io,
+            MkfsOptions {
+                finish_threshold,
+                enable_gc: false,
+            },
+        )
+        .await
+    }
+
+    /// Format: reset every zone, write a superblock and an empty snapshot to zone 0.
+    pub async fn mkfs_with(io: Rc<HostIo>, opts: MkfsOptions) -> Result<ZoneFs, FsError> {
+        if opts.finish_threshold > 100 {
+            return Err(FsError::Invalid(format!(
+                "finish threshold {}%: at most 100",
+                opts.finish_threshold
+            )));
+        }
         let zones = io.report_zones().await?;
         if zones.len() < (META_ZONES + 2) as usize {
             return Err(FsError::Invalid(format!(
@@ -160,20 +234,40 @@ impl ZoneFs {
                 io.zone_action(i as u32, ZoneAction::Reset).await?;
             }
         }
-        let fs = ZoneFs::new(io, &zones, finish_threshold);
+        let fs = ZoneFs::new(io, &zones, opts.finish_threshold)?;
+        if opts.enable_gc {
+            fs.st.borrow_mut().sb.flags |= FLAG_GC;
+        }
         fs.start_meta_zone(0, 1).await?;
         Ok(fs)
     }
 
-    fn new(io: Rc<HostIo>, zones: &[device::ZoneDescriptor], finish_threshold: u32) -> ZoneFs {
+    fn new(
+        io: Rc<HostIo>,
+        zones: &[device::ZoneDescriptor],
+        finish_threshold: u32,
+    ) -> Result<ZoneFs, FsError> {
         let block = io.lba_bytes();
         let zone_bytes = io.zone_bytes();
-        let mar = io.device().with(|c| c.identify().mar);
-        let max_active = if mar == u32::MAX {
-            zones.len() as u32
-        } else {
-            mar + 1
+        let (mor, mar) = io.device().with(|c| {
+            let id = c.identify();
+            (id.mor, id.mar)
+        });
+        let limit = |zero_based: u32| {
+            if zero_based == u32::MAX {
+                zones.len() as u32
+            } else {
+                zero_based + 1
+            }
         };
+        let (max_open, max_active) = (limit(mor), limit(mar));
+        if max_open <= RESERVED_OPEN_NON_WAL || max_active <= RESERVED_ACTIVE {
+            return Err(FsError::Invalid(format!(
+                "the device allows {max_open} open and {max_active} active zones: zonefs \
+                 keeps {RESERVED_OPEN_NON_WAL} open and {RESERVED_ACTIVE} active zones back, \
+                 as ZenFS does, and needs one more of each"
+            )));
+        }
         let st = State {
             sb: Superblock {
                 uuid: "znslab-zonefs".into(),
@@ -198,16 +292,21 @@ impl ZoneFs {
             files: BTreeMap::new(),
             names: BTreeMap::new(),
             next_id: 1,
-            active_limit: max_active.saturating_sub(RESERVED_ACTIVE).max(1),
+            active_limit: max_active - RESERVED_ACTIVE,
+            open_limit: max_open,
+            counters: ZoneCounters::default(),
+            last_gc: io.sim().now(),
+            gc_running: false,
         };
-        ZoneFs {
+        Ok(ZoneFs {
             io,
             st: RefCell::new(st),
             meta_lock: sim::sync::Mutex::new(()),
             zone_freed: sim::sync::Notify::new(),
+            reads_done: sim::sync::Notify::new(),
             block,
             zone_bytes,
-        }
+        })
     }
 
     /// Start metadata zone `zone` with sequence `seq`: superblock, then a snapshot of every file.
@@ -301,6 +400,7 @@ impl ZoneFs {
                     synced: 0,
                     zone: None,
                     writing: true,
+                    readers: 0,
                 },
             );
             meta
@@ -311,7 +411,24 @@ impl ZoneFs {
     }
 
     /// The zone a file of `lifetime` should write next (ZenFS's AllocateIOZone).
-    async fn allocate(&self, lifetime: u32) -> Result<usize, FsError> {
+    async fn allocate(&self, lifetime: u32, wal: bool) -> Result<usize, FsError> {
+        if !wal {
+            self.apply_finish_threshold().await?;
+        }
+        // An open token: a zone held by a writer is an open zone.
+        loop {
+            let (held, limit) = {
+                let st = self.st.borrow();
+                let held = st.zones.iter().filter(|z| z.busy).count() as u32;
+                let reserve = if wal { 2 } else { RESERVED_OPEN_NON_WAL };
+                (held, st.open_limit - reserve)
+            };
+            if held < limit {
+                break;
+            }
+            self.st.borrow_mut().counters.open_token_waits += 1;
+            self.zone_freed.notified().await;
+        }
         enum Pick {
             Open(usize),
             Empty(usize),
@@ -363,6 +480,7 @@ impl ZoneFs {
             };
             let i = match pick {
                 Pick::Finish(c) => {
+                    self.st.borrow_mut().counters.finished_for_token += 1;
                     self.finish_zone(c).await?;
                     continue;
                 }
@@ -381,6 +499,29 @@ impl ZoneFs {
         }
     }
 
+    /// Finish every idle, partly written zone with less than the finish threshold left
+    /// (ZenFS's ApplyFinishThreshold).
+    async fn apply_finish_threshold(&self) -> Result<(), FsError> {
+        let victims: Vec<usize> = {
+            let st = self.st.borrow();
+            let pct = st.sb.finish_threshold as u64;
+            if pct == 0 {
+                return Ok(());
+            }
+            st.zones
+                .iter()
+                .enumerate()
+                .filter(|(_, z)| !z.busy && z.is_active() && z.remaining() * 100 < z.capacity * pct)
+                .map(|(i, _)| i)
+                .collect()
+        };
+        for i in victims {
+            self.st.borrow_mut().counters.finished_by_threshold += 1;
+            self.finish_zone(i).await?;
+        }
+        Ok(())
+    }
+
     async fn finish_zone(&self, i: usize) -> Result<(), FsError> {
         // Marked first: another allocation running while the Finish is in flight must not
         // pick this zone (found with concurrent flush and compaction writers).
@@ -396,13 +537,13 @@ impl ZoneFs {
     async fn write_extent(&self, id: u64, data: &[u8]) -> Result<(), FsError> {
         let mut at = 0usize;
         while at < data.len() {
-            let (zone, lifetime) = {
+            let (zone, lifetime, wal) = {
                 let st = self.st.borrow();
                 let f = st
                     .files
                     .get(&id)
                     .ok_or(FsError::NotFound(format!("file {id}")))?;
-                (f.zone, f.meta.lifetime)
+                (f.zone, f.meta.lifetime, f.meta.sparse)
             };
             let zi = match zone {
                 Some(z) if self.st.borrow().zones[z].remaining() >= 2 * self.block => z,
@@ -411,7 +552,7 @@ impl ZoneFs {
                         self.st.borrow_mut().zones[z].busy = false;
                         self.zone_freed.notify_waiters();
                     }
-                    let z = self.allocate(lifetime).await?;
+                    let z = self.allocate(lifetime, wal).await?;
                     {
                         let mut st = self.st.borrow_mut();
                         let start = st.zones[z].start + st.zones[z].wp;
@@ -452,7 +593,17 @@ impl ZoneFs {
             let z = &mut st.zones[zi];
             z.wp += padded;
             z.used += len as u64;
+            // A zone with no room left gives its open token back at once, as ZenFS's does
+            // when it becomes full.
+            let full = z.remaining() < 2 * self.block;
+            if full {
+                z.busy = false;
+            }
             let f = st.files.get_mut(&id).expect("file");
+            if full {
+                f.zone = None;
+                self.zone_freed.notify_waiters();
+            }
             f.meta.extents.push(Extent {
                 start: pos + header as u64,
                 len: len as u64,
@@ -503,6 +654,14 @@ impl ZoneFs {
         })
     }
 
+    /// Files that can hold a zone for writing at once: WALs, or any other file (ZenFS's open
+    /// tokens).
+    pub fn open_file_limit(&self, wal: bool) -> u32 {
+        let st = self.st.borrow();
+        let by_open = st.open_limit - if wal { 2 } else { RESERVED_OPEN_NON_WAL };
+        by_open.min(st.active_limit)
+    }
+
     /// The host I/O layer under the file system.
     pub fn io(&self) -> &Rc<HostIo> {
         &self.io
@@ -547,17 +706,36 @@ impl ZoneFs {
 
     /// Read `buf.len()` bytes of `name` from `offset`; short if the file ends first.
     pub async fn read(&self, name: &str, offset: u64, buf: &mut [u8]) -> Result<usize, FsError> {
-        let extents = {
-            let st = self.st.borrow();
-            let id = st
+        let (id, extents) = {
+            let mut st = self.st.borrow_mut();
+            let id = *st
                 .names
                 .get(name)
                 .ok_or_else(|| FsError::NotFound(name.into()))?;
-            st.files[id].meta.extents.clone()
+            let f = st.files.get_mut(&id).expect("named file");
+            f.readers += 1;
+            (id, f.meta.extents.clone())
         };
+        let result = self.read_extents(&extents, offset, buf).await;
+        let mut st = self.st.borrow_mut();
+        if let Some(f) = st.files.get_mut(&id) {
+            f.readers -= 1;
+            if f.readers == 0 {
+                self.reads_done.notify_waiters();
+            }
+        }
+        result
+    }
+
+    async fn read_extents(
+        &self,
+        extents: &[Extent],
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<usize, FsError> {
         let mut done = 0usize;
         let mut file_off = 0u64;
-        for e in extents {
+        for e in extents.iter().copied() {
             if done == buf.len() {
                 break;
             }
@@ -661,6 +839,198 @@ impl ZoneFs {
         Ok(())
     }
 
+    /// Start a GC pass if GC is on, none runs and the last began `GC_INTERVAL_S` ago (ZenFS's
+    /// GC thread sleeps 10 s between passes; here the writers' progress wakes it, so an idle
+    /// file system keeps no task alive).
+    fn maybe_gc(self: &Rc<Self>) {
+        let now = self.io.sim().now();
+        {
+            let mut st = self.st.borrow_mut();
+            if st.sb.flags & FLAG_GC == 0
+                || st.gc_running
+                || now.since(st.last_gc).as_ns() < GC_INTERVAL_S * 1_000_000_000
+            {
+                return;
+            }
+            st.gc_running = true;
+            st.last_gc = now;
+        }
+        let me = self.clone();
+        self.io.sim().spawn(async move {
+            // A failed pass leaves every file as it was (extents swap only after their copy
+            // is written); the next pass tries again.
+            let _ = me.gc_pass().await;
+            me.st.borrow_mut().gc_running = false;
+        });
+    }
+
+    /// One GC pass (ZenFS's GCWorker body): when free space is at or below 20%, move the live
+    /// extents of every full zone whose garbage share exceeds the threshold.
+    pub async fn gc_pass(&self) -> Result<(), FsError> {
+        let victims: Vec<usize> = {
+            let mut st = self.st.borrow_mut();
+            st.counters.gc_passes += 1;
+            let (mut free, mut used, mut reclaimable) = (0u64, 0u64, 0u64);
+            for z in &st.zones {
+                free += z.remaining();
+                used += z.used;
+                if z.remaining() == 0 {
+                    reclaimable += z.capacity - z.used;
+                }
+            }
+            let free_pct = 100 * free / (free + used + reclaimable).max(1);
+            if free_pct > GC_START_LEVEL {
+                return Ok(());
+            }
+            let threshold = 100 - GC_SLOPE * (GC_START_LEVEL - free_pct);
+            st.zones
+                .iter()
+                .enumerate()
+                .filter(|(_, z)| {
+                    let garbage = 100 - 100 * z.used / z.capacity.max(1);
+                    !z.busy && z.remaining() == 0 && z.used > 0 && garbage > threshold
+                })
+                .map(|(i, _)| i)
+                .collect()
+        };
+        for zi in victims {
+            self.st.borrow_mut().counters.gc_zones += 1;
+            self.migrate_zone(zi).await?;
+            self.reset_unused().await?;
+        }
+        Ok(())
+    }
+
+    /// Move every extent in zone `zi` of a closed, non-sparse file into a partly written
+    /// zone of a suiting lifetime with room for it (never an empty zone: GC must not take an
+    /// active zone from writers); extents with no such zone stay.
+    async fn migrate_zone(&self, zi: usize) -> Result<(), FsError> {
+        let (zstart, zend) = {
+            let st = self.st.borrow();
+            (
+                st.zones[zi].start,
+                st.zones[zi].start + st.zones[zi].capacity,
+            )
+        };
+        let in_zone = |e: &Extent| e.start >= zstart && e.start < zend;
+        let candidates: Vec<u64> = {
+            let st = self.st.borrow();
+            st.files
+                .iter()
+                .filter(|(_, f)| !f.writing && !f.meta.sparse && f.meta.extents.iter().any(in_zone))
+                .map(|(&id, _)| id)
+                .collect()
+        };
+        let mut buf = vec![0u8; GC_COPY_BYTES];
+        for id in candidates {
+            let Some((lifetime, extents)) = self
+                .st
+                .borrow()
+                .files
+                .get(&id)
+                .map(|f| (f.meta.lifetime, f.meta.extents.clone()))
+            else {
+                continue; // deleted meanwhile
+            };
+            let mut moved: Vec<(usize, Extent)> = Vec::new();
+            for (k, e) in extents.iter().enumerate().filter(|(_, e)| in_zone(e)) {
+                let padded = e.len.div_ceil(self.block) * self.block;
+                let Some(target) = self.take_migrate_zone(lifetime, padded) else {
+                    continue;
+                };
+                let dst = {
+                    let st = self.st.borrow();
+                    st.zones[target].start + st.zones[target].wp
+                };
+                // Copy in 128 KiB reads and appends, the last padded to the block.
+                let mut off = 0u64;
+                let copied: Result<(), FsError> = async {
+                    while off < padded {
+                        let n = (padded - off).min(GC_COPY_BYTES as u64) as usize;
+                        self.io.read(e.start + off, &mut buf[..n]).await?;
+                        self.io.write(dst + off, &buf[..n]).await?;
+                        off += n as u64;
+                    }
+                    Ok(())
+                }
+                .await;
+                let mut st = self.st.borrow_mut();
+                st.zones[target].wp += off;
+                st.zones[target].busy = false;
+                st.counters.gc_bytes_written += off;
+                drop(st);
+                self.zone_freed.notify_waiters();
+                copied?;
+                moved.push((
+                    k,
+                    Extent {
+                        start: dst,
+                        len: e.len,
+                    },
+                ));
+            }
+            if moved.is_empty() {
+                continue;
+            }
+            // Swap the extents once no read of the file is in flight, then log the file's
+            // whole extent list (ZenFS's replace record).
+            loop {
+                match self.st.borrow().files.get(&id) {
+                    Some(f) if f.readers > 0 => {}
+                    _ => break,
+                }
+                self.reads_done.notified().await;
+            }
+            let rec = {
+                let mut st = self.st.borrow_mut();
+                let Some(f) = st.files.get_mut(&id) else {
+                    // Deleted while being copied: the copies are garbage in their zones.
+                    continue;
+                };
+                let mut changes = Vec::new();
+                for (k, new) in &moved {
+                    let old = f.meta.extents[*k];
+                    f.meta.extents[*k] = *new;
+                    changes.push((old, *new));
+                }
+                f.synced = f.meta.extents.len();
+                let meta = f.meta.clone();
+                for (old, new) in changes {
+                    if let Some(z) = st.zone_of(old.start, self.zone_bytes) {
+                        st.zones[z].used -= old.len;
+                    }
+                    if let Some(z) = st.zone_of(new.start, self.zone_bytes) {
+                        st.zones[z].used += new.len;
+                    }
+                }
+                st.counters.gc_extents += moved.len() as u64;
+                Record::Replace(meta)
+            };
+            self.log(rec).await?;
+        }
+        Ok(())
+    }
+
+    /// A partly written, idle zone whose lifetime suits `lifetime` with `room` bytes left,
+    /// taken for a migration (ZenFS's TakeMigrateZone with GetBestOpenZoneMatch).
+    fn take_migrate_zone(&self, lifetime: u32, room: u64) -> Option<usize> {
+        let mut st = self.st.borrow_mut();
+        let mut best: Option<(u32, usize)> = None;
+        for (i, z) in st.zones.iter().enumerate() {
+            if z.busy || z.used == 0 || z.remaining() < room {
+                continue;
+            }
+            let d = lifetime_diff(z.lifetime, lifetime);
+            if best.is_none_or(|(bd, _)| d <= bd) {
+                best = Some((d, i));
+            }
+        }
+        // Any distance will do (ZenFS starts from "not good" and accepts ties).
+        let (_, i) = best?;
+        st.zones[i].busy = true;
+        Some(i)
+    }
+
     /// Reset every idle IO zone that holds no live data (ZenFS's ResetUnusedIOZones).
     async fn reset_unused(&self) -> Result<(), FsError> {
         let victims: Vec<usize> = {
@@ -677,6 +1047,7 @@ impl ZoneFs {
                 .zone_action(i as u32 + META_ZONES, ZoneAction::Reset)
                 .await?;
             let mut st = self.st.borrow_mut();
+            st.counters.resets += 1;
             let z = &mut st.zones[i];
             z.wp = 0;
             z.finished = false;
@@ -690,6 +1061,7 @@ impl ZoneFs {
         let mut s = FsStats {
             files: st.files.len(),
             meta_rolls: st.sb.sequence.saturating_sub(1),
+            zones: st.counters.clone(),
             ..FsStats::default()
         };
         for z in &st.zones {
@@ -740,7 +1112,7 @@ impl ZoneFs {
                 None => FsError::Invalid("no zonefs metadata found (run mkfs)".into()),
             });
         };
-        let fs = ZoneFs::new(io.clone(), &zones, sb.finish_threshold);
+        let fs = ZoneFs::new(io.clone(), &zones, sb.finish_threshold)?;
         {
             let mut st = fs.st.borrow_mut();
             st.sb = sb.clone();
@@ -790,6 +1162,7 @@ impl ZoneFs {
                         synced,
                         zone: None,
                         writing: false,
+                        readers: 0,
                     },
                 );
             }
@@ -842,6 +1215,7 @@ impl FileWriter {
             self.fs.write_extent(self.id, &data).await?;
             self.buf = data;
             self.buf.clear();
+            self.fs.maybe_gc();
         }
         Ok(())
     }

@@ -4,4 +4,4 @@
 pub mod fs;
 pub mod meta;
 
-pub use fs::{FileWriter, FsError, FsStats, Lifetime, ZoneFs};
+pub use fs::{FileWriter, FsError, FsStats, Lifetime, MkfsOptions, ZoneCounters, ZoneFs};
