@@ -42,6 +42,7 @@ def main():
     ap.add_argument("kv")
     ap.add_argument("--compression", default="snappy", choices=["none", "snappy", "lz4", "zstd"])
     ap.add_argument("--znslab", help="znslab's --json output of the same load, to compare")
+    ap.add_argument("--static-levels", action="store_true", help="level_compaction_dynamic_level_bytes=false (db_bench's default)")
     a = ap.parse_args()
 
     comp = {
@@ -53,14 +54,15 @@ def main():
     opts = rocksdict.Options(raw_mode=True)
     opts.create_if_missing(True)
     opts.enable_statistics()
-    # The options znslab's store uses (RocksDB 8.11 defaults, static level sizes).
+    # The options znslab's store uses (RocksDB 8.11 defaults; level sizes dynamic unless
+    # --static-levels, as `znslab dbbench` without --level_compaction_dynamic_level_bytes).
     opts.set_write_buffer_size(64 << 20)
     opts.set_max_write_buffer_number(2)
     opts.set_level_zero_file_num_compaction_trigger(4)
     opts.set_max_bytes_for_level_base(256 << 20)
     opts.set_max_bytes_for_level_multiplier(10)
     opts.set_target_file_size_base(64 << 20)
-    opts.set_level_compaction_dynamic_level_bytes(False)
+    opts.set_level_compaction_dynamic_level_bytes(not a.static_levels)
     opts.set_compression_type(comp)
     opts.set_bottommost_compression_type(comp)
     bbo = rocksdict.BlockBasedOptions()

@@ -7,6 +7,11 @@
 //! zone has one write in flight at a time, as Linux's mq-deadline zone write locking enforces
 //! for sequential-write-required zones; reads, appends and other zones go on in parallel.
 //! Device errors come back as values naming the operation and the LBA.
+//!
+//! On a CCZNS device the layer also issues compressed writes (one command per call, at the
+//! zone's byte write pointer, under the zone's write lock, chunk sizes in and feedback out
+//! through the metadata buffer) and decompressed reads (single- or multi-chunk, by the
+//! compressed range's byte address and length).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -53,7 +58,19 @@ pub struct IoCounters {
     pub zone_lock_wait_ns: u64,
     /// Most commands in flight at once.
     pub max_in_flight: u32,
+    /// CCZNS: compressed writes, the chunks they carried and the zone bytes they took;
+    /// decompressed reads, the chunks and decompressed bytes they returned.
+    pub compressed_writes: u64,
+    pub cw_chunks: u64,
+    pub cw_zone_bytes: u64,
+    pub decompressed_reads: u64,
+    pub dr_chunks: u64,
+    pub dr_bytes: u64,
 }
+
+/// What a compressed write reported: each chunk's size in the zone (its feedback size) and
+/// the bytes the write took from the zone (padding included).
+pub use device::cmd::wire::CwFeedback;
 
 /// A failed I/O, naming what was asked.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -261,6 +278,141 @@ impl HostIo {
             c.bytes_written += piece.len() as u64;
         }
         Ok(())
+    }
+
+    /// CCZNS compressed write: the chunks (consecutive pieces of `data` of `chunk_sizes`
+    /// bytes) compressed by the device at byte address `pos`, which must be the zone's byte
+    /// write pointer. `data` is whole blocks (the bytes past the chunks are not written) and
+    /// goes as one command, so it must fit MDTS. Holds the zone's write lock.
+    pub async fn compressed_write(
+        &self,
+        pos: u64,
+        data: &[u8],
+        chunk_sizes: &[u32],
+    ) -> Result<CwFeedback, IoError> {
+        let op = "compressed write";
+        let len = data.len() as u64;
+        let bad = |why| Err(IoError::Invalid { op, pos, len, why });
+        let block_start = pos / self.lba_bytes * self.lba_bytes;
+        self.check(op, block_start, len)?;
+        if len > self.mdts {
+            return bad("larger than the device's transfer limit (MDTS)");
+        }
+        let total: u64 = chunk_sizes.iter().map(|&c| c as u64).sum();
+        if chunk_sizes.is_empty() || chunk_sizes.contains(&0) || total > len {
+            return bad("chunks empty, or larger than the data");
+        }
+        let nlb = len / self.lba_bytes;
+        let mut metadata = vec![0u8; (nlb * self.metadata_bytes) as usize];
+        if !device::cmd::wire::put_cw_request(&mut metadata, chunk_sizes) {
+            return bad("too many chunks for the metadata buffer");
+        }
+        let slba = pos / self.lba_bytes;
+        let zone = (slba / self.zone_lbas) as usize;
+        let asked = self.sim.now();
+        let _lock = self.zone_locks[zone].lock().await;
+        self.counters.borrow_mut().zone_lock_wait_ns += self.sim.now().since(asked).as_ns();
+        let comp = self
+            .submit(Command::CompressedWrite {
+                slba,
+                intra: (pos % self.lba_bytes) as u32,
+                nlb: nlb as u32,
+                data,
+                metadata: &mut metadata,
+                append: false,
+            })
+            .await;
+        if comp.status != Status::SUCCESS {
+            return Err(IoError::Device {
+                op,
+                lba: slba,
+                status: comp.status,
+            });
+        }
+        let fb =
+            device::cmd::wire::cw_feedback(&metadata, self.lba_bytes).ok_or(IoError::Invalid {
+                op,
+                pos,
+                len,
+                why: "the device's feedback does not parse",
+            })?;
+        let mut c = self.counters.borrow_mut();
+        c.writes += 1;
+        c.bytes_written += len;
+        c.compressed_writes += 1;
+        c.cw_chunks += chunk_sizes.len() as u64;
+        c.cw_zone_bytes += fb.written;
+        Ok(fb)
+    }
+
+    /// CCZNS decompressed read of the chunks stored in `compressed_len` bytes from byte
+    /// address `pos` (where the first chunk starts) into `out` (whole blocks: the output
+    /// budget). Single-chunk returns the chunk at `pos`; multi-chunk every whole chunk of the
+    /// range that fits `out`. Returns each chunk's (decompressed, stored) size; the chunks are
+    /// back to back at the start of `out`.
+    pub async fn decompressed_read(
+        &self,
+        pos: u64,
+        compressed_len: u64,
+        multi: bool,
+        out: &mut [u8],
+    ) -> Result<Vec<(u32, u32)>, IoError> {
+        let op = "decompressed read";
+        let bad = |why| {
+            Err(IoError::Invalid {
+                op,
+                pos,
+                len: compressed_len,
+                why,
+            })
+        };
+        let slba = pos / self.lba_bytes;
+        let intra = pos % self.lba_bytes;
+        let cnlb = (intra + compressed_len).div_ceil(self.lba_bytes);
+        let pdsz = cnlb * self.lba_bytes - intra - compressed_len;
+        if compressed_len == 0 {
+            return bad("an empty range");
+        }
+        self.check(op, slba * self.lba_bytes, cnlb * self.lba_bytes)?;
+        if cnlb > 255 {
+            return bad("the range spans more than 255 blocks (CNLB is 8 bits)");
+        }
+        let nlb = out.len() as u64 / self.lba_bytes;
+        if nlb == 0
+            || !(out.len() as u64).is_multiple_of(self.lba_bytes)
+            || out.len() as u64 > self.mdts
+        {
+            return bad("the output is not whole blocks within MDTS");
+        }
+        let mut metadata = vec![0u8; (nlb * self.metadata_bytes) as usize];
+        let comp = self
+            .submit(Command::DecompressedRead {
+                slba,
+                intra: intra as u32,
+                cnlb: cnlb as u32,
+                pdsz: pdsz as u32,
+                multi,
+                nlb: nlb as u32,
+                data: out,
+                metadata: &mut metadata,
+            })
+            .await;
+        if comp.status != Status::SUCCESS {
+            return Err(IoError::Device {
+                op,
+                lba: slba,
+                status: comp.status,
+            });
+        }
+        let chunks = device::cmd::wire::dr_feedback(&metadata).unwrap_or_default();
+        let mut c = self.counters.borrow_mut();
+        c.reads += 1;
+        c.decompressed_reads += 1;
+        c.dr_chunks += chunks.len() as u64;
+        let bytes: u64 = chunks.iter().map(|&(pre, _)| pre as u64).sum();
+        c.dr_bytes += bytes;
+        c.bytes_read += bytes;
+        Ok(chunks)
     }
 
     /// A zone management action on zone `zone`.

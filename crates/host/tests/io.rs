@@ -187,3 +187,88 @@ fn report_zones_covers_every_zone_in_mdts_pieces() {
     });
     sim.run();
 }
+
+/// Text that compresses about 2:1, different per seed.
+fn text(seed: u64, len: usize) -> Vec<u8> {
+    let words = [
+        "zone", "chunk", "flash", "write", "pointer", "compress", "host", "die",
+    ];
+    let mut v = Vec::with_capacity(len);
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    while v.len() < len {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        v.extend_from_slice(words[(x >> 60) as usize % words.len()].as_bytes());
+        v.extend_from_slice(format!(" {} ", (x >> 40) % 1000).as_bytes());
+    }
+    v.truncate(len);
+    v
+}
+
+#[test]
+fn compressed_writes_and_decompressed_reads_round_trip_chunks() {
+    let (sim, io, _) = setup(presets::test_cczns(), IoConfig::default(), 2);
+    sim.block_on(async move {
+        let chunks = [text(1, 4100), text(2, 3000), text(3, 4096)];
+        let sizes: Vec<u32> = chunks.iter().map(|c| c.len() as u32).collect();
+        let mut data = chunks.concat();
+        data.resize(data.len().div_ceil(4096) * 4096, 0);
+        // At the zone start: feedback per chunk, the zone took less than the data.
+        let fb = io.compressed_write(0, &data, &sizes).await.expect("writes");
+        assert_eq!(fb.sizes.len(), 3);
+        let stored: u64 = fb.sizes.iter().map(|&s| s as u64).sum();
+        assert!(stored < 11_196 && fb.written >= stored, "{fb:?}");
+        // The next CW goes at the byte write pointer; anywhere else is refused by status.
+        let more = text(4, 4096);
+        let wrong = io.compressed_write(fb.written + 512, &more, &[4096]).await;
+        assert_eq!(
+            wrong.expect_err("not at the write pointer").status(),
+            Some(Status::ZONE_INVALID_WRITE)
+        );
+        let fb2 = io
+            .compressed_write(fb.written, &more, &[4096])
+            .await
+            .expect("appends");
+        // Single-chunk DR of the second chunk: exactly its bytes.
+        let second = fb.sizes[0] as u64;
+        let mut out = vec![0u8; 4096];
+        let got = io
+            .decompressed_read(second, fb.sizes[1] as u64, false, &mut out)
+            .await
+            .expect("reads");
+        assert_eq!(got, vec![(3000, fb.sizes[1])]);
+        assert_eq!(&out[..3000], &chunks[1][..]);
+        // Multi-chunk DR of everything: every chunk back to back.
+        let mut out = vec![0u8; 16 << 10];
+        let got = io
+            .decompressed_read(0, fb.written + fb2.written, true, &mut out)
+            .await
+            .expect("reads");
+        assert_eq!(got.len(), 4);
+        let all = [chunks.concat(), more.clone()].concat();
+        assert_eq!(&out[..all.len()], &all[..]);
+        let c = io.counters();
+        assert_eq!((c.compressed_writes, c.cw_chunks), (2, 4));
+        assert_eq!((c.decompressed_reads, c.dr_chunks), (2, 5));
+        // Bad requests are refused before reaching the device, naming why.
+        let err = io.compressed_write(fb.written, &more, &[5000]).await;
+        assert!(err
+            .expect_err("chunks beyond data")
+            .to_string()
+            .contains("chunks"));
+    });
+}
+
+#[test]
+fn a_plain_zns_device_refuses_compressed_commands() {
+    let (sim, io, _) = setup(presets::test_min(), IoConfig::default(), 2);
+    sim.block_on(async move {
+        let data = text(1, 4096);
+        let err = io
+            .compressed_write(0, &data, &[4096])
+            .await
+            .expect_err("no CW");
+        assert_eq!(err.status(), Some(Status::INVALID_FIELD));
+    });
+}
