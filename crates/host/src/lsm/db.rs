@@ -964,28 +964,47 @@ impl Inner {
         level_targets(&self.opts, &level_sizes(st))
     }
 
-    /// The level to compact next: the highest score ≥ 1 (RocksDB's leveled scoring: L0 by
-    /// file count over the trigger or by bytes over the base target, whichever is higher;
-    /// deeper levels by bytes over their target).
+    /// The level to compact next: the highest score ≥ 1, as RocksDB 8.x's
+    /// `ComputeCompactionScore` for leveled compaction. L0: file count over the trigger; with
+    /// static sizes also bytes over the base target; with dynamic sizes at least 1.01 once L0
+    /// holds the base target, and L0 over the base level's size when it outgrows it, scaled
+    /// by 10 above 1. Deeper levels: bytes over their target; with dynamic sizes, a level at
+    /// or over its target divides by its target plus the bytes bound to come down from above
+    /// and scales by 10, so a level with much incoming data waits for it.
     async fn pick_compaction(&self) -> Option<usize> {
+        const SCORE_SCALE: f64 = 10.0;
         let st = self.st.lock().await;
         let n = st.levels.len();
         let sizes = level_sizes(&st);
         let (base, targets) = level_targets(&self.opts, &sizes);
-        let mult = self.opts.level_multiplier.max(1);
+        let dynamic = self.opts.level_compaction_dynamic_level_bytes;
+        let base_target = self.opts.max_bytes_for_level_base.max(1);
+        let mut downcompact = 0f64;
         let mut best: Option<(f64, usize)> = None;
         for l in 0..n - 1 {
             let score = if l == 0 {
-                let by_count = st.levels[0].len() as f64 / self.opts.level0_trigger.max(1) as f64;
-                // RocksDB: L0 by size too, its target kept within one fan-out of the base
-                // level's so that L0 -> base compactions stay small.
-                let mut l0_target = self.opts.max_bytes_for_level_base;
-                if self.opts.level_compaction_dynamic_level_bytes {
-                    l0_target = l0_target.max(targets[base] / mult);
+                let mut score = st.levels[0].len() as f64 / self.opts.level0_trigger.max(1) as f64;
+                if !dynamic {
+                    score = score.max(sizes[0] as f64 / base_target as f64);
+                } else {
+                    if sizes[0] >= base_target {
+                        score = score.max(1.01);
+                    }
+                    if sizes[0] > targets[base] {
+                        score = score.max(sizes[0] as f64 / sizes[base].max(targets[base]) as f64);
+                    }
+                    if score > 1.0 {
+                        score *= SCORE_SCALE;
+                    }
                 }
-                by_count.max(sizes[0] as f64 / l0_target.max(1) as f64)
-            } else {
+                downcompact += sizes[0] as f64;
+                score
+            } else if !dynamic || sizes[l] < targets[l] {
                 sizes[l] as f64 / targets[l].max(1) as f64
+            } else {
+                let score = sizes[l] as f64 / (targets[l] as f64 + downcompact) * SCORE_SCALE;
+                downcompact += (sizes[l] - targets[l]) as f64;
+                score
             };
             if score >= 1.0 && best.is_none_or(|(b, _)| score > b) {
                 best = Some((score, l));
