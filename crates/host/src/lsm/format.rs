@@ -73,6 +73,44 @@ impl BlockHandle {
     }
 }
 
+/// CCZNS's index-entry size for a block the device compressed (seed-artifacts §1.8): the
+/// handle's size field packs the block's size in the file (post-compression, which locates the
+/// next block) and its size before compression (block and trailer, which sizes the DR output).
+/// The post size goes first, 3 bits per nibble from the least significant end, every nibble
+/// but the last with 0x8 set; the pre size follows above the last nibble. RocksDB's varint of
+/// the size field carries it unchanged.
+pub fn cc_pack_sizes(post: u64, pre: u64) -> u64 {
+    let mut packed = 0u64;
+    let mut shift = 0;
+    let mut rest = post;
+    loop {
+        let nibble = rest & 7;
+        rest >>= 3;
+        let more = if rest > 0 { 8 } else { 0 };
+        packed |= (nibble | more) << shift;
+        shift += 4;
+        if rest == 0 {
+            break;
+        }
+    }
+    packed | pre.checked_shl(shift).unwrap_or(0)
+}
+
+/// The (post, pre) sizes of a CCZNS index entry's packed size; None when no terminating nibble
+/// is found or the pre size does not survive the packing (a corrupt entry).
+pub fn cc_unpack_sizes(packed: u64) -> Option<(u64, u64)> {
+    let mut post = 0u64;
+    for i in 0..16 {
+        let nibble = (packed >> (4 * i)) & 0xf;
+        post |= (nibble & 7) << (3 * i);
+        if nibble & 8 == 0 {
+            let pre = packed.checked_shr(4 * (i + 1)).unwrap_or(0);
+            return Some((post, pre));
+        }
+    }
+    None
+}
+
 pub const TRAILER: u64 = 5;
 /// format_version 5 footer: checksum type, two handles padded to 40 bytes, version, magic.
 pub const FOOTER: u64 = 53;
@@ -223,6 +261,20 @@ pub fn read_footer(file: &[u8]) -> Result<(BlockHandle, BlockHandle), FormatErro
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn cc_index_sizes_round_trip_as_the_cczns_code_packs_them() {
+        // The worked example of seed-artifacts §1.8: post 1500, pre 4101.
+        assert_eq!(cc_pack_sizes(1500, 4101), (4101 << 16) | 0x2FBC);
+        assert_eq!(cc_pack_sizes(1500, 4101), 268_775_356);
+        for post in [0u64, 1, 7, 8, 63, 64, 511, 512, 4095, 4101, 65_535, 1 << 20] {
+            for pre in [0u64, 1, 4096, 4101, 65_535] {
+                assert_eq!(cc_unpack_sizes(cc_pack_sizes(post, pre)), Some((post, pre)));
+            }
+        }
+        // Every nibble continued: no terminator, not a size.
+        assert_eq!(cc_unpack_sizes(u64::MAX), None);
+    }
     use super::*;
 
     #[test]
