@@ -565,22 +565,8 @@ impl Controller {
         ready: u64,
     ) -> Result<(), Status> {
         let b = self.balloon.as_mut().expect("balloon design");
-        self.staging.clear();
-        b.sizes.clear();
-        for page in data.chunks_exact(PAGE as usize) {
-            let at = self.staging.len();
-            let n = self
-                .engine
-                .coder
-                .compress(self.engine.codec, page, &mut self.staging);
-            if n >= PAGE as usize {
-                self.staging.truncate(at);
-                self.staging.extend_from_slice(page);
-                b.sizes.push(0);
-            } else {
-                b.sizes.push(n as u32);
-            }
-        }
+        self.engine
+            .compress_units(data, PAGE as usize, &mut self.staging, &mut b.sizes);
         let need = b.ssbs_needed(zi);
         while self.balloon().free_ssbs < need + RESERVE_SSBS {
             if !self.balloon_reclaim_one(ready) {

@@ -47,6 +47,31 @@ impl Engine {
         }
     }
 
+    /// Compress each `unit`-byte piece of `data` into `staging`, back to back; a piece that
+    /// does not shrink is stored raw. `sizes` gets each piece's compressed size, 0 for raw.
+    /// (Transparent designs, Balloon and TCSSD, compress every page this way.)
+    pub fn compress_units(
+        &mut self,
+        data: &[u8],
+        unit: usize,
+        staging: &mut Vec<u8>,
+        sizes: &mut Vec<u32>,
+    ) {
+        staging.clear();
+        sizes.clear();
+        for piece in data.chunks_exact(unit) {
+            let at = staging.len();
+            let n = self.coder.compress(self.codec, piece, staging);
+            if n >= unit {
+                staging.truncate(at);
+                staging.extend_from_slice(piece);
+                sizes.push(0);
+            } else {
+                sizes.push(n as u32);
+            }
+        }
+    }
+
     /// One request of `bytes` (uncompressed) arriving at `t`; returns when its result is ready.
     pub fn run(&mut self, dir: Direction, t: u64, bytes: u64) -> u64 {
         let cost = self.profile.cost(dir);

@@ -282,22 +282,8 @@ impl Controller {
         data: &[u8],
     ) -> Result<u64, Status> {
         let t = self.tcssd.as_mut().expect("tcssd design");
-        self.staging.clear();
-        t.sizes.clear();
-        for block in data.chunks_exact(BLOCK as usize) {
-            let at = self.staging.len();
-            let n = self
-                .engine
-                .coder
-                .compress(self.engine.codec, block, &mut self.staging);
-            if n >= BLOCK as usize {
-                self.staging.truncate(at);
-                self.staging.extend_from_slice(block);
-                t.sizes.push(0);
-            } else {
-                t.sizes.push(n as u32);
-            }
-        }
+        self.engine
+            .compress_units(data, BLOCK as usize, &mut self.staging, &mut t.sizes);
         // Bytes the old versions free count too: they are dead as soon as this lands.
         let need = self.staging.len() as u64;
         let freed: u64 = (0..t.sizes.len() as u64)

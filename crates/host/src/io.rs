@@ -245,14 +245,20 @@ impl HostIo {
         Ok(())
     }
 
+    /// Take zone `zone`'s write lock (one write in flight per zone), counting the wait.
+    async fn lock_zone(&self, zone: usize) -> sim::sync::MutexGuard<'_, ()> {
+        let asked = self.sim.now();
+        let guard = self.zone_locks[zone].lock().await;
+        self.counters.borrow_mut().zone_lock_wait_ns += self.sim.now().since(asked).as_ns();
+        guard
+    }
+
     /// Write `data` at byte `pos` (whole blocks in one zone, at its write pointer) holding the
     /// zone's write lock, MDTS at a time.
     pub async fn write(&self, pos: u64, data: &[u8]) -> Result<(), IoError> {
         self.check("write", pos, data.len() as u64)?;
         let zone = (pos / self.lba_bytes / self.zone_lbas) as usize;
-        let asked = self.sim.now();
-        let _lock = self.zone_locks[zone].lock().await;
-        self.counters.borrow_mut().zone_lock_wait_ns += self.sim.now().since(asked).as_ns();
+        let _lock = self.lock_zone(zone).await;
         let mut at = 0u64;
         for piece in data.chunks(self.mdts as usize) {
             let slba = (pos + at) / self.lba_bytes;
@@ -309,9 +315,7 @@ impl HostIo {
         }
         let slba = pos / self.lba_bytes;
         let zone = (slba / self.zone_lbas) as usize;
-        let asked = self.sim.now();
-        let _lock = self.zone_locks[zone].lock().await;
-        self.counters.borrow_mut().zone_lock_wait_ns += self.sim.now().since(asked).as_ns();
+        let _lock = self.lock_zone(zone).await;
         let comp = self
             .submit(Command::CompressedWrite {
                 slba,

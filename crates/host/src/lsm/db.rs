@@ -952,11 +952,7 @@ impl Inner {
             .sum();
         s.l0_files = st.levels[0].len();
         s.level_files = st.levels.iter().map(Vec::len).collect();
-        s.level_bytes = st
-            .levels
-            .iter()
-            .map(|l| l.iter().map(|f| f.size).sum())
-            .collect();
+        s.level_bytes = level_sizes(st);
     }
 
     /// The level L0 compacts into and the target size of each level (index 0 unused).
