@@ -146,6 +146,10 @@ impl HostIo {
         self.metadata_bytes
     }
     /// Zone size (the LBA span of a zone) and capacity (its writable part), in bytes.
+    /// The largest transfer one command takes (MDTS).
+    pub fn max_transfer_bytes(&self) -> u64 {
+        self.mdts
+    }
     pub fn zone_bytes(&self) -> u64 {
         self.zone_lbas * self.lba_bytes
     }

@@ -49,6 +49,9 @@ pub const GC_SLOPE: u64 = 3;
 pub const GC_COPY_BYTES: usize = 128 << 10;
 /// Superblock flag: GC enabled (ZenFS's bit 0).
 pub const FLAG_GC: u32 = 1;
+/// Superblock flag: IO zones are opened as CCZNS padding zones (§III-E), so compressed writes
+/// and plain writes share them (CCZNS's ZenFS opens every SST zone this way).
+pub const FLAG_PADDING: u32 = 2;
 
 /// mkfs options (ZenFS's `zenfs mkfs` flags).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -57,6 +60,10 @@ pub struct MkfsOptions {
     /// performance scripts use 10).
     pub finish_threshold: u32,
     pub enable_gc: bool,
+    /// Open IO zones as CCZNS padding zones, for files written with compressed writes
+    /// ([`FileWriter::append_compressed`]). Needs a CCZNS device; excludes GC (it moves
+    /// extents with plain reads and writes, which would drop the device's chunk records).
+    pub padding_zones: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -207,7 +214,7 @@ impl ZoneFs {
             io,
             MkfsOptions {
                 finish_threshold,
-                enable_gc: false,
+                ..MkfsOptions::default()
             },
         )
         .await
@@ -220,6 +227,18 @@ impl ZoneFs {
                 "finish threshold {}%: at most 100",
                 opts.finish_threshold
             )));
+        }
+        if opts.padding_zones && opts.enable_gc {
+            return Err(FsError::Invalid(
+                "padding zones (compressed writes) and GC together: GC moves extents with plain \
+                 reads and writes, which would lose the device's chunk records"
+                    .into(),
+            ));
+        }
+        if opts.padding_zones && io.device().with(|c| c.config().design) != device::Design::Cczns {
+            return Err(FsError::Invalid(
+                "padding zones need a CCZNS device (design = \"cczns\")".into(),
+            ));
         }
         let zones = io.report_zones().await?;
         if zones.len() < (META_ZONES + 2) as usize {
@@ -237,6 +256,9 @@ impl ZoneFs {
         let fs = ZoneFs::new(io, &zones, opts.finish_threshold)?;
         if opts.enable_gc {
             fs.st.borrow_mut().sb.flags |= FLAG_GC;
+        }
+        if opts.padding_zones {
+            fs.st.borrow_mut().sb.flags |= FLAG_PADDING;
         }
         fs.start_meta_zone(0, 1).await?;
         Ok(fs)
@@ -495,6 +517,20 @@ impl ZoneFs {
                 }
             };
             self.st.borrow_mut().zones[i].busy = true;
+            let fresh = self.st.borrow().zones[i].wp == 0;
+            if fresh && self.padding_zones() {
+                // An explicit open with the padding option; released zones are closed again
+                // (`release_zone`), as the device never closes an explicitly opened zone.
+                if let Err(e) = self
+                    .io
+                    .zone_action(i as u32 + META_ZONES, ZoneAction::OpenPadding)
+                    .await
+                {
+                    self.st.borrow_mut().zones[i].busy = false;
+                    self.zone_freed.notify_waiters();
+                    return Err(e.into());
+                }
+            }
             return Ok(i);
         }
     }
@@ -549,8 +585,7 @@ impl ZoneFs {
                 Some(z) if self.st.borrow().zones[z].remaining() >= 2 * self.block => z,
                 old => {
                     if let Some(z) = old {
-                        self.st.borrow_mut().zones[z].busy = false;
-                        self.zone_freed.notify_waiters();
+                        self.release_zone(z).await?;
                     }
                     let z = self.allocate(lifetime, wal).await?;
                     {
@@ -589,29 +624,207 @@ impl ZoneFs {
                 buf.resize(padded as usize, 0);
                 self.io.write(pos, &buf).await?;
             }
-            let mut st = self.st.borrow_mut();
-            let z = &mut st.zones[zi];
-            z.wp += padded;
-            z.used += len as u64;
-            // A zone with no room left gives its open token back at once, as ZenFS's does
-            // when it becomes full.
-            let full = z.remaining() < 2 * self.block;
-            if full {
-                z.busy = false;
-            }
-            let f = st.files.get_mut(&id).expect("file");
-            if full {
-                f.zone = None;
-                self.zone_freed.notify_waiters();
-            }
-            f.meta.extents.push(Extent {
-                start: pos + header as u64,
-                len: len as u64,
-            });
-            f.meta.size += len as u64;
+            self.extend(id, zi, pos + header as u64, len as u64, padded)
+                .await?;
             at += len;
         }
         Ok(())
+    }
+
+    /// Record `len` bytes of file `id` at device offset `start`, which took `taken` bytes of
+    /// zone `zi`; a zone with no room left gives its open token back at once, as ZenFS's does
+    /// when it becomes full.
+    async fn extend(
+        &self,
+        id: u64,
+        zi: usize,
+        start: u64,
+        len: u64,
+        taken: u64,
+    ) -> Result<(), FsError> {
+        let full = {
+            let mut st = self.st.borrow_mut();
+            let z = &mut st.zones[zi];
+            z.wp += taken;
+            z.used += len;
+            let full = z.remaining() < 2 * self.block;
+            let f = st.files.get_mut(&id).expect("file");
+            if full {
+                f.zone = None;
+            }
+            f.meta.extents.push(Extent { start, len });
+            f.meta.size += len;
+            full
+        };
+        if full {
+            self.release_zone(zi).await?;
+        }
+        Ok(())
+    }
+
+    fn padding_zones(&self) -> bool {
+        self.st.borrow().sb.flags & FLAG_PADDING != 0
+    }
+
+    /// A writer lets go of zone `zi`. With padding zones a zone that is not full is closed
+    /// first (it was opened explicitly, and only the host closes those); it stays owned until
+    /// the Close completes so no other writer reaches it in between.
+    async fn release_zone(&self, zi: usize) -> Result<(), FsError> {
+        let close = {
+            let st = self.st.borrow();
+            let z = &st.zones[zi];
+            st.sb.flags & FLAG_PADDING != 0 && !z.finished && z.wp < z.capacity
+        };
+        let result = if close {
+            self.io
+                .zone_action(zi as u32 + META_ZONES, ZoneAction::Close)
+                .await
+        } else {
+            Ok(())
+        };
+        self.st.borrow_mut().zones[zi].busy = false;
+        self.zone_freed.notify_waiters();
+        Ok(result?)
+    }
+
+    /// Write one CCZNS compressed write for file `id`: `data` (whole blocks, at most the
+    /// device's transfer size) holds the chunks of `chunk_sizes` back to back; the device
+    /// compresses each and the file grows by what the zone took. A zone with less room than
+    /// the uncompressed data is finished and another taken, as CCZNS's ZenFS abandons it.
+    /// Returns each chunk's size in the file (its footprint; the last one padded to a block).
+    async fn write_compressed(
+        &self,
+        id: u64,
+        data: &[u8],
+        chunk_sizes: &[u32],
+    ) -> Result<Vec<u32>, FsError> {
+        if !self.padding_zones() {
+            return Err(FsError::Invalid(
+                "compressed writes need padding zones (mkfs with padding_zones)".into(),
+            ));
+        }
+        let need = data.len() as u64;
+        if need > self.io.zone_capacity_bytes() || need > self.io.max_transfer_bytes() {
+            return Err(FsError::Invalid(format!(
+                "a compressed write of {need} bytes: larger than the device's transfer size \
+                 or a zone"
+            )));
+        }
+        let zi = loop {
+            let (zone, lifetime) = {
+                let st = self.st.borrow();
+                let f = st
+                    .files
+                    .get(&id)
+                    .ok_or(FsError::NotFound(format!("file {id}")))?;
+                (f.zone, f.meta.lifetime)
+            };
+            match zone {
+                Some(z) if self.st.borrow().zones[z].remaining() >= need => break z,
+                Some(z) => {
+                    self.st.borrow_mut().files.get_mut(&id).expect("file").zone = None;
+                    if self.st.borrow().zones[z].remaining() > 0 {
+                        self.finish_zone(z).await?;
+                    }
+                    self.release_zone(z).await?;
+                }
+                None => {
+                    let z = self.allocate(lifetime, false).await?;
+                    if self.st.borrow().zones[z].remaining() < need {
+                        self.finish_zone(z).await?;
+                        self.release_zone(z).await?;
+                        continue;
+                    }
+                    {
+                        let mut st = self.st.borrow_mut();
+                        let start = st.zones[z].start + st.zones[z].wp;
+                        let f = st.files.get_mut(&id).expect("file");
+                        f.zone = Some(z);
+                        f.meta.active_start = Some(start);
+                    }
+                    self.sync_meta(id, false).await?;
+                    break z;
+                }
+            }
+        };
+        let pos = {
+            let st = self.st.borrow();
+            st.zones[zi].start + st.zones[zi].wp
+        };
+        let fb = self.io.compressed_write(pos, data, chunk_sizes).await?;
+        if fb.sizes.len() != chunk_sizes.len() || fb.written % self.block != 0 {
+            return Err(FsError::Invalid(format!(
+                "compressed write feedback: {} sizes for {} chunks, {} bytes taken (not whole \
+                 blocks: is the zone a padding zone?)",
+                fb.sizes.len(),
+                chunk_sizes.len(),
+                fb.written
+            )));
+        }
+        self.extend(id, zi, pos, fb.written, fb.written).await?;
+        Ok(fb.sizes)
+    }
+
+    /// CCZNS decompressed read from file `name`: the chunks stored in `compressed_len` bytes
+    /// from file offset `offset` (where a chunk starts), at most `budget` decompressed bytes,
+    /// appended to `out`. Single-chunk returns the chunk at `offset`. A range over several
+    /// extents takes one command per extent (CCZNS's ZenFS concatenates their feedback).
+    /// Returns each chunk's (decompressed, stored) size.
+    pub async fn decompressed_read(
+        &self,
+        name: &str,
+        offset: u64,
+        compressed_len: u64,
+        multi: bool,
+        budget: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<Vec<(u32, u32)>, FsError> {
+        let (id, extents) = self.begin_read(name)?;
+        let result = self
+            .dr_extents(&extents, offset, compressed_len, multi, budget, out)
+            .await;
+        self.end_read(id);
+        result
+    }
+
+    async fn dr_extents(
+        &self,
+        extents: &[Extent],
+        offset: u64,
+        compressed_len: u64,
+        multi: bool,
+        mut budget: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<Vec<(u32, u32)>, FsError> {
+        let mut chunks = Vec::new();
+        let mut file_off = 0u64;
+        let end = offset + compressed_len;
+        for e in extents {
+            let (lo, hi) = (offset.max(file_off), end.min(file_off + e.len));
+            file_off += e.len;
+            if lo >= hi || budget == 0 {
+                continue;
+            }
+            let dev = e.start + (lo - (file_off - e.len));
+            let room = budget
+                .div_ceil(self.block)
+                .saturating_mul(self.block)
+                .min(self.io.max_transfer_bytes());
+            let at = out.len();
+            out.resize(at + room as usize, 0);
+            let got = self
+                .io
+                .decompressed_read(dev, hi - lo, multi, &mut out[at..])
+                .await?;
+            let bytes: u64 = got.iter().map(|c| c.0 as u64).sum();
+            out.truncate(at + bytes as usize);
+            budget = budget.saturating_sub(bytes);
+            chunks.extend(got);
+            if !multi {
+                break;
+            }
+        }
+        Ok(chunks)
     }
 
     /// Log the extents a file gained since its last record.
@@ -625,18 +838,23 @@ impl ZoneFs {
             if closing {
                 f.meta.active_start = None;
                 f.writing = false;
-                let z = f.zone.take();
-                if let Some(z) = z {
-                    st.zones[z].busy = false;
-                    self.zone_freed.notify_waiters();
-                }
             }
-            let f = st.files.get_mut(&id).expect("file");
             let mut u = f.meta.clone();
             u.extents = f.meta.extents[f.synced..].to_vec();
             f.synced = f.meta.extents.len();
             Record::Update(u)
         };
+        if closing {
+            let z = self
+                .st
+                .borrow_mut()
+                .files
+                .get_mut(&id)
+                .and_then(|f| f.zone.take());
+            if let Some(z) = z {
+                self.release_zone(z).await?;
+            }
+        }
         self.log(rec).await
     }
 
@@ -706,17 +924,25 @@ impl ZoneFs {
 
     /// Read `buf.len()` bytes of `name` from `offset`; short if the file ends first.
     pub async fn read(&self, name: &str, offset: u64, buf: &mut [u8]) -> Result<usize, FsError> {
-        let (id, extents) = {
-            let mut st = self.st.borrow_mut();
-            let id = *st
-                .names
-                .get(name)
-                .ok_or_else(|| FsError::NotFound(name.into()))?;
-            let f = st.files.get_mut(&id).expect("named file");
-            f.readers += 1;
-            (id, f.meta.extents.clone())
-        };
+        let (id, extents) = self.begin_read(name)?;
         let result = self.read_extents(&extents, offset, buf).await;
+        self.end_read(id);
+        result
+    }
+
+    /// A read of `name` starts: its extents, and one more reader (GC waits for none).
+    fn begin_read(&self, name: &str) -> Result<(u64, Vec<Extent>), FsError> {
+        let mut st = self.st.borrow_mut();
+        let id = *st
+            .names
+            .get(name)
+            .ok_or_else(|| FsError::NotFound(name.into()))?;
+        let f = st.files.get_mut(&id).expect("named file");
+        f.readers += 1;
+        Ok((id, f.meta.extents.clone()))
+    }
+
+    fn end_read(&self, id: u64) {
         let mut st = self.st.borrow_mut();
         if let Some(f) = st.files.get_mut(&id) {
             f.readers -= 1;
@@ -724,7 +950,6 @@ impl ZoneFs {
                 self.reads_done.notify_waiters();
             }
         }
-        result
     }
 
     async fn read_extents(
@@ -763,7 +988,7 @@ impl ZoneFs {
     /// Remove a name; the file goes with its last link, and zones left with no live data
     /// are reset.
     pub async fn delete(&self, name: &str) -> Result<(), FsError> {
-        let id = {
+        let (id, held) = {
             let mut st = self.st.borrow_mut();
             let id = st
                 .names
@@ -771,20 +996,21 @@ impl ZoneFs {
                 .ok_or_else(|| FsError::NotFound(name.into()))?;
             let f = st.files.get_mut(&id).expect("file");
             f.meta.links.retain(|l| l != name);
+            let mut held = None;
             if f.meta.links.is_empty() {
                 let f = st.files.remove(&id).expect("file");
-                if let Some(z) = f.zone {
-                    st.zones[z].busy = false;
-                    self.zone_freed.notify_waiters();
-                }
+                held = f.zone;
                 for e in &f.meta.extents {
                     if let Some(z) = st.zone_of(e.start, self.zone_bytes) {
                         st.zones[z].used -= e.len;
                     }
                 }
             }
-            id
+            (id, held)
         };
+        if let Some(z) = held {
+            self.release_zone(z).await?;
+        }
         self.log(Record::Deletion {
             id,
             link: name.to_string(),
@@ -1218,6 +1444,21 @@ impl FileWriter {
             self.fs.maybe_gc();
         }
         Ok(())
+    }
+
+    /// Append one CCZNS compressed write: `data` is whole blocks (at most the device's
+    /// transfer size) holding the chunks of `chunk_sizes` back to back, which the device
+    /// compresses. What was appended before goes out first. Returns each chunk's size in the
+    /// file (the last one padded to a block); the file grows by their sum.
+    pub async fn append_compressed(
+        &mut self,
+        data: &[u8],
+        chunk_sizes: &[u32],
+    ) -> Result<Vec<u32>, FsError> {
+        self.flush().await?;
+        let sizes = self.fs.write_compressed(self.id, data, chunk_sizes).await?;
+        self.fs.maybe_gc();
+        Ok(sizes)
     }
 
     /// Everything appended so far is durable: on the device, and for a buffered file in the
