@@ -131,6 +131,7 @@ impl MkfsArgs {
         host::zonefs::MkfsOptions {
             finish_threshold: self.finish_threshold,
             enable_gc: self.enable_gc,
+            ..Default::default()
         }
     }
 }
