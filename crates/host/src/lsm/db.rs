@@ -27,7 +27,7 @@ use super::format::{get_varint, put_varint};
 use super::key::{self, ValueType};
 use super::log::{read_log, LogWriter};
 use super::memtable::{MemTable, WriteBatch};
-use super::sst::{Table, TableBuilder, TableOptions};
+use super::sst::{self, BlockRead, CcChunk, Table, TableBuilder, TableOptions};
 use crate::zonefs::{FileWriter, FsError, Lifetime, ZoneFs};
 
 /// Store options (RocksDB 8.11's defaults where they exist).
@@ -69,6 +69,68 @@ pub struct DbOptions {
     pub initial_auto_readahead_size: u64,
     pub max_auto_readahead_size: u64,
     pub auto_readahead_after: u32,
+    /// CCZNS's scheme: the device compresses data blocks (the table codec is ignored). Needs
+    /// zonefs with padding zones on a CCZNS device.
+    pub cc: Option<CcOptions>,
+}
+
+/// How the store uses CCZNS's commands (§IV-B; seed-artifacts §1.8).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CcOptions {
+    /// Data blocks go in compressed writes of up to this many bytes (RocksDB's file write
+    /// buffer, `writable_file_max_buffer_size`, 1 MiB).
+    pub write_buffer: usize,
+    /// One CW per write buffer (multi-chunk); false = one single-chunk CW per block, the
+    /// ablation of §V-D.
+    pub multi_chunk_cw: bool,
+    /// Prefetch (iterators, compaction) by multi-chunk DR; false = a single-chunk DR per
+    /// block, the other ablation of §V-D.
+    pub multi_chunk_dr: bool,
+    /// Compressed bytes an iterator's prefetch takes (CCZNS's RocksDB forces 256 KiB,
+    /// clipped at the data region's end).
+    pub prefetch_bytes: u64,
+}
+
+impl Default for CcOptions {
+    fn default() -> Self {
+        CcOptions {
+            write_buffer: 1 << 20,
+            multi_chunk_cw: true,
+            multi_chunk_dr: true,
+            prefetch_bytes: 256 << 10,
+        }
+    }
+}
+
+/// What a block takes in the block cache: its raw size (a compressed block is cached
+/// decompressed, so at least a block's worth).
+fn cache_charge(h: &BlockRead, opts: &DbOptions) -> u64 {
+    if h.cc {
+        h.raw
+    } else {
+        h.raw.max(opts.table.block_size as u64)
+    }
+}
+
+/// CNLB is 8 bits: a DR's compressed range spans at most 255 blocks.
+const DR_MAX_BLOCKS: u64 = 255;
+
+/// The end (exclusive) of the chunks from `i` one multi-chunk DR takes: at least chunk `i`,
+/// then while the stored bytes stay within `max_stored`, the range within CNLB's 255 blocks
+/// and the decompressed bytes within `max_raw`.
+fn dr_span(chunks: &[CcChunk], i: usize, max_stored: u64, max_raw: u64, block: u64) -> usize {
+    let start = chunks[i].offset;
+    let (mut end, mut raw) = (i + 1, chunks[i].pre as u64);
+    while let Some(c) = chunks.get(end) {
+        let stored = c.offset + c.post as u64 - start;
+        let blocks = (start % block + stored).div_ceil(block);
+        if stored > max_stored || blocks > DR_MAX_BLOCKS || raw + c.pre as u64 > max_raw {
+            break;
+        }
+        raw += c.pre as u64;
+        end += 1;
+    }
+    end
 }
 
 /// Host CPU the store's own work costs, charged on the simulated cores. Block compression and
@@ -133,6 +195,7 @@ impl Default for DbOptions {
             initial_auto_readahead_size: 8 << 10,
             max_auto_readahead_size: 256 << 10,
             auto_readahead_after: 2,
+            cc: None,
         }
     }
 }
@@ -448,6 +511,72 @@ async fn read_file(fs: &ZoneFs, name: &str) -> Result<Vec<u8>, FsError> {
     Ok(buf)
 }
 
+/// Bytes `[from, to)` of a file, by plain reads.
+async fn read_range(fs: &ZoneFs, name: &str, from: u64, to: u64) -> Result<Vec<u8>, DbError> {
+    let mut buf = vec![0u8; to.saturating_sub(from) as usize];
+    let n = fs.read(name, from, &mut buf).await?;
+    if n != buf.len() {
+        return Err(DbError::Corrupt(format!(
+            "{name}: shorter than its handles say"
+        )));
+    }
+    Ok(buf)
+}
+
+/// Read a table from the device: a plain one whole; a CCZNS one's tail by plain reads (the
+/// footer, metaindex and properties first, to learn where its data region ends), then its
+/// data region by multi-chunk decompressed reads.
+async fn read_table(fs: &ZoneFs, name: &str) -> Result<Table, DbError> {
+    let size = fs.size(name)?;
+    let end = read_range(fs, name, size.saturating_sub(sst::FOOTER_BYTES), size).await?;
+    let (meta_h, _) = sst::footer_handles(&end)?;
+    let meta = read_range(fs, name, meta_h.offset.min(size), size).await?;
+    let props_h = sst::properties_handle(&meta, meta_h.offset)?;
+    let from = props_h
+        .map_or(meta_h.offset, |h| h.offset)
+        .min(meta_h.offset);
+    let tail = read_range(fs, name, from, size).await?;
+    let Some(region) = sst::cc_region(&tail, from)? else {
+        return Ok(Table::open(read_file(fs, name).await?)?);
+    };
+    let tail = read_range(fs, name, region, size).await?;
+    let chunks = sst::cc_chunks(&tail, region)?;
+    let mut blocks = Vec::new();
+    let mdts = fs.io().max_transfer_bytes();
+    let block = fs.io().lba_bytes();
+    let mut i = 0;
+    while i < chunks.len() {
+        let end = dr_span(&chunks, i, u64::MAX, mdts, block);
+        let stored = chunks[end - 1].offset + chunks[end - 1].post as u64 - chunks[i].offset;
+        let raw: u64 = chunks[i..end].iter().map(|c| c.pre as u64).sum();
+        let got = fs
+            .decompressed_read(name, chunks[i].offset, stored, true, raw, &mut blocks)
+            .await?;
+        check_chunks(name, &chunks[i..end], &got)?;
+        i = end;
+    }
+    Ok(Table::open_cc(tail, region, blocks)?)
+}
+
+/// A DR returned exactly the chunks the index names, with their sizes.
+fn check_chunks(name: &str, want: &[CcChunk], got: &[(u32, u32)]) -> Result<(), DbError> {
+    let same = want.len() == got.len()
+        && want
+            .iter()
+            .zip(got)
+            .all(|(w, &(pre, post))| w.pre == pre && w.post == post);
+    if same {
+        Ok(())
+    } else {
+        Err(DbError::Corrupt(format!(
+            "{name}: a decompressed read at {} returned {} chunks, the index names {}",
+            want.first().map_or(0, |c| c.offset),
+            got.len(),
+            want.len()
+        )))
+    }
+}
+
 impl Db {
     /// Open the store on `fs`, creating it if the file system holds none.
     pub async fn open(fs: Rc<ZoneFs>, opts: DbOptions) -> Result<Db, DbError> {
@@ -460,6 +589,18 @@ impl Db {
                  compaction); zonefs on this device allows {limit}: give the device at least \
                  6 open and 5 active zones"
             ))));
+        }
+        let mut opts = opts;
+        if let Some(cc) = &opts.cc {
+            // The device compresses; the host writes blocks raw.
+            opts.table.codec = codec::Codec::None;
+            opts.table.cc_write_buffer = Some(if cc.multi_chunk_cw {
+                cc.write_buffer
+            } else {
+                1
+            });
+        } else {
+            opts.table.cc_write_buffer = None;
         }
         let inner = Rc::new(Inner::open(fs, opts).await?);
         inner.schedule();
@@ -552,8 +693,9 @@ impl Inner {
             files.extend(e.added.iter().cloned());
         }
         let mut levels: Vec<Vec<Sst>> = (0..opts.num_levels.max(2)).map(|_| Vec::new()).collect();
+        let live: Vec<u64> = files.iter().map(|f| f.1).collect();
         for (level, number, size, smallest, largest) in files {
-            let bytes = read_file(&fs, &sst_name(number)).await?;
+            let table = read_table(&fs, &sst_name(number)).await?;
             let l = levels
                 .get_mut(level as usize)
                 .ok_or_else(|| DbError::Corrupt(format!("MANIFEST: level {level}")))?;
@@ -563,8 +705,15 @@ impl Inner {
                 shape: (0, 0, 0),
                 smallest,
                 largest,
-                table: Table::open(bytes)?,
+                table,
             });
+        }
+        // Tables no version names: a flush or compaction cut short by a crash (RocksDB
+        // deletes such obsolete files at open).
+        for n in names.iter().filter_map(|n| number_of(n, "", ".sst")) {
+            if !live.contains(&n) {
+                fs.delete(&sst_name(n)).await?;
+            }
         }
         levels[0].sort_by_key(|f| std::cmp::Reverse(f.number));
         for l in &mut levels[1..] {
@@ -706,15 +855,46 @@ impl Inner {
         let mut b = TableBuilder::new(opts.table.clone());
         let mut smallest = None;
         let mut largest = Vec::new();
+        if opts.table.cc_write_buffer.is_none() {
+            for (k, v) in entries {
+                b.add(k, v)?;
+                let uk = key::user_key(k).to_vec();
+                smallest.get_or_insert_with(|| uk.clone());
+                largest = uk;
+            }
+            let (bytes, props) = b.finish();
+            let mut w = fs.writer(&sst_name(number), lifetime).await?;
+            w.append(&bytes).await?;
+            w.close().await?;
+            return Ok(Sst {
+                number,
+                size: props.file_bytes,
+                shape: (props.entries, props.data_raw_bytes, props.data_blocks),
+                smallest: smallest.unwrap_or_default(),
+                largest,
+                table: Table::open(bytes)?,
+            });
+        }
+        // CCZNS: data blocks leave in compressed writes as the write buffer fills; the index
+        // is built from the sizes the device reported and written after them (plain).
+        let mut w = fs.writer(&sst_name(number), lifetime).await?;
         for (k, v) in entries {
             b.add(k, v)?;
             let uk = key::user_key(k).to_vec();
             smallest.get_or_insert_with(|| uk.clone());
             largest = uk;
+            for cw in b.take_cws() {
+                let post = w.append_compressed(&cw.data, &cw.chunk_sizes).await?;
+                b.cc_written(&post);
+            }
         }
-        let (bytes, props) = b.finish();
-        let mut w = fs.writer(&sst_name(number), lifetime).await?;
-        w.append(&bytes).await?;
+        b.finish_data()?;
+        for cw in b.take_cws() {
+            let post = w.append_compressed(&cw.data, &cw.chunk_sizes).await?;
+            b.cc_written(&post);
+        }
+        let (tail, props, blocks) = b.finish_cc()?;
+        w.append(&tail).await?;
         w.close().await?;
         Ok(Sst {
             number,
@@ -722,7 +902,7 @@ impl Inner {
             shape: (props.entries, props.data_raw_bytes, props.data_blocks),
             smallest: smallest.unwrap_or_default(),
             largest,
-            table: Table::open(bytes)?,
+            table: Table::open_cc(tail, props.data_bytes, blocks)?,
         })
     }
 
@@ -1148,20 +1328,34 @@ impl Inner {
             st.next_file += 1;
             start = end;
         }
-        let input_files: Vec<(u64, u64)> = [(level, &inputs), (out_level, &next_inputs)]
+        type InputFile = (u64, u64, Option<(u64, Vec<CcChunk>)>);
+        let input_files: Vec<InputFile> = [(level, &inputs), (out_level, &next_inputs)]
             .into_iter()
             .flat_map(|(l, list)| list.iter().map(move |&i| (l, i)))
-            .map(|(l, i)| (st.levels[l][i].number, st.levels[l][i].size))
+            .map(|(l, i)| {
+                let f = &st.levels[l][i];
+                let cc = f
+                    .table
+                    .cc_region()
+                    .map(|r| (r, f.table.cc_chunks().to_vec()));
+                (f.number, f.size, cc)
+            })
             .collect();
         drop(guard);
-        // The inputs come from the device, each read front to back in readahead-sized reads.
+        // The inputs come from the device, each read front to back in readahead-sized reads
+        // (a CCZNS table's data region by decompressed reads, then its plain tail).
         let chunk = self.opts.compaction_readahead_size.max(4096);
         let mut buf = vec![0u8; chunk as usize];
-        for (number, size) in input_files {
+        for (number, size, cc) in input_files {
+            let name = sst_name(number);
             let mut off = 0;
+            if let Some((region, chunks)) = cc {
+                self.cc_read_region(&name, &chunks).await?;
+                off = region;
+            }
             while off < size {
                 let n = (size - off).min(chunk) as usize;
-                self.fs.read(&sst_name(number), off, &mut buf[..n]).await?;
+                self.fs.read(&name, off, &mut buf[..n]).await?;
                 off += n as u64;
             }
         }
@@ -1231,6 +1425,34 @@ impl Inner {
         Ok(())
     }
 
+    /// Read a CCZNS table's data region as compaction does: multi-chunk DRs of up to the
+    /// compaction readahead in compressed bytes (single-chunk DRs when multi-chunk DR is off),
+    /// each checked against the chunks the index names.
+    async fn cc_read_region(&self, name: &str, chunks: &[CcChunk]) -> Result<(), DbError> {
+        let multi = self.opts.cc.as_ref().is_none_or(|c| c.multi_chunk_dr);
+        let mdts = self.fs.io().max_transfer_bytes();
+        let block = self.fs.io().lba_bytes();
+        let mut buf = Vec::new();
+        let mut i = 0;
+        while i < chunks.len() {
+            let end = if multi {
+                dr_span(chunks, i, self.opts.compaction_readahead_size, mdts, block)
+            } else {
+                i + 1
+            };
+            let stored = chunks[end - 1].offset + chunks[end - 1].post as u64 - chunks[i].offset;
+            let raw: u64 = chunks[i..end].iter().map(|c| c.pre as u64).sum();
+            buf.clear();
+            let got = self
+                .fs
+                .decompressed_read(name, chunks[i].offset, stored, end > i + 1, raw, &mut buf)
+                .await?;
+            check_chunks(name, &chunks[i..end], &got)?;
+            i = end;
+        }
+        Ok(())
+    }
+
     /// The value of `k`, if it exists: memtable, then L0 newest first, then one file per level.
     pub async fn get(&self, k: &[u8]) -> Result<Option<Vec<u8>>, DbError> {
         self.cpu(self.opts.cpu.read_ns).await;
@@ -1266,13 +1488,33 @@ impl Inner {
                         // A cached block costs neither a device read nor a decompression.
                         let cached = self.cache.borrow_mut().lookup(sst.number, h.offset);
                         if !cached {
-                            *tables_read += 1;
-                            let mut buf = vec![0u8; h.on_disk() as usize];
-                            self.fs
-                                .read(&sst_name(sst.number), h.offset, &mut buf)
-                                .await?;
-                            let charge = h.size.max(self.opts.table.block_size as u64);
-                            self.cache.borrow_mut().insert(sst.number, h.offset, charge);
+                            let name = sst_name(sst.number);
+                            if h.cc {
+                                // CCZNS: a single-chunk DR sized by the block's raw size; what
+                                // comes back must be the block the table holds.
+                                let mut buf = Vec::new();
+                                self.fs
+                                    .decompressed_read(
+                                        &name, h.offset, h.stored, false, h.raw, &mut buf,
+                                    )
+                                    .await?;
+                                if !sst.table.cc_matches(h.offset, &buf) {
+                                    return Err(DbError::Corrupt(format!(
+                                        "{name}: the decompressed read at {} returned other \
+                                         bytes than were written",
+                                        h.offset
+                                    )));
+                                }
+                            } else {
+                                *tables_read += 1;
+                                let mut buf = vec![0u8; h.stored as usize];
+                                self.fs.read(&name, h.offset, &mut buf).await?;
+                            }
+                            self.cache.borrow_mut().insert(
+                                sst.number,
+                                h.offset,
+                                cache_charge(&h, &self.opts),
+                            );
                         }
                     }
                     if let Some(h) = hit {
@@ -1322,7 +1564,7 @@ impl Inner {
         // Sources in internal-key order: the memtables (in memory) and a cursor per table
         // that reads blocks only as the merge reaches them.
         let mut out = Vec::new();
-        let mut blocks: Vec<(u64, super::format::BlockHandle)> = Vec::new();
+        let mut blocks: Vec<(u64, BlockRead)> = Vec::new();
         {
             let st = &mut *st;
             let mut cursors = Vec::new();
@@ -1389,23 +1631,79 @@ impl Inner {
         // The blocks the scan decoded come from the device unless cached, through each file's
         // implicit readahead.
         let mut prefetch: Option<(u64, Readahead)> = None;
+        // CCZNS: the compressed range [start, end) of the file the last DR prefetched.
+        let mut cc_buffered: Option<(u64, u64, u64)> = None;
         let mut buf = Vec::new();
         for (number, h) in blocks {
             if self.cache.borrow_mut().lookup(number, h.offset) {
                 continue;
             }
-            if prefetch.as_ref().is_none_or(|(n, _)| *n != number) {
-                prefetch = Some((number, Readahead::new(&self.opts)));
+            if h.cc {
+                let inside = cc_buffered
+                    .is_some_and(|(n, lo, hi)| n == number && lo <= h.offset && h.offset < hi);
+                if !inside {
+                    let range = self.cc_prefetch(&st, number, h.offset).await?;
+                    cc_buffered = Some((number, range.0, range.1));
+                }
+            } else {
+                if prefetch.as_ref().is_none_or(|(n, _)| *n != number) {
+                    prefetch = Some((number, Readahead::new(&self.opts)));
+                }
+                let ra = &mut prefetch.as_mut().expect("set").1;
+                if let Some(len) = ra.read_for(h.offset, h.stored, &self.opts) {
+                    buf.resize(len as usize, 0);
+                    self.fs.read(&sst_name(number), h.offset, &mut buf).await?;
+                }
             }
-            let ra = &mut prefetch.as_mut().expect("set").1;
-            if let Some(len) = ra.read_for(h.offset, h.on_disk(), &self.opts) {
-                buf.resize(len as usize, 0);
-                self.fs.read(&sst_name(number), h.offset, &mut buf).await?;
-            }
-            let charge = h.size.max(self.opts.table.block_size as u64);
-            self.cache.borrow_mut().insert(number, h.offset, charge);
+            self.cache
+                .borrow_mut()
+                .insert(number, h.offset, cache_charge(&h, &self.opts));
         }
         Ok(out)
+    }
+
+    /// An iterator's CCZNS prefetch from the chunk at `offset` of table `number`: one
+    /// multi-chunk DR of up to `prefetch_bytes` of compressed data (a single-chunk DR when
+    /// multi-chunk DR is off), checked against the table. Returns the compressed range read.
+    async fn cc_prefetch(
+        &self,
+        st: &State,
+        number: u64,
+        offset: u64,
+    ) -> Result<(u64, u64), DbError> {
+        let cc = self.opts.cc.clone().unwrap_or_default();
+        let name = sst_name(number);
+        let table = &st
+            .levels
+            .iter()
+            .flatten()
+            .find(|f| f.number == number)
+            .ok_or_else(|| DbError::Corrupt(format!("{name}: scanned but not in the version")))?
+            .table;
+        let chunks = table.cc_chunks();
+        let i = chunks
+            .binary_search_by_key(&offset, |c| c.offset)
+            .map_err(|_| DbError::Corrupt(format!("{name}: no chunk at {offset}")))?;
+        let end = if cc.multi_chunk_dr {
+            let mdts = self.fs.io().max_transfer_bytes();
+            dr_span(chunks, i, cc.prefetch_bytes, mdts, self.fs.io().lba_bytes())
+        } else {
+            i + 1
+        };
+        let hi = chunks[end - 1].offset + chunks[end - 1].post as u64;
+        let raw: u64 = chunks[i..end].iter().map(|c| c.pre as u64).sum();
+        let mut buf = Vec::with_capacity(raw as usize);
+        let got = self
+            .fs
+            .decompressed_read(&name, offset, hi - offset, end > i + 1, raw, &mut buf)
+            .await?;
+        check_chunks(&name, &chunks[i..end], &got)?;
+        if !table.cc_matches(offset, &buf) {
+            return Err(DbError::Corrupt(format!(
+                "{name}: the decompressed read at {offset} returned other bytes than were written"
+            )));
+        }
+        Ok((offset, hi))
     }
 
     /// Spend `ns` of host CPU.

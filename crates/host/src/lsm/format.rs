@@ -129,7 +129,7 @@ pub fn compression_type(c: Codec) -> u8 {
     }
 }
 
-fn checksum(contents: &[u8], t: u8) -> u32 {
+pub fn checksum(contents: &[u8], t: u8) -> u32 {
     // XXH3 over contents then the type byte, as RocksDB extends it; low 32 bits. Streamed, so
     // no block is copied to append one byte.
     let mut h = Xxh3::new();

@@ -14,8 +14,8 @@ use codec::{Codec, Coder};
 
 use super::bloom::{self, BloomBuilder};
 use super::format::{
-    corrupt, get_varint, put_varint, read_block, read_footer, write_block, write_footer,
-    BlockHandle, FormatError,
+    cc_pack_sizes, cc_unpack_sizes, checksum, corrupt, get_varint, put_varint, read_block,
+    read_footer, write_block, write_footer, BlockHandle, FormatError, TRAILER,
 };
 use super::key::{self, ValueType};
 
@@ -24,6 +24,9 @@ pub type Entry = (Vec<u8>, Vec<u8>);
 
 const FILTER_NAME: &[u8] = b"fullfilter.rocksdb.BuiltinBloomFilter";
 const PROPERTIES_NAME: &[u8] = b"rocksdb.properties";
+/// Property of a CCZNS table: the length of its data region (the device-compressed data
+/// blocks at the start of the file); absent in a plain table.
+pub const CC_REGION_PROPERTY: &str = "znslab.cczns.data.region";
 
 /// How tables are built (RocksDB 8.11's defaults, `BlockBasedTableOptions`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,6 +38,11 @@ pub struct TableOptions {
     pub bloom_bits_per_key: Option<u32>,
     /// Codec for data and index blocks (per block, kept only if it saves > 12.5%).
     pub codec: Codec,
+    /// CCZNS (§IV-B): data blocks go to the device uncompressed, grouped into compressed
+    /// writes of up to this many bytes (RocksDB's 1 MiB file write buffer; a value below the
+    /// block size makes every block its own single-chunk CW). Index entries are built after
+    /// the device has reported each block's stored size. None = a plain table.
+    pub cc_write_buffer: Option<usize>,
 }
 
 impl Default for TableOptions {
@@ -45,6 +53,7 @@ impl Default for TableOptions {
             restart_interval: 16,
             bloom_bits_per_key: None,
             codec: Codec::None,
+            cc_write_buffer: None,
         }
     }
 }
@@ -253,6 +262,50 @@ pub struct TableBuilder {
     /// The last key of the last data block written (its index key).
     data_last_key: Vec<u8>,
     last_key: Vec<u8>,
+    cc: CcBuild,
+    /// A CCZNS table's data region length, once known.
+    cc_region: Option<u64>,
+}
+
+/// A CCZNS table's data blocks while it is built: every block with its trailer (the chunk the
+/// device compresses), its index key, and the stored sizes the device reported.
+#[derive(Default)]
+struct CcBuild {
+    blocks: Vec<u8>,
+    pre: Vec<u32>,
+    keys: Vec<Vec<u8>>,
+    post: Vec<u32>,
+    /// First block not yet handed out in a compressed write, and the bytes from it on.
+    unsent: usize,
+    unsent_bytes: usize,
+    /// Block ranges ready to go as one compressed write each.
+    ready: Vec<std::ops::Range<usize>>,
+}
+
+/// One compressed write a CCZNS table needs: whole blocks holding its chunks back to back.
+pub struct CwBatch {
+    pub data: Vec<u8>,
+    pub chunk_sizes: Vec<u32>,
+}
+
+/// Where a data block read goes: its offset in the file, the bytes it takes there (for a
+/// CCZNS block its stored size), its size once read (trailer included), and whether it is
+/// a CCZNS block (read by decompressed read).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockRead {
+    pub offset: u64,
+    pub stored: u64,
+    pub raw: u64,
+    pub cc: bool,
+}
+
+/// A CCZNS table's chunk: file offset, stored size, size before compression (block and
+/// trailer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcChunk {
+    pub offset: u64,
+    pub post: u32,
+    pub pre: u32,
 }
 
 impl TableBuilder {
@@ -268,8 +321,48 @@ impl TableBuilder {
             pending: None,
             data_last_key: Vec::new(),
             last_key: Vec::new(),
+            cc: CcBuild::default(),
+            cc_region: None,
             opts,
         }
+    }
+
+    /// Compressed writes ready to be issued (CCZNS tables): issue them in order and report
+    /// each one's per-chunk stored sizes with [`cc_written`](Self::cc_written).
+    pub fn take_cws(&mut self) -> Vec<CwBatch> {
+        let cc = &mut self.cc;
+        let mut out = Vec::new();
+        for r in cc.ready.drain(..) {
+            let start: usize = cc.pre[..r.start].iter().map(|&p| p as usize).sum();
+            let len: usize = cc.pre[r.clone()].iter().map(|&p| p as usize).sum();
+            let mut data = Vec::with_capacity(len.div_ceil(4096) * 4096);
+            data.extend_from_slice(&cc.blocks[start..start + len]);
+            data.resize(len.div_ceil(4096) * 4096, 0);
+            out.push(CwBatch {
+                data,
+                chunk_sizes: cc.pre[r].to_vec(),
+            });
+        }
+        out
+    }
+
+    /// The stored sizes the device reported for the chunks of the next compressed write.
+    pub fn cc_written(&mut self, post: &[u32]) {
+        self.cc.post.extend_from_slice(post);
+    }
+
+    /// End the data blocks (CCZNS tables): the last compressed write becomes ready.
+    pub fn finish_data(&mut self) -> Result<(), FormatError> {
+        if !self.data.is_empty() {
+            self.flush_data()?;
+        }
+        let cc = &mut self.cc;
+        if cc.unsent < cc.pre.len() {
+            cc.ready.push(cc.unsent..cc.pre.len());
+            cc.unsent = cc.pre.len();
+            cc.unsent_bytes = 0;
+        }
+        Ok(())
     }
 
     /// Bytes written so far (completed blocks).
@@ -300,7 +393,7 @@ impl TableBuilder {
             || (est + entry > self.opts.block_size
                 && est * 100 >= self.opts.block_size * (100 - self.opts.block_size_deviation));
         if !self.data.is_empty() && full {
-            self.flush_data();
+            self.flush_data()?;
         }
         if let Some(h) = self.pending.take() {
             self.add_index_entry(h);
@@ -324,9 +417,12 @@ impl TableBuilder {
         self.index.add(&self.data_last_key, &v);
     }
 
-    fn flush_data(&mut self) {
+    fn flush_data(&mut self) -> Result<(), FormatError> {
         self.data_last_key = self.data.last_key().to_vec();
         let raw = self.data.finish();
+        if let Some(limit) = self.opts.cc_write_buffer {
+            return self.cc_block(raw, limit);
+        }
         let (h, compressed) = write_block(
             &mut self.out,
             &raw,
@@ -341,16 +437,96 @@ impl TableBuilder {
             self.props.blocks_compression_rejected += 1;
         }
         self.pending = Some(h);
+        Ok(())
     }
 
-    /// Write the filter, index, properties, metaindex and footer; the file's bytes.
+    /// A CCZNS data block: kept with its (uncompressed) trailer for a compressed write; the
+    /// buffered blocks go as one write when this one would overflow the buffer.
+    fn cc_block(&mut self, raw: Vec<u8>, limit: usize) -> Result<(), FormatError> {
+        let pre = raw.len() + TRAILER as usize;
+        if pre > u16::MAX as usize {
+            return Err(corrupt(
+                "data block",
+                self.cc.blocks.len() as u64,
+                format!(
+                    "{pre} bytes: a CCZNS chunk size is 16 bits (CW metadata slots); use a \
+                     smaller block or value"
+                ),
+            ));
+        }
+        let cc = &mut self.cc;
+        if cc.unsent_bytes > 0 && cc.unsent_bytes + pre > limit {
+            cc.ready.push(cc.unsent..cc.pre.len());
+            cc.unsent = cc.pre.len();
+            cc.unsent_bytes = 0;
+        }
+        cc.blocks.extend_from_slice(&raw);
+        cc.blocks.push(0);
+        cc.blocks
+            .extend_from_slice(&checksum(&raw, 0).to_le_bytes());
+        cc.pre.push(pre as u32);
+        cc.keys.push(self.data_last_key.clone());
+        cc.unsent_bytes += pre;
+        self.props.data_blocks += 1;
+        self.props.data_raw_bytes += raw.len() as u64;
+        Ok(())
+    }
+
+    /// Finish a CCZNS table once every compressed write is done: index entries from the
+    /// reported sizes, then filter, index, properties, metaindex and footer, which follow the
+    /// data region in the file. Returns those bytes, the properties and the data blocks (with
+    /// trailers, as the device decompresses them).
+    pub fn finish_cc(mut self) -> Result<(Vec<u8>, TableProperties, Vec<u8>), FormatError> {
+        self.finish_data()?;
+        let cc = std::mem::take(&mut self.cc);
+        if cc.post.len() != cc.pre.len() || !cc.ready.is_empty() {
+            return Err(corrupt(
+                "table",
+                0,
+                format!(
+                    "{} data blocks but {} stored sizes reported",
+                    cc.pre.len(),
+                    cc.post.len()
+                ),
+            ));
+        }
+        let mut offset = 0u64;
+        for ((key, &pre), &post) in cc.keys.iter().zip(&cc.pre).zip(&cc.post) {
+            let h = BlockHandle {
+                offset,
+                size: cc_pack_sizes(post as u64, pre as u64),
+            };
+            let mut v = Vec::with_capacity(20);
+            h.encode(&mut v);
+            self.index.add(key, &v);
+            offset += post as u64;
+        }
+        self.props.data_bytes = offset;
+        self.cc_region = Some(offset);
+        let (tail, props) = self.finish_tail(offset);
+        Ok((tail, props, cc.blocks))
+    }
+
+    /// Write the filter, index, properties, metaindex and footer; the file's bytes (a plain
+    /// table; a CCZNS one ends with [`finish_cc`](Self::finish_cc)).
     pub fn finish(mut self) -> (Vec<u8>, TableProperties) {
         if !self.data.is_empty() {
-            self.flush_data();
+            // A plain table's block write cannot fail.
+            let _ = self.flush_data();
         }
         if let Some(h) = self.pending.take() {
             self.add_index_entry(h);
         }
+        self.finish_tail(0)
+    }
+
+    /// Filter, index, properties, metaindex and footer, their handles counted from `base`
+    /// (where these bytes start in the file).
+    fn finish_tail(mut self, base: u64) -> (Vec<u8>, TableProperties) {
+        let at = |mut h: BlockHandle| {
+            h.offset += base;
+            h
+        };
         let mut meta: Vec<(&[u8], BlockHandle)> = Vec::new();
         if let (Some(f), Some(bits)) = (&mut self.filter, self.opts.bloom_bits_per_key) {
             let bytes = f.finish(bits);
@@ -362,7 +538,7 @@ impl TableBuilder {
                 &mut self.scratch,
             );
             self.props.filter_bytes = h.size;
-            meta.push((FILTER_NAME, h));
+            meta.push((FILTER_NAME, at(h)));
         }
         let index = self.index.finish();
         let (index_h, _) = write_block(
@@ -373,9 +549,10 @@ impl TableBuilder {
             &mut self.scratch,
         );
         self.props.index_bytes = index_h.size;
+        let index_h = at(index_h);
         let mut pb = BlockBuilder::new(1);
         let p = &self.props;
-        let fields: [(&str, u64); 6] = [
+        let mut fields: Vec<(&str, u64)> = vec![
             ("rocksdb.data.size", p.data_bytes),
             ("rocksdb.index.size", p.index_bytes),
             ("rocksdb.num.data.blocks", p.data_blocks),
@@ -383,6 +560,10 @@ impl TableBuilder {
             ("rocksdb.raw.key.size", p.raw_key_bytes),
             ("rocksdb.raw.value.size", p.raw_value_bytes),
         ];
+        if let Some(region) = self.cc_region {
+            fields.push((CC_REGION_PROPERTY, region));
+        }
+        fields.sort_by_key(|f| f.0);
         for (name, v) in fields {
             pb.add(name.as_bytes(), &v.to_le_bytes());
         }
@@ -394,7 +575,7 @@ impl TableBuilder {
             &mut self.coder,
             &mut self.scratch,
         );
-        meta.push((PROPERTIES_NAME, props_h));
+        meta.push((PROPERTIES_NAME, at(props_h)));
         meta.sort_by(|a, b| a.0.cmp(b.0));
         let mut mb = BlockBuilder::new(1);
         for (name, h) in meta {
@@ -410,8 +591,8 @@ impl TableBuilder {
             &mut self.coder,
             &mut self.scratch,
         );
-        write_footer(&mut self.out, meta_h, index_h);
-        self.props.file_bytes = self.out.len() as u64;
+        write_footer(&mut self.out, at(meta_h), index_h);
+        self.props.file_bytes = base + self.out.len() as u64;
         (self.out, self.props)
     }
 }
@@ -419,7 +600,12 @@ impl TableBuilder {
 /// A table opened from its bytes: the index and filter are read at open, data blocks on
 /// demand.
 pub struct Table {
+    /// A plain table's file; a CCZNS table's bytes after its data region.
     file: Vec<u8>,
+    /// Where `file` starts in the table (a CCZNS table's data region length; 0 otherwise).
+    base: u64,
+    /// A CCZNS table's data blocks (with trailers, decompressed) and where each is.
+    cc: Option<CcBlocks>,
     /// The index block's entries (separator key, data block handle), decoded once at open;
     /// lookups and cursors binary-search them. Its raw size counts as pinned memory.
     index_entries: Vec<Entry>,
@@ -427,47 +613,262 @@ pub struct Table {
     filter: Option<Vec<u8>>,
     coder: Coder,
     /// The data block the last `get` read (None if the filter or index answered).
-    last_block: Option<BlockHandle>,
+    last_block: Option<BlockRead>,
+}
+
+struct CcBlocks {
+    blocks: Vec<u8>,
+    chunks: Vec<CcChunk>,
+    /// Where each chunk starts in `blocks`.
+    starts: Vec<usize>,
+}
+
+/// A block of the table's tail (handles count from the table's start, the bytes from `base`).
+fn tail_block(
+    file: &[u8],
+    base: u64,
+    h: BlockHandle,
+    what: &'static str,
+    coder: &mut Coder,
+) -> Result<Vec<u8>, FormatError> {
+    let offset = h
+        .offset
+        .checked_sub(base)
+        .ok_or_else(|| corrupt(what, h.offset, "handle points into the data region"))?;
+    read_block(file, BlockHandle { offset, ..h }, what, coder)
+}
+
+/// What a table's tail holds: index block, filter, properties.
+struct Tail {
+    index: Block,
+    filter: Option<Vec<u8>>,
+}
+
+fn read_tail(file: &[u8], base: u64, coder: &mut Coder) -> Result<Tail, FormatError> {
+    let (meta_h, index_h) = read_footer(file)?;
+    let meta = Block::new(
+        tail_block(file, base, meta_h, "metaindex block", coder)?,
+        meta_h.offset,
+    )?;
+    let mut filter = None;
+    for (name, v) in meta.entries()? {
+        let (h, _) = BlockHandle::decode(&v)
+            .ok_or_else(|| corrupt("metaindex entry", meta_h.offset, "bad handle"))?;
+        if name == FILTER_NAME {
+            filter = Some(tail_block(file, base, h, "filter block", coder)?);
+        }
+    }
+    let index = Block::new(
+        tail_block(file, base, index_h, "index block", coder)?,
+        index_h.offset,
+    )?;
+    Ok(Tail { index, filter })
+}
+
+/// A property's value from a properties block's entries.
+fn property(props: &[Entry], name: &str) -> Option<u64> {
+    props
+        .iter()
+        .find(|(k, _)| k == name.as_bytes())
+        .and_then(|(_, v)| Some(u64::from_le_bytes(v.as_slice().try_into().ok()?)))
+}
+
+/// Bytes of a table's footer.
+pub const FOOTER_BYTES: u64 = super::format::FOOTER;
+
+/// The metaindex and index handles a table's footer names, from its last bytes.
+pub fn footer_handles(file_end: &[u8]) -> Result<(BlockHandle, BlockHandle), FormatError> {
+    read_footer(file_end)
+}
+
+/// The properties block's handle, from the table's bytes from `base` to its end (which must
+/// hold the metaindex).
+pub fn properties_handle(file: &[u8], base: u64) -> Result<Option<BlockHandle>, FormatError> {
+    let (meta_h, _) = read_footer(file)?;
+    let meta = Block::new(
+        tail_block(file, base, meta_h, "metaindex block", &mut Coder::new())?,
+        meta_h.offset,
+    )?;
+    for (name, v) in meta.entries()? {
+        if name == PROPERTIES_NAME {
+            let (h, _) = BlockHandle::decode(&v)
+                .ok_or_else(|| corrupt("metaindex entry", meta_h.offset, "bad handle"))?;
+            return Ok(Some(h));
+        }
+    }
+    Ok(None)
+}
+
+/// A CCZNS table's data region length from its metaindex and properties blocks, given the
+/// bytes from `base` on (which must hold both): None for a plain table.
+pub fn cc_region(file: &[u8], base: u64) -> Result<Option<u64>, FormatError> {
+    let mut coder = Coder::new();
+    let (meta_h, _) = read_footer(file)?;
+    let meta = Block::new(
+        tail_block(file, base, meta_h, "metaindex block", &mut coder)?,
+        meta_h.offset,
+    )?;
+    for (name, v) in meta.entries()? {
+        if name == PROPERTIES_NAME {
+            let (h, _) = BlockHandle::decode(&v)
+                .ok_or_else(|| corrupt("metaindex entry", meta_h.offset, "bad handle"))?;
+            let b = Block::new(
+                tail_block(file, base, h, "properties block", &mut coder)?,
+                h.offset,
+            )?;
+            return Ok(property(&b.entries()?, CC_REGION_PROPERTY));
+        }
+    }
+    Ok(None)
+}
+
+/// The chunks of a CCZNS table's data region, in order, from its index entries.
+fn cc_chunks_of(index: &[Entry], region: u64) -> Result<Vec<CcChunk>, FormatError> {
+    let mut chunks = Vec::with_capacity(index.len());
+    let mut next = 0u64;
+    for (_, v) in index {
+        let (h, _) = BlockHandle::decode(v)
+            .ok_or_else(|| corrupt("index entry", next, "bad block handle"))?;
+        let (post, pre) = cc_unpack_sizes(h.size)
+            .ok_or_else(|| corrupt("index entry", h.offset, "bad CCZNS sizes"))?;
+        let ok = h.offset == next
+            && pre > TRAILER
+            && pre <= u16::MAX as u64
+            && post > 0
+            && h.offset + post <= region;
+        if !ok {
+            return Err(corrupt(
+                "index entry",
+                h.offset,
+                format!("CCZNS chunk of {post} stored / {pre} raw bytes out of place"),
+            ));
+        }
+        chunks.push(CcChunk {
+            offset: h.offset,
+            post: post as u32,
+            pre: pre as u32,
+        });
+        next = h.offset + post;
+    }
+    Ok(chunks)
+}
+
+/// The chunks a CCZNS table's data region holds, from the bytes after the region (which
+/// `base` is the length of): what a reader must fetch by decompressed reads.
+pub fn cc_chunks(tail: &[u8], base: u64) -> Result<Vec<CcChunk>, FormatError> {
+    let t = read_tail(tail, base, &mut Coder::new())?;
+    cc_chunks_of(&t.index.entries()?, base)
 }
 
 impl Table {
     pub fn open(file: Vec<u8>) -> Result<Table, FormatError> {
         let mut coder = Coder::new();
-        let (meta_h, index_h) = read_footer(&file)?;
-        let meta = Block::new(
-            read_block(&file, meta_h, "metaindex block", &mut coder)?,
-            meta_h.offset,
-        )?;
-        let mut filter = None;
-        for (name, v) in meta.entries()? {
-            let (h, _) = BlockHandle::decode(&v)
-                .ok_or_else(|| corrupt("metaindex entry", meta_h.offset, "bad handle"))?;
-            if name == FILTER_NAME {
-                filter = Some(read_block(&file, h, "filter block", &mut coder)?);
-            }
-        }
-        let index = Block::new(
-            read_block(&file, index_h, "index block", &mut coder)?,
-            index_h.offset,
-        )?;
+        let t = read_tail(&file, 0, &mut coder)?;
         Ok(Table {
             file,
-            index_entries: index.entries()?,
-            index_bytes: index.data.len(),
-            filter,
+            base: 0,
+            cc: None,
+            index_entries: t.index.entries()?,
+            index_bytes: t.index.data.len(),
+            filter: t.filter,
             coder,
             last_block: None,
         })
     }
 
+    /// A CCZNS table from the bytes after its data region (`base` long) and the region's
+    /// blocks as decompressed reads returned them, back to back.
+    pub fn open_cc(tail: Vec<u8>, base: u64, blocks: Vec<u8>) -> Result<Table, FormatError> {
+        let mut coder = Coder::new();
+        let t = read_tail(&tail, base, &mut coder)?;
+        let index_entries = t.index.entries()?;
+        let chunks = cc_chunks_of(&index_entries, base)?;
+        let mut starts = Vec::with_capacity(chunks.len());
+        let mut at = 0usize;
+        for c in &chunks {
+            starts.push(at);
+            at += c.pre as usize;
+        }
+        if at != blocks.len() {
+            return Err(corrupt(
+                "data region",
+                0,
+                format!("{} bytes of blocks for chunks of {at}", blocks.len()),
+            ));
+        }
+        Ok(Table {
+            file: tail,
+            base,
+            cc: Some(CcBlocks {
+                blocks,
+                chunks,
+                starts,
+            }),
+            index_entries,
+            index_bytes: t.index.data.len(),
+            filter: t.filter,
+            coder,
+            last_block: None,
+        })
+    }
+
+    /// A CCZNS table's chunks, in file order (empty for a plain table).
+    pub fn cc_chunks(&self) -> &[CcChunk] {
+        self.cc.as_ref().map_or(&[], |c| &c.chunks)
+    }
+
+    /// Whether `bytes` are exactly this CCZNS table's chunks from the one at `offset` on
+    /// (what a decompressed read there returned).
+    pub fn cc_matches(&self, offset: u64, bytes: &[u8]) -> bool {
+        let Some(cc) = &self.cc else { return false };
+        let Ok(i) = cc.chunks.binary_search_by_key(&offset, |c| c.offset) else {
+            return false;
+        };
+        cc.blocks.get(cc.starts[i]..cc.starts[i] + bytes.len()) == Some(bytes)
+    }
+
+    /// Bytes of the data region (a CCZNS table), where the plain bytes start.
+    pub fn cc_region(&self) -> Option<u64> {
+        self.cc.as_ref().map(|_| self.base)
+    }
+
     fn data_block(&mut self, v: &[u8]) -> Result<Block, FormatError> {
         let (h, _) =
             BlockHandle::decode(v).ok_or_else(|| corrupt("index entry", 0, "bad block handle"))?;
-        self.last_block = Some(h);
-        Block::new(
-            read_block(&self.file, h, "data block", &mut self.coder)?,
-            h.offset,
-        )
+        let Some(cc) = &self.cc else {
+            self.last_block = Some(BlockRead {
+                offset: h.offset,
+                stored: h.on_disk(),
+                raw: h.size,
+                cc: false,
+            });
+            return Block::new(
+                read_block(&self.file, h, "data block", &mut self.coder)?,
+                h.offset,
+            );
+        };
+        let i = cc
+            .chunks
+            .binary_search_by_key(&h.offset, |c| c.offset)
+            .map_err(|_| corrupt("index entry", h.offset, "no CCZNS chunk starts here"))?;
+        let c = cc.chunks[i];
+        self.last_block = Some(BlockRead {
+            offset: c.offset,
+            stored: c.post as u64,
+            raw: c.pre as u64,
+            cc: true,
+        });
+        let chunk = &cc.blocks[cc.starts[i]..cc.starts[i] + c.pre as usize];
+        let raw = read_block(
+            chunk,
+            BlockHandle {
+                offset: 0,
+                size: c.pre as u64 - TRAILER,
+            },
+            "data block",
+            &mut self.coder,
+        )?;
+        Block::new(raw, h.offset)
     }
 
     /// Host memory a table reader pins (RocksDB keeps index and filter blocks in memory).
@@ -477,7 +878,7 @@ impl Table {
 
     /// The data block the last [`get`](Self::get) had to read, for the caller to charge its
     /// I/O (None when the filter or index answered without one).
-    pub fn last_block(&self) -> Option<BlockHandle> {
+    pub fn last_block(&self) -> Option<BlockRead> {
         self.last_block
     }
 
@@ -549,8 +950,8 @@ pub struct TableCursor<'a> {
     buf: Vec<Entry>,
     pos: usize,
     target: Vec<u8>,
-    /// Handles of the data blocks decoded, for the caller to charge their reads.
-    pub blocks_read: Vec<BlockHandle>,
+    /// The data blocks decoded, for the caller to charge their reads.
+    pub blocks_read: Vec<BlockRead>,
 }
 
 impl TableCursor<'_> {
