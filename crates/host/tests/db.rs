@@ -313,13 +313,44 @@ fn dynamic_level_sizes_keep_most_data_in_the_last_level() {
 
 #[test]
 fn compression_costs_host_cpu_by_its_profile() {
-    let run = |codec: codec::Codec| {
+    let run = |codec: codec::Codec| run_with_engine(codec, None);
+    let (cpu_none, bytes_none) = run(codec::Codec::None);
+    let (cpu_zstd, bytes_zstd) = run(codec::Codec::ZSTD1);
+    assert!(cpu_zstd > cpu_none, "{cpu_zstd} vs {cpu_none}");
+    assert!(bytes_zstd * 2 < bytes_none, "{bytes_zstd} vs {bytes_none}");
+    // The QAT scheme: the same Deflate bytes, timed by the engine's profile instead.
+    let (cpu_deflate, bytes_deflate) = run(codec::Codec::Deflate(1));
+    let (cpu_qat, bytes_qat) = run_with_engine(codec::Codec::Deflate(1), Some("qat-8970"));
+    assert_eq!(bytes_qat, bytes_deflate);
+    assert_ne!(cpu_qat, cpu_deflate);
+    assert!(cpu_qat > cpu_none, "{cpu_qat} vs {cpu_none}");
+}
+
+#[test]
+fn an_unknown_compression_engine_is_refused_by_name() {
+    let (sim, dev) = device();
+    let io = host(&sim, &dev);
+    sim.block_on(async move {
+        let fs = Rc::new(ZoneFs::mkfs(io, 0).await.expect("mkfs"));
+        let opts = DbOptions {
+            compression_engine: Some("qat-9999".into()),
+            ..small()
+        };
+        let e = Db::open(fs, opts).await.err().expect("refused");
+        assert!(e.to_string().contains("qat-9999"), "{e}");
+    });
+}
+
+fn run_with_engine(codec: codec::Codec, engine: Option<&str>) -> (u64, u64) {
+    {
         let (sim, dev) = device();
         let io = host(&sim, &dev);
+        let engine = engine.map(str::to_string);
         sim.block_on(async move {
             let fs = Rc::new(ZoneFs::mkfs(io.clone(), 0).await.expect("mkfs"));
             let mut opts = small();
             opts.table.codec = codec;
+            opts.compression_engine = engine;
             let db = Db::open(fs, opts).await.expect("opens");
             for i in 0..3000u64 {
                 let v = format!("text value number {i} ").repeat(6);
@@ -336,11 +367,7 @@ fn compression_costs_host_cpu_by_its_profile() {
             assert_eq!(busy, s.cpu_ns + io.counters().cpu_ns);
             (s.cpu_ns, s.level_bytes.iter().sum::<u64>())
         })
-    };
-    let (cpu_none, bytes_none) = run(codec::Codec::None);
-    let (cpu_zstd, bytes_zstd) = run(codec::Codec::ZSTD1);
-    assert!(cpu_zstd > cpu_none, "{cpu_zstd} vs {cpu_none}");
-    assert!(bytes_zstd * 2 < bytes_none, "{bytes_zstd} vs {bytes_none}");
+    }
 }
 
 #[test]
