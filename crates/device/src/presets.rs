@@ -153,6 +153,33 @@ pub fn balloon_base() -> DeviceConfig {
     }
 }
 
+/// CCZNS §V-A's Balloon scheme: Balloon-ZNS on the CCZNS paper's emulated flash (64 TLC dies,
+/// 16 KiB pages, 32 MiB blocks), compressing with ZSTD level 1 as the paper's "Balloon-ZNS
+/// (ZSTD)" does, on the CCZNS engine. Zones are superblocks (one block on each die, 2 GiB) split
+/// in 8 sub-superblocks of 8 dies, as Balloon-ZNS lays them out; the CCZNS paper gives no other
+/// layout. Balloon-ZNS compresses 4 KiB pages, so the 16 KiB flash page is modelled as four
+/// 4 KiB pages programmed together (same program bandwidth; a 4 KiB read costs a page read).
+/// Open/active limits as the CCZNS device (14).
+pub fn cczns_balloon() -> DeviceConfig {
+    DeviceConfig {
+        name: "cczns-balloon".into(),
+        design: Design::Balloon,
+        nand: nand::NandConfig {
+            page_bytes: 4096,
+            pages_per_block: 4 * 2048,
+            pages_per_program: 4,
+            oob_bytes_per_page: 512,
+            ..nand::presets::cczns_hpca25()
+        },
+        zones: zones(ZoneMapping::AllDies, 14, 14),
+        compression: CompressionConfig {
+            codec: codec::Codec::ZSTD1,
+            engine: "cczns-asic".into(),
+        },
+        ..balloon_qlc()
+    }
+}
+
 /// WD ZN540-like (research/zenfs-rocksdb.md §4.1, NVMeVirt WD_ZN540): 904 zones of 2 GiB LBA
 /// span and 1077 MiB capacity over 32 dies, 14 open/active, PCIe 3050 MB/s, firmware 13 µs,
 /// a write buffer of 10 one-shot units for each of the 14 open zones.
@@ -313,6 +340,11 @@ pub fn all() -> Vec<Preset> {
             name: "balloon-base",
             summary: "Base-ZNS of Balloon-ZNS DAC'24: same QLC flash, 2 GiB superblock zones",
             config: balloon_base,
+        },
+        Preset {
+            name: "cczns-balloon",
+            summary: "Balloon-ZNS (ZSTD) on the CCZNS flash: CCZNS §V-A's Balloon scheme",
+            config: cczns_balloon,
         },
         Preset {
             name: "tcssd-qlc",

@@ -10,4 +10,5 @@ pub mod dataset;
 pub mod dbbench;
 pub mod fio;
 pub mod progress;
+pub mod scheme;
 pub mod ycsb;

@@ -149,6 +149,33 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         ("build", Some(name)) => {
+            install(name)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => bail!("usage: znslab corpus list | znslab corpus build NAME"),
+    }
+}
+
+/// Build the corpus a dataset draws from unless it is there already.
+pub fn ensure_for(d: workload::dataset::Dataset) -> anyhow::Result<()> {
+    let Some(name) = d.corpus() else {
+        return Ok(());
+    };
+    if corpus_dir().join(format!("{name}.txt")).is_file() {
+        return Ok(());
+    }
+    eprintln!(
+        "corpus {name} (dataset {}) is missing: building it",
+        d.name()
+    );
+    install(name)
+}
+
+/// Build corpus `name` into the corpus directory, with its manifest.
+fn install(name: &str) -> anyhow::Result<()> {
+    let dir = corpus_dir();
+    {
+        {
             let (data, sources) = build(name)?;
             if data.len() < 1 << 20 {
                 bail!(
@@ -175,9 +202,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 data.len() as f64 / 1e6,
                 manifest["sources"].as_array().map_or(0, |a| a.len())
             );
-            Ok(ExitCode::SUCCESS)
+            Ok(())
         }
-        _ => bail!("usage: znslab corpus list | znslab corpus build NAME"),
     }
 }
 

@@ -3,9 +3,11 @@
 mod corpus_cmd;
 mod dbbench_cmd;
 mod devices_cmd;
+mod experiment;
 mod fio_cmd;
 mod nvme_cmd;
 mod progress_bar;
+mod reproduce_cczns;
 mod reproduce_cmd;
 mod ycsb_cmd;
 

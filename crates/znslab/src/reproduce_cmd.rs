@@ -25,8 +25,12 @@ use workload::fio;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// What to reproduce: cczns-fig7 or balloon-fig6.
-    target: String,
+    /// What to reproduce: cczns (§V-C/D: Fig. 8-12, Tables IV-V, ablations), cczns-fig7 or
+    /// balloon-fig6.
+    pub(crate) target: String,
+    /// cczns: the fraction of the paper's 20 M records and 5 M operations per workload.
+    #[arg(long, default_value_t = 0.005)]
+    pub(crate) scale: f64,
     /// Device preset or TOML file (default: the paper's device).
     #[arg(long)]
     device: Option<String>,
@@ -41,7 +45,7 @@ pub struct Args {
     #[arg(long)]
     jobs: Option<usize>,
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(crate) seed: u64,
 }
 
 /// One run of the figure: a pattern at an I/O size for a scheme.
@@ -57,9 +61,10 @@ struct Case {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.target.as_str() {
+        "cczns" => crate::reproduce_cczns::reproduce(args),
         "cczns-fig7" => fig7(args),
         "balloon-fig6" => balloon_fig6(args),
-        t => bail!("unknown target '{t}' (known: cczns-fig7, balloon-fig6)"),
+        t => bail!("unknown target '{t}' (known: cczns, cczns-fig7, balloon-fig6)"),
     }
 }
 
@@ -222,7 +227,7 @@ fn fig7(args: Args) -> anyhow::Result<ExitCode> {
 /// Run `one` on every case, `--jobs` at a time (default: the machine's cores), writing each
 /// result's JSON into the output folder under the name `one` gives. Returns the results in
 /// case order and when the runs started.
-fn run_parallel<C: Sync + Describe>(
+pub(crate) fn run_parallel<C: Sync + Describe>(
     args: &Args,
     device: &str,
     cases: &[C],
@@ -281,7 +286,7 @@ fn run_parallel<C: Sync + Describe>(
     Ok((results, wall))
 }
 
-trait Describe {
+pub(crate) trait Describe {
     fn describe(&self) -> String;
 }
 
@@ -296,7 +301,7 @@ impl Describe for Case {
     }
 }
 
-fn output_dir(args: &Args) -> PathBuf {
+pub(crate) fn output_dir(args: &Args) -> PathBuf {
     args.output
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("reproduce-{}", args.target)))

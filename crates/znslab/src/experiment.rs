@@ -1,0 +1,233 @@
+//! One YCSB experiment on a fresh in-memory device: Load, then workloads one after another on
+//! the loaded store, with what the CCZNS evaluation measures per phase: throughput and
+//! latency, flash and host write volume, host CPU (mean and the busiest 1 s window) and host
+//! memory (mean and peak of the store's memtables, block cache, index and filter blocks),
+//! sampled every 100 ms of virtual time.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use anyhow::anyhow;
+use device::{Controller, DeviceHandle};
+use host::lsm::db::{Db, DbOptions};
+use host::zonefs::{MkfsOptions, ZoneFs};
+use host::{HostIo, IoConfig};
+use serde_json::{json, Value};
+use sim::cpu::CpuPool;
+use sim::{Sim, SimDuration};
+use workload::ycsb::{self, YcsbConfig, YcsbReport};
+
+/// What to run.
+pub struct Experiment {
+    pub device: device::DeviceConfig,
+    pub opts: DbOptions,
+    pub mkfs: MkfsOptions,
+    pub cores: usize,
+    /// The Load's configuration (recordcount, dataset, seed).
+    pub load: YcsbConfig,
+    /// Named workloads run after the Load, in order.
+    pub runs: Vec<(String, YcsbConfig)>,
+}
+
+/// What one sample saw: time, CPU busy so far (all cores), store memory.
+#[derive(Clone, Copy)]
+struct Sample {
+    t_ns: u64,
+    busy_ns: u64,
+    mem: u64,
+}
+
+const SAMPLE_NS: u64 = 100_000_000;
+
+fn store_memory(db: &Db) -> u64 {
+    let s = db.stats();
+    s.memtable_bytes as u64 + s.block_cache_bytes + s.index_filter_bytes
+}
+
+/// Run it; one JSON object per phase plus the device's totals. An error (say, the device ran
+/// out of space) ends the experiment and is reported in the JSON, with the phases done.
+pub fn run(e: Experiment) -> anyhow::Result<Value> {
+    let sim = Sim::new(e.load.seed);
+    let ctl = Controller::in_memory(e.device.clone()).map_err(|err| anyhow!("{err}"))?;
+    let dev = DeviceHandle::new(&sim, ctl);
+    let cpu = Rc::new(CpuPool::new(&sim, e.cores.max(1)));
+    let io = Rc::new(HostIo::new(&dev, cpu.clone(), IoConfig::default()));
+    let wall = std::time::Instant::now();
+    let samples: Rc<RefCell<Vec<Sample>>> = Rc::default();
+    let done = Rc::new(std::cell::Cell::new(false));
+    let (sim2, dev2, cpu2) = (sim.clone(), dev.clone(), cpu.clone());
+    let result = sim.block_on(async move {
+        let fs = ZoneFs::mkfs_with(io, e.mkfs)
+            .await
+            .map_err(|err| anyhow!("zonefs: {err}"))?;
+        let db = Rc::new(
+            Db::open(Rc::new(fs), e.opts)
+                .await
+                .map_err(|err| anyhow!("store: {err}"))?,
+        );
+        // The sampler.
+        {
+            let (sim3, db3, cpu3, samples, done) = (
+                sim2.clone(),
+                db.clone(),
+                cpu2.clone(),
+                samples.clone(),
+                done.clone(),
+            );
+            sim2.spawn(async move {
+                while !done.get() {
+                    let busy = cpu3.busy_per_core().iter().map(|d| d.as_ns()).sum();
+                    samples.borrow_mut().push(Sample {
+                        t_ns: sim3.now().as_ns(),
+                        busy_ns: busy,
+                        mem: store_memory(&db3),
+                    });
+                    sim3.sleep(SimDuration::from_ns(SAMPLE_NS)).await;
+                }
+            });
+        }
+        let mut phases = Vec::new();
+        let mut error = None;
+        let plan: Vec<(String, YcsbConfig, bool)> =
+            std::iter::once(("load".to_string(), e.load.clone(), true))
+                .chain(e.runs.iter().map(|(n, c)| (n.clone(), c.clone(), false)))
+                .collect();
+        for (name, cfg, loading) in plan {
+            let before = measures(&sim2, &dev2, &cpu2);
+            let r = if loading {
+                ycsb::load(&sim2, &db, &cfg).await
+            } else {
+                ycsb::run(&sim2, &db, &cfg).await
+            };
+            let r = match r {
+                Ok(r) => r,
+                Err(err) => {
+                    error = Some(format!("{name}: {err}"));
+                    break;
+                }
+            };
+            // A Load's write volume includes the flushes and compactions it left behind.
+            if loading {
+                if let Err(err) = db.wait_for_background().await {
+                    error = Some(format!("{name}: {err}"));
+                    break;
+                }
+            }
+            let after = measures(&sim2, &dev2, &cpu2);
+            phases.push(phase_json(
+                &name,
+                &r,
+                &before,
+                &after,
+                &samples.borrow(),
+                e.cores,
+                &db,
+            ));
+        }
+        done.set(true);
+        let s = db.stats();
+        Ok::<_, anyhow::Error>(json!({
+            "phases": phases,
+            "error": error,
+            "level_files": s.level_files,
+            "level_bytes": s.level_bytes,
+            "compactions": s.compactions,
+            "zonefs": crate::zonefs_json(&db.fs().stats()),
+            "io": {
+                "compressed_writes": db.fs().io().counters().compressed_writes,
+                "decompressed_reads": db.fs().io().counters().decompressed_reads,
+            },
+        }))
+    })?;
+    let mut v = result;
+    v["wall_s"] = json!(wall.elapsed().as_secs_f64());
+    v["virtual_s"] = json!(sim.now().as_ns() as f64 / 1e9);
+    Ok(v)
+}
+
+/// Counters at a phase boundary: time, flash and host bytes, CPU busy.
+struct Measures {
+    t_ns: u64,
+    flash: u64,
+    host_written: u64,
+    busy_ns: u64,
+}
+
+fn measures(sim: &Sim, dev: &DeviceHandle, cpu: &CpuPool) -> Measures {
+    let (flash, host_written) = dev.with(|c| {
+        (
+            c.flash_counters().bytes_programmed,
+            c.counters().host_bytes_written,
+        )
+    });
+    Measures {
+        t_ns: sim.now().as_ns(),
+        flash,
+        host_written,
+        busy_ns: cpu.busy_per_core().iter().map(|d| d.as_ns()).sum(),
+    }
+}
+
+fn phase_json(
+    name: &str,
+    r: &YcsbReport,
+    before: &Measures,
+    after: &Measures,
+    samples: &[Sample],
+    cores: usize,
+    db: &Db,
+) -> Value {
+    let secs = (after.t_ns - before.t_ns).max(1) as f64 / 1e9;
+    let within: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.t_ns >= before.t_ns && s.t_ns <= after.t_ns)
+        .collect();
+    // The busiest 1 s window (10 samples) of the phase; a shorter phase is one window.
+    let per_window = ((1_000_000_000 / SAMPLE_NS) as usize)
+        .min(within.len().saturating_sub(1))
+        .max(1);
+    let cpu_max = within
+        .windows(per_window + 1)
+        .map(|w| {
+            let (a, b) = (w[0], w[per_window]);
+            (b.busy_ns - a.busy_ns) as f64 / ((b.t_ns - a.t_ns).max(1) as f64 * cores as f64)
+        })
+        .fold(f64::NAN, f64::max);
+    let cpu_max = if cpu_max.is_nan() {
+        // Under two samples: the phase's mean is all there is.
+        (after.busy_ns - before.busy_ns) as f64 / (secs * 1e9 * cores as f64)
+    } else {
+        cpu_max
+    };
+    let mem_mean = if within.is_empty() {
+        store_memory(db) as f64
+    } else {
+        within.iter().map(|s| s.mem as f64).sum::<f64>() / within.len() as f64
+    };
+    let mem_max = within.iter().map(|s| s.mem).max().unwrap_or(0);
+    let ops = r.by_op.iter().map(|(op, s)| {
+        (
+            op.to_string(),
+            json!({
+                "count": s.latency.count(),
+                "not_found": s.not_found,
+                "mean_us": s.latency.mean() / 1e3,
+                "p99_us": s.latency.percentile(99.0) as f64 / 1e3,
+                "p99.9_us": s.latency.percentile(99.9) as f64 / 1e3,
+                "p99.99_us": s.latency.percentile(99.99) as f64 / 1e3,
+            }),
+        )
+    });
+    json!({
+        "phase": name,
+        "runtime_s": r.seconds,
+        "throughput_ops_per_s": r.ops as f64 / r.seconds.max(1e-12),
+        "operations": ops.collect::<serde_json::Map<_, _>>(),
+        "flash_bytes_programmed": after.flash - before.flash,
+        "host_bytes_written": after.host_written - before.host_written,
+        "cpu_mean_pct": 100.0 * (after.busy_ns - before.busy_ns) as f64 / (secs * 1e9 * cores as f64),
+        "cpu_max_pct": if cpu_max.is_nan() { Value::Null } else { json!(100.0 * cpu_max) },
+        "memory_mean_bytes": mem_mean,
+        "memory_max_bytes": mem_max,
+    })
+}
