@@ -621,8 +621,14 @@ impl Db {
         if let Some(cc) = &opts.cc {
             // The device compresses; the host writes blocks raw.
             opts.table.codec = codec::Codec::None;
+            // A CW is one command, and must fit the zone it goes to whole: at most MDTS and a
+            // quarter of a zone (small test devices have zones below 1 MiB).
+            let fits = fs
+                .io()
+                .max_transfer_bytes()
+                .min(fs.io().zone_capacity_bytes() / 4) as usize;
             opts.table.cc_write_buffer = Some(if cc.multi_chunk_cw {
-                cc.write_buffer
+                cc.write_buffer.min(fits)
             } else {
                 1
             });
