@@ -65,6 +65,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut opts = host::lsm::db::DbOptions::default();
     crate::set_compression(&a.compression_type, &mut opts)
         .map_err(|e| anyhow!("--compression_type {e}"))?;
+    if opts.cc.is_some() || opts.compression_engine.is_some() {
+        anyhow::bail!(
+            "--compression_type {}: the CCZNS schemes run under `znslab ycsb --compression` \
+             and `znslab reproduce cczns`; db_bench takes host codecs only for now",
+            a.compression_type
+        );
+    }
     let cfg = DbBenchConfig {
         benchmarks: a
             .benchmarks

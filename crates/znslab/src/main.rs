@@ -139,8 +139,9 @@ impl MkfsArgs {
 }
 
 /// db_bench's compression names (none, snappy, lz4, zstd = level 1, zlib) as codecs, plus
-/// CCZNS's `zstdpc` (ZSTD level 1 with 6 parallel compression threads, §V-A), applied to the
-/// store's options.
+/// CCZNS §V-A's schemes: `zstdpc` (ZSTD level 1 with 6 parallel compression threads), `qat`
+/// (Deflate timed as a QAT 8970 card), `cc` (the device compresses: CW/DR on padding zones)
+/// and its ablations `cc-single-dr`, `cc-single-cw`; applied to the store's options.
 pub(crate) fn set_compression(
     name: &str,
     opts: &mut host::lsm::db::DbOptions,
@@ -150,11 +151,18 @@ pub(crate) fn set_compression(
         "snappy" => (codec::Codec::Snappy, 1),
         "lz4" => (codec::Codec::Lz4, 1),
         "zstd" => (codec::Codec::ZSTD1, 1),
-        "zstdpc" => (codec::Codec::ZSTD1, 6),
         "zlib" => (codec::Codec::Deflate(1), 1),
-        other => {
-            anyhow::bail!("compression {other:?}: use none, snappy, lz4, zstd, zstdpc or zlib")
-        }
+        other => match workload::scheme::by_name(other) {
+            Some(s) if s.device == "cczns" => {
+                s.apply(opts);
+                return Ok(());
+            }
+            _ => anyhow::bail!(
+                "compression {other:?}: use none, snappy, lz4, zstd, zstdpc, zlib, qat, cc, \
+                 cc-single-dr or cc-single-cw (Balloon is a device: --device cczns-balloon \
+                 with none)"
+            ),
+        },
     };
     opts.table.codec = codec;
     opts.compression_parallel_threads = threads;

@@ -36,7 +36,8 @@ pub struct Args {
     /// Keep the device in this image file between load and run.
     #[arg(long)]
     image: Option<PathBuf>,
-    /// none, snappy, lz4, zstd, zstdpc (zstd with 6 parallel compression threads), zlib.
+    /// none, snappy, lz4, zstd, zstdpc (zstd with 6 parallel compression threads), zlib, qat
+    /// (Deflate on a QAT 8970), cc (CCZNS: the device compresses), cc-single-dr, cc-single-cw.
     #[arg(long, default_value = "snappy")]
     compression: String,
     #[arg(long, default_value_t = 8)]
@@ -109,7 +110,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let wall = std::time::Instant::now();
     let sim2 = sim.clone();
     let cfg2 = cfg.clone();
-    let mkfs = a.mkfs.options();
+    let mut mkfs = a.mkfs.options();
+    // CCZNS: compressed and plain writes share padding zones.
+    mkfs.padding_zones = opts.cc.is_some();
     let reports = sim.block_on(async move {
         let fs = if fresh {
             ZoneFs::mkfs_with(io, mkfs).await
