@@ -694,8 +694,7 @@ fn padding_zones_need_a_cczns_device_and_exclude_gc() {
         let e = w
             .append_compressed(&[7u8; 4096], &[4096])
             .await
-            .err()
-            .expect("refused");
+            .expect_err("refused");
         assert!(e.to_string().contains("padding"), "{e}");
     });
 }

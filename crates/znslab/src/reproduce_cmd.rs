@@ -29,7 +29,7 @@ pub struct Args {
     /// balloon-fig6.
     pub(crate) target: String,
     /// cczns: the fraction of the paper's 20 M records and 5 M operations per workload.
-    #[arg(long, default_value_t = 0.005)]
+    #[arg(long, default_value_t = 0.002)]
     pub(crate) scale: f64,
     /// Device preset or TOML file (default: the paper's device).
     #[arg(long)]
