@@ -118,6 +118,15 @@ pub struct HostIo {
     in_flight: Cell<u32>,
 }
 
+/// A completion's status as a result naming the operation and LBA.
+fn device_status(status: Status, op: &'static str, lba: u64) -> Result<(), IoError> {
+    if status == Status::SUCCESS {
+        Ok(())
+    } else {
+        Err(IoError::Device { op, lba, status })
+    }
+}
+
 impl HostIo {
     pub fn new(dev: &DeviceHandle, cpu: Rc<CpuPool>, cfg: IoConfig) -> HostIo {
         let (l, zones) = dev.with(|c| (c.layout().clone(), c.zone_count()));
@@ -235,13 +244,7 @@ impl HostIo {
                     metadata: &mut metadata,
                 })
                 .await;
-            if comp.status != Status::SUCCESS {
-                return Err(IoError::Device {
-                    op: "read",
-                    lba: slba,
-                    status: comp.status,
-                });
-            }
+            device_status(comp.status, "read", slba)?;
             let mut c = self.counters.borrow_mut();
             c.reads += 1;
             c.bytes_read += len;
@@ -276,13 +279,7 @@ impl HostIo {
                     metadata: &[],
                 })
                 .await;
-            if comp.status != Status::SUCCESS {
-                return Err(IoError::Device {
-                    op: "write",
-                    lba: slba,
-                    status: comp.status,
-                });
-            }
+            device_status(comp.status, "write", slba)?;
             let mut c = self.counters.borrow_mut();
             c.writes += 1;
             c.bytes_written += piece.len() as u64;
@@ -330,13 +327,7 @@ impl HostIo {
                 append: false,
             })
             .await;
-        if comp.status != Status::SUCCESS {
-            return Err(IoError::Device {
-                op,
-                lba: slba,
-                status: comp.status,
-            });
-        }
+        device_status(comp.status, op, slba)?;
         let fb =
             device::cmd::wire::cw_feedback(&metadata, self.lba_bytes).ok_or(IoError::Invalid {
                 op,
@@ -405,13 +396,7 @@ impl HostIo {
                 metadata: &mut metadata,
             })
             .await;
-        if comp.status != Status::SUCCESS {
-            return Err(IoError::Device {
-                op,
-                lba: slba,
-                status: comp.status,
-            });
-        }
+        device_status(comp.status, op, slba)?;
         let chunks = device::cmd::wire::dr_feedback(&metadata).unwrap_or_default();
         let mut c = self.counters.borrow_mut();
         c.reads += 1;
@@ -434,13 +419,7 @@ impl HostIo {
             })
             .await;
         self.counters.borrow_mut().zone_commands += 1;
-        if comp.status != Status::SUCCESS {
-            return Err(IoError::Device {
-                op: "zone management",
-                lba: slba,
-                status: comp.status,
-            });
-        }
+        device_status(comp.status, "zone management", slba)?;
         Ok(())
     }
 
@@ -470,13 +449,7 @@ impl HostIo {
                 })
                 .await;
             self.counters.borrow_mut().zone_commands += 1;
-            if comp.status != Status::SUCCESS {
-                return Err(IoError::Device {
-                    op: "report zones",
-                    lba: slba,
-                    status: comp.status,
-                });
-            }
+            device_status(comp.status, "report zones", slba)?;
             let (_, got) = parse_report(&buf).ok_or(IoError::Invalid {
                 op: "report zones",
                 pos: slba * self.lba_bytes,

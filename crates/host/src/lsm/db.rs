@@ -550,32 +550,94 @@ async fn read_table(fs: &ZoneFs, name: &str) -> Result<Table, DbError> {
     let size = fs.size(name)?;
     let end = read_range(fs, name, size.saturating_sub(sst::FOOTER_BYTES), size).await?;
     let (meta_h, _) = sst::footer_handles(&end)?;
-    let meta = read_range(fs, name, meta_h.offset.min(size), size).await?;
-    let props_h = sst::properties_handle(&meta, meta_h.offset)?;
-    let from = props_h
-        .map_or(meta_h.offset, |h| h.offset)
-        .min(meta_h.offset);
-    let tail = read_range(fs, name, from, size).await?;
+    let meta_at = meta_h.offset.min(size);
+    let mut tail = read_range(fs, name, meta_at, size).await?;
+    // Each read extends the tail downwards: properties, then (CCZNS) back to the region's end.
+    let from = sst::properties_handle(&tail, meta_at)?.map_or(meta_at, |h| h.offset.min(meta_at));
+    prepend(&mut tail, read_range(fs, name, from, meta_at).await?);
     let Some(region) = sst::cc_region(&tail, from)? else {
         return Ok(Table::open(read_file(fs, name).await?)?);
     };
-    let tail = read_range(fs, name, region, size).await?;
+    prepend(
+        &mut tail,
+        read_range(fs, name, region.min(from), from).await?,
+    );
     let chunks = sst::cc_chunks(&tail, region)?;
     let mut blocks = Vec::new();
-    let mdts = fs.io().max_transfer_bytes();
-    let block = fs.io().lba_bytes();
+    dr_region(fs, name, &chunks, u64::MAX, true, true, &mut blocks).await?;
+    Ok(Table::open_cc(tail, region, blocks)?)
+}
+
+/// Issue the compressed writes a CCZNS table's builder has ready, handing the device's stored
+/// sizes back to it.
+async fn issue_cws(w: &mut FileWriter, b: &mut TableBuilder) -> Result<(), DbError> {
+    for cw in b.take_cws() {
+        let post = w.append_compressed(&cw.data, &cw.chunk_sizes).await?;
+        b.cc_written(&post);
+    }
+    Ok(())
+}
+
+fn prepend(tail: &mut Vec<u8>, mut head: Vec<u8>) {
+    head.extend_from_slice(tail);
+    *tail = head;
+}
+
+/// One decompressed read of `chunks` (consecutive; multi-chunk when more than one), appended
+/// to `out` and checked against the sizes the index names.
+async fn dr_chunks(
+    fs: &ZoneFs,
+    name: &str,
+    chunks: &[CcChunk],
+    out: &mut Vec<u8>,
+) -> Result<(), DbError> {
+    let (first, last) = (chunks[0], chunks[chunks.len() - 1]);
+    let stored = last.offset + last.post as u64 - first.offset;
+    let raw: u64 = chunks.iter().map(|c| c.pre as u64).sum();
+    let got = fs
+        .decompressed_read(name, first.offset, stored, chunks.len() > 1, raw, out)
+        .await?;
+    check_chunks(name, chunks, &got)
+}
+
+/// A CCZNS table's whole data region by decompressed reads of up to `max_stored` compressed
+/// bytes each (single-chunk reads when `multi` is off), into `out` (kept whole, or only the
+/// last read's when not `keep`).
+async fn dr_region(
+    fs: &ZoneFs,
+    name: &str,
+    chunks: &[CcChunk],
+    max_stored: u64,
+    multi: bool,
+    keep: bool,
+    out: &mut Vec<u8>,
+) -> Result<(), DbError> {
+    let (mdts, block) = (fs.io().max_transfer_bytes(), fs.io().lba_bytes());
     let mut i = 0;
     while i < chunks.len() {
-        let end = dr_span(&chunks, i, u64::MAX, mdts, block);
-        let stored = chunks[end - 1].offset + chunks[end - 1].post as u64 - chunks[i].offset;
-        let raw: u64 = chunks[i..end].iter().map(|c| c.pre as u64).sum();
-        let got = fs
-            .decompressed_read(name, chunks[i].offset, stored, true, raw, &mut blocks)
-            .await?;
-        check_chunks(name, &chunks[i..end], &got)?;
+        let end = if multi {
+            dr_span(chunks, i, max_stored, mdts, block)
+        } else {
+            i + 1
+        };
+        if !keep {
+            out.clear();
+        }
+        dr_chunks(fs, name, &chunks[i..end], out).await?;
         i = end;
     }
-    Ok(Table::open_cc(tail, region, blocks)?)
+    Ok(())
+}
+
+/// The bytes a decompressed read at `offset` returned are the table's own chunks there.
+fn check_bytes(table: &Table, name: &str, offset: u64, bytes: &[u8]) -> Result<(), DbError> {
+    if table.cc_matches(offset, bytes) {
+        Ok(())
+    } else {
+        Err(DbError::Corrupt(format!(
+            "{name}: the decompressed read at {offset} returned other bytes than were written"
+        )))
+    }
 }
 
 /// A DR returned exactly the chunks the index names, with their sizes.
@@ -916,16 +978,10 @@ impl Inner {
             let uk = key::user_key(k).to_vec();
             smallest.get_or_insert_with(|| uk.clone());
             largest = uk;
-            for cw in b.take_cws() {
-                let post = w.append_compressed(&cw.data, &cw.chunk_sizes).await?;
-                b.cc_written(&post);
-            }
+            issue_cws(&mut w, &mut b).await?;
         }
         b.finish_data()?;
-        for cw in b.take_cws() {
-            let post = w.append_compressed(&cw.data, &cw.chunk_sizes).await?;
-            b.cc_written(&post);
-        }
+        issue_cws(&mut w, &mut b).await?;
         let (tail, props, blocks) = b.finish_cc()?;
         w.append(&tail).await?;
         w.close().await?;
@@ -1383,7 +1439,11 @@ impl Inner {
             let name = sst_name(number);
             let mut off = 0;
             if let Some((region, chunks)) = cc {
-                self.cc_read_region(&name, &chunks).await?;
+                // As compaction reads: multi-chunk DRs up to its readahead.
+                let multi = self.opts.cc.as_ref().is_none_or(|c| c.multi_chunk_dr);
+                let max = self.opts.compaction_readahead_size;
+                let mut buf = Vec::new();
+                dr_region(&self.fs, &name, &chunks, max, multi, false, &mut buf).await?;
                 off = region;
             }
             while off < size {
@@ -1458,34 +1518,6 @@ impl Inner {
         Ok(())
     }
 
-    /// Read a CCZNS table's data region as compaction does: multi-chunk DRs of up to the
-    /// compaction readahead in compressed bytes (single-chunk DRs when multi-chunk DR is off),
-    /// each checked against the chunks the index names.
-    async fn cc_read_region(&self, name: &str, chunks: &[CcChunk]) -> Result<(), DbError> {
-        let multi = self.opts.cc.as_ref().is_none_or(|c| c.multi_chunk_dr);
-        let mdts = self.fs.io().max_transfer_bytes();
-        let block = self.fs.io().lba_bytes();
-        let mut buf = Vec::new();
-        let mut i = 0;
-        while i < chunks.len() {
-            let end = if multi {
-                dr_span(chunks, i, self.opts.compaction_readahead_size, mdts, block)
-            } else {
-                i + 1
-            };
-            let stored = chunks[end - 1].offset + chunks[end - 1].post as u64 - chunks[i].offset;
-            let raw: u64 = chunks[i..end].iter().map(|c| c.pre as u64).sum();
-            buf.clear();
-            let got = self
-                .fs
-                .decompressed_read(name, chunks[i].offset, stored, end > i + 1, raw, &mut buf)
-                .await?;
-            check_chunks(name, &chunks[i..end], &got)?;
-            i = end;
-        }
-        Ok(())
-    }
-
     /// The value of `k`, if it exists: memtable, then L0 newest first, then one file per level.
     pub async fn get(&self, k: &[u8]) -> Result<Option<Vec<u8>>, DbError> {
         self.cpu(self.opts.cpu.read_ns).await;
@@ -1531,13 +1563,7 @@ impl Inner {
                                         &name, h.offset, h.stored, false, h.raw, &mut buf,
                                     )
                                     .await?;
-                                if !sst.table.cc_matches(h.offset, &buf) {
-                                    return Err(DbError::Corrupt(format!(
-                                        "{name}: the decompressed read at {} returned other \
-                                         bytes than were written",
-                                        h.offset
-                                    )));
-                                }
+                                check_bytes(&sst.table, &name, h.offset, &buf)?;
                             } else {
                                 *tables_read += 1;
                                 let mut buf = vec![0u8; h.stored as usize];
@@ -1724,18 +1750,9 @@ impl Inner {
             i + 1
         };
         let hi = chunks[end - 1].offset + chunks[end - 1].post as u64;
-        let raw: u64 = chunks[i..end].iter().map(|c| c.pre as u64).sum();
-        let mut buf = Vec::with_capacity(raw as usize);
-        let got = self
-            .fs
-            .decompressed_read(&name, offset, hi - offset, end > i + 1, raw, &mut buf)
-            .await?;
-        check_chunks(&name, &chunks[i..end], &got)?;
-        if !table.cc_matches(offset, &buf) {
-            return Err(DbError::Corrupt(format!(
-                "{name}: the decompressed read at {offset} returned other bytes than were written"
-            )));
-        }
+        let mut buf = Vec::new();
+        dr_chunks(&self.fs, &name, &chunks[i..end], &mut buf).await?;
+        check_bytes(table, &name, offset, &buf)?;
         Ok((offset, hi))
     }
 

@@ -275,11 +275,24 @@ struct CcBuild {
     pre: Vec<u32>,
     keys: Vec<Vec<u8>>,
     post: Vec<u32>,
-    /// First block not yet handed out in a compressed write, and the bytes from it on.
+    /// First block not yet handed out in a compressed write, where it starts in `blocks`, and
+    /// the bytes from it on.
     unsent: usize,
+    unsent_at: usize,
     unsent_bytes: usize,
-    /// Block ranges ready to go as one compressed write each.
-    ready: Vec<std::ops::Range<usize>>,
+    /// Block ranges ready to go as one compressed write each, with where each starts.
+    ready: Vec<(std::ops::Range<usize>, usize)>,
+}
+
+impl CcBuild {
+    /// The blocks not yet handed out become one compressed write.
+    fn cut(&mut self) {
+        self.ready
+            .push((self.unsent..self.pre.len(), self.unsent_at));
+        self.unsent = self.pre.len();
+        self.unsent_at += self.unsent_bytes;
+        self.unsent_bytes = 0;
+    }
 }
 
 /// One compressed write a CCZNS table needs: whole blocks holding its chunks back to back.
@@ -332,8 +345,7 @@ impl TableBuilder {
     pub fn take_cws(&mut self) -> Vec<CwBatch> {
         let cc = &mut self.cc;
         let mut out = Vec::new();
-        for r in cc.ready.drain(..) {
-            let start: usize = cc.pre[..r.start].iter().map(|&p| p as usize).sum();
+        for (r, start) in cc.ready.drain(..) {
             let len: usize = cc.pre[r.clone()].iter().map(|&p| p as usize).sum();
             let mut data = Vec::with_capacity(len.div_ceil(4096) * 4096);
             data.extend_from_slice(&cc.blocks[start..start + len]);
@@ -346,6 +358,17 @@ impl TableBuilder {
         out
     }
 
+    /// Append a block to the table's bytes (see [`write_block`]).
+    fn put_block(&mut self, raw: &[u8], codec: Codec) -> (BlockHandle, bool) {
+        write_block(
+            &mut self.out,
+            raw,
+            codec,
+            &mut self.coder,
+            &mut self.scratch,
+        )
+    }
+
     /// The stored sizes the device reported for the chunks of the next compressed write.
     pub fn cc_written(&mut self, post: &[u32]) {
         self.cc.post.extend_from_slice(post);
@@ -356,11 +379,8 @@ impl TableBuilder {
         if !self.data.is_empty() {
             self.flush_data()?;
         }
-        let cc = &mut self.cc;
-        if cc.unsent < cc.pre.len() {
-            cc.ready.push(cc.unsent..cc.pre.len());
-            cc.unsent = cc.pre.len();
-            cc.unsent_bytes = 0;
+        if self.cc.unsent < self.cc.pre.len() {
+            self.cc.cut();
         }
         Ok(())
     }
@@ -423,13 +443,7 @@ impl TableBuilder {
         if let Some(limit) = self.opts.cc_write_buffer {
             return self.cc_block(raw, limit);
         }
-        let (h, compressed) = write_block(
-            &mut self.out,
-            &raw,
-            self.opts.codec,
-            &mut self.coder,
-            &mut self.scratch,
-        );
+        let (h, compressed) = self.put_block(&raw, self.opts.codec);
         self.props.data_blocks += 1;
         self.props.data_raw_bytes += raw.len() as u64;
         self.props.data_bytes += h.size;
@@ -456,9 +470,7 @@ impl TableBuilder {
         }
         let cc = &mut self.cc;
         if cc.unsent_bytes > 0 && cc.unsent_bytes + pre > limit {
-            cc.ready.push(cc.unsent..cc.pre.len());
-            cc.unsent = cc.pre.len();
-            cc.unsent_bytes = 0;
+            cc.cut();
         }
         cc.blocks.extend_from_slice(&raw);
         cc.blocks.push(0);
@@ -530,24 +542,12 @@ impl TableBuilder {
         let mut meta: Vec<(&[u8], BlockHandle)> = Vec::new();
         if let (Some(f), Some(bits)) = (&mut self.filter, self.opts.bloom_bits_per_key) {
             let bytes = f.finish(bits);
-            let (h, _) = write_block(
-                &mut self.out,
-                &bytes,
-                Codec::None,
-                &mut self.coder,
-                &mut self.scratch,
-            );
+            let (h, _) = self.put_block(&bytes, Codec::None);
             self.props.filter_bytes = h.size;
             meta.push((FILTER_NAME, at(h)));
         }
         let index = self.index.finish();
-        let (index_h, _) = write_block(
-            &mut self.out,
-            &index,
-            self.opts.codec,
-            &mut self.coder,
-            &mut self.scratch,
-        );
+        let (index_h, _) = self.put_block(&index, self.opts.codec);
         self.props.index_bytes = index_h.size;
         let index_h = at(index_h);
         let mut pb = BlockBuilder::new(1);
@@ -568,13 +568,7 @@ impl TableBuilder {
             pb.add(name.as_bytes(), &v.to_le_bytes());
         }
         let props_raw = pb.finish();
-        let (props_h, _) = write_block(
-            &mut self.out,
-            &props_raw,
-            Codec::None,
-            &mut self.coder,
-            &mut self.scratch,
-        );
+        let (props_h, _) = self.put_block(&props_raw, Codec::None);
         meta.push((PROPERTIES_NAME, at(props_h)));
         meta.sort_by(|a, b| a.0.cmp(b.0));
         let mut mb = BlockBuilder::new(1);
@@ -584,13 +578,7 @@ impl TableBuilder {
             mb.add(name, &v);
         }
         let meta_raw = mb.finish();
-        let (meta_h, _) = write_block(
-            &mut self.out,
-            &meta_raw,
-            Codec::None,
-            &mut self.coder,
-            &mut self.scratch,
-        );
+        let (meta_h, _) = self.put_block(&meta_raw, Codec::None);
         write_footer(&mut self.out, at(meta_h), index_h);
         self.props.file_bytes = base + self.out.len() as u64;
         (self.out, self.props)
@@ -702,24 +690,14 @@ pub fn properties_handle(file: &[u8], base: u64) -> Result<Option<BlockHandle>, 
 /// A CCZNS table's data region length from its metaindex and properties blocks, given the
 /// bytes from `base` on (which must hold both): None for a plain table.
 pub fn cc_region(file: &[u8], base: u64) -> Result<Option<u64>, FormatError> {
-    let mut coder = Coder::new();
-    let (meta_h, _) = read_footer(file)?;
-    let meta = Block::new(
-        tail_block(file, base, meta_h, "metaindex block", &mut coder)?,
-        meta_h.offset,
+    let Some(h) = properties_handle(file, base)? else {
+        return Ok(None);
+    };
+    let b = Block::new(
+        tail_block(file, base, h, "properties block", &mut Coder::new())?,
+        h.offset,
     )?;
-    for (name, v) in meta.entries()? {
-        if name == PROPERTIES_NAME {
-            let (h, _) = BlockHandle::decode(&v)
-                .ok_or_else(|| corrupt("metaindex entry", meta_h.offset, "bad handle"))?;
-            let b = Block::new(
-                tail_block(file, base, h, "properties block", &mut coder)?,
-                h.offset,
-            )?;
-            return Ok(property(&b.entries()?, CC_REGION_PROPERTY));
-        }
-    }
-    Ok(None)
+    Ok(property(&b.entries()?, CC_REGION_PROPERTY))
 }
 
 /// The chunks of a CCZNS table's data region, in order, from its index entries.

@@ -588,15 +588,7 @@ impl ZoneFs {
                         self.release_zone(z).await?;
                     }
                     let z = self.allocate(lifetime, wal).await?;
-                    {
-                        let mut st = self.st.borrow_mut();
-                        let start = st.zones[z].start + st.zones[z].wp;
-                        let f = st.files.get_mut(&id).expect("file");
-                        f.zone = Some(z);
-                        f.meta.active_start = Some(start);
-                    }
-                    // The new active extent's start is durable before data goes there.
-                    self.sync_meta(id, false).await?;
+                    self.take_zone(id, z).await?;
                     z
                 }
             };
@@ -660,6 +652,19 @@ impl ZoneFs {
             self.release_zone(zi).await?;
         }
         Ok(())
+    }
+
+    /// File `id` writes zone `z` from now on: its active extent starts at the zone's write
+    /// pointer, and that start is durable before data goes there.
+    async fn take_zone(&self, id: u64, z: usize) -> Result<(), FsError> {
+        {
+            let mut st = self.st.borrow_mut();
+            let start = st.zones[z].start + st.zones[z].wp;
+            let f = st.files.get_mut(&id).expect("file");
+            f.zone = Some(z);
+            f.meta.active_start = Some(start);
+        }
+        self.sync_meta(id, false).await
     }
 
     fn padding_zones(&self) -> bool {
@@ -735,14 +740,7 @@ impl ZoneFs {
                         self.release_zone(z).await?;
                         continue;
                     }
-                    {
-                        let mut st = self.st.borrow_mut();
-                        let start = st.zones[z].start + st.zones[z].wp;
-                        let f = st.files.get_mut(&id).expect("file");
-                        f.zone = Some(z);
-                        f.meta.active_start = Some(start);
-                    }
-                    self.sync_meta(id, false).await?;
+                    self.take_zone(id, z).await?;
                     break z;
                 }
             }
