@@ -729,3 +729,59 @@ fn single_chunk_cw_pads_every_block_and_single_chunk_dr_takes_more_reads() {
     );
     assert_eq!(single_dr.0, multi.0);
 }
+
+#[test]
+fn scans_merge_the_levels_and_read_only_the_blocks_they_reach() {
+    let (sim, dev) = device();
+    let io = host(&sim, &dev);
+    sim.block_on(async move {
+        let fs = Rc::new(ZoneFs::mkfs(io.clone(), 0).await.expect("mkfs"));
+        let opts = DbOptions {
+            block_cache_bytes: 0,
+            target_file_size: 16 << 10,
+            max_bytes_for_level_base: 128 << 10,
+            level_multiplier: 2,
+            level_compaction_dynamic_level_bytes: false,
+            ..small()
+        };
+        let db = Db::open(fs, opts).await.expect("opens");
+        let mut rng = Rng::new(11);
+        let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+        for round in 0..6000u64 {
+            let i = rng.below(2000);
+            if rng.below(8) == 0 {
+                db.delete(&key(i), false).await.expect("deletes");
+                model.remove(&key(i));
+            } else {
+                let v = value(&mut rng, round);
+                db.put(&key(i), &v, false).await.expect("puts");
+                model.insert(key(i), v);
+            }
+        }
+        db.wait_for_background().await.expect("settles");
+        let s = db.stats();
+        let deep_files: usize = s.level_files.iter().skip(1).sum();
+        assert!(deep_files >= 8, "several files below L0: {s:?}");
+        // Scans from random keys, with random limits, see what the model holds.
+        for _ in 0..60 {
+            let from = key(rng.below(2100));
+            let limit = 1 + rng.below(150) as usize;
+            let want: Vec<(Vec<u8>, Vec<u8>)> = model
+                .range(from.clone()..)
+                .take(limit)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            assert_eq!(db.scan(&from, limit).await.expect("scans"), want);
+        }
+        // A one-entry scan from the start reads one block per source (each L0 table, each
+        // sorted level, RocksDB's LevelIterator), not the first block of every file.
+        let sources = s.level_files[0] + s.level_files.iter().skip(1).filter(|&&n| n > 0).count();
+        let before = io.counters().reads;
+        assert_eq!(db.scan(&key(0), 1).await.expect("scans").len(), 1);
+        let reads = io.counters().reads - before;
+        assert!(
+            reads as usize <= sources && reads > 0,
+            "{reads} reads for {sources} sources ({deep_files} files below L0)"
+        );
+    });
+}

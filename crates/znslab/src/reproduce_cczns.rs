@@ -195,7 +195,15 @@ pub fn reproduce(args: Args) -> anyhow::Result<ExitCode> {
     }
     let out = output_dir(&args);
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    let runs = plan();
+    let mut runs = plan();
+    if let Some(only) = &args.only {
+        runs.retain(|r| r.file_name().contains(only.as_str()));
+        if runs.is_empty() {
+            anyhow::bail!(
+                "--only {only}: no run's name contains it (names look like main-cc-amazon-4k-20m)"
+            );
+        }
+    }
     let seed = args.seed;
     let (results, wall) = run_parallel(&args, "cczns", &runs, |r| one(r, s, seed))?;
     let report = Report {

@@ -46,6 +46,10 @@ pub struct Args {
     jobs: Option<usize>,
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
+    /// cczns: only the runs whose file name contains this text (say `main-cc-amazon`); the
+    /// report leaves the others' cells empty.
+    #[arg(long)]
+    pub(crate) only: Option<String>,
 }
 
 /// One run of the figure: a pattern at an I/O size for a scheme.

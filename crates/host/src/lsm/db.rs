@@ -23,11 +23,11 @@ use std::rc::Rc;
 use sim::sync::{Mutex, Notify};
 use sim::SimDuration;
 
-use super::format::{get_varint, put_varint};
+use super::format::{get_varint, put_varint, FormatError};
 use super::key::{self, ValueType};
 use super::log::{read_log, LogWriter};
 use super::memtable::{MemTable, WriteBatch};
-use super::sst::{self, BlockRead, CcChunk, Table, TableBuilder, TableOptions};
+use super::sst::{self, BlockRead, CcChunk, Table, TableBuilder, TableCursor, TableOptions};
 use crate::zonefs::{FileWriter, FsError, Lifetime, ZoneFs};
 
 /// Store options (RocksDB 8.11's defaults where they exist).
@@ -225,7 +225,7 @@ pub enum DbError {
     #[error(transparent)]
     Fs(#[from] FsError),
     #[error(transparent)]
-    Format(#[from] super::format::FormatError),
+    Format(#[from] FormatError),
     #[error(transparent)]
     Log(#[from] super::log::LogError),
     #[error("corrupt {0}")]
@@ -350,6 +350,55 @@ struct Sst {
     smallest: Vec<u8>,
     largest: Vec<u8>,
     table: Table,
+}
+
+/// A scan's source of SST entries in key order: one L0 table, or a sorted level whose next
+/// file is opened only when the merge reaches it (RocksDB's LevelIterator). A scan thus
+/// decodes, and charges reads for, the blocks it returns, not the first block of every file
+/// past its start.
+struct SstSource<'a> {
+    files: std::slice::IterMut<'a, Sst>,
+    current: Option<(u64, TableCursor<'a>)>,
+    target: &'a [u8],
+    /// Data blocks decoded, by table number, in order.
+    blocks_read: Vec<(u64, BlockRead)>,
+}
+
+impl<'a> SstSource<'a> {
+    fn new(files: &'a mut [Sst], target: &'a [u8]) -> Self {
+        SstSource {
+            files: files.iter_mut(),
+            current: None,
+            target,
+            blocks_read: Vec::new(),
+        }
+    }
+
+    fn next_entry(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>, FormatError> {
+        loop {
+            if let Some((number, c)) = &mut self.current {
+                if let Some(e) = c.next_entry()? {
+                    return Ok(Some(e));
+                }
+                let number = *number;
+                self.blocks_read
+                    .extend(c.blocks_read.drain(..).map(|h| (number, h)));
+                self.current = None;
+            }
+            let Some(f) = self.files.next() else {
+                return Ok(None);
+            };
+            self.current = Some((f.number, f.table.cursor(self.target)?));
+        }
+    }
+
+    fn into_blocks_read(mut self) -> Vec<(u64, BlockRead)> {
+        if let Some((number, c)) = self.current.take() {
+            self.blocks_read
+                .extend(c.blocks_read.into_iter().map(|h| (number, h)));
+        }
+        self.blocks_read
+    }
 }
 
 /// A file an edit adds: level, number, size, smallest and largest user key.
@@ -1627,24 +1676,32 @@ impl Inner {
         {
             let st = &mut *st;
             let mut cursors = Vec::new();
-            for f in st.levels.iter_mut().flatten() {
-                if f.largest.as_slice() >= start {
-                    let number = f.number;
-                    cursors.push((number, f.table.cursor(&target)?));
+            for (l, files) in st.levels.iter_mut().enumerate() {
+                if l == 0 {
+                    // L0's tables overlap: each is a source of its own.
+                    for f in files.iter_mut() {
+                        if f.largest.as_slice() >= start {
+                            cursors.push(SstSource::new(std::slice::from_mut(f), &target));
+                        }
+                    }
+                } else {
+                    // A sorted level: one source from the first file that can hold `start`.
+                    let first = files.partition_point(|f| f.largest.as_slice() < start);
+                    if first < files.len() {
+                        cursors.push(SstSource::new(&mut files[first..], &target));
+                    }
                 }
             }
             // Memtable entries ≥ start, taken lazily from the ordered maps.
             type MemIter<'m> = Box<dyn Iterator<Item = (Vec<u8>, &'m [u8])> + 'm>;
-            let mut mem_iters: Vec<MemIter<'_>> = vec![Box::new(
-                st.mem.entries().filter(|(k, _)| key::user_key(k) >= start),
-            )];
+            let mut mem_iters: Vec<MemIter<'_>> = vec![Box::new(st.mem.entries_from(start))];
             if let Some(imm) = &st.imm {
                 mem_iters.push(Box::new(imm.entries_from(start)));
             }
             // Heads of every source; the smallest internal key goes next.
             let n_tables = cursors.len();
             let mut heads: Vec<Option<(Vec<u8>, Vec<u8>)>> = Vec::new();
-            for (_, c) in cursors.iter_mut() {
+            for c in cursors.iter_mut() {
                 heads.push(c.next_entry()?);
             }
             for it in mem_iters.iter_mut() {
@@ -1667,7 +1724,7 @@ impl Inner {
                 };
                 let (k, v) = heads[min].take().expect("some");
                 heads[min] = if min < n_tables {
-                    cursors[min].1.next_entry()?
+                    cursors[min].next_entry()?
                 } else {
                     mem_iters[min - n_tables]
                         .next()
@@ -1683,8 +1740,8 @@ impl Inner {
                     out.push((uk.to_vec(), v));
                 }
             }
-            for (number, c) in &cursors {
-                blocks.extend(c.blocks_read.iter().map(|h| (*number, *h)));
+            for c in cursors {
+                blocks.extend(c.into_blocks_read());
             }
         }
         // The blocks the scan decoded come from the device unless cached, through each file's
