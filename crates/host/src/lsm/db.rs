@@ -374,7 +374,7 @@ impl<'a> SstSource<'a> {
         }
     }
 
-    fn next_entry(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>, FormatError> {
+    fn next_entry(&mut self) -> Result<Option<sst::Entry>, FormatError> {
         loop {
             if let Some((number, c)) = &mut self.current {
                 if let Some(e) = c.next_entry()? {
