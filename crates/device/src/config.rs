@@ -260,6 +260,16 @@ pub struct ControllerConfig {
     pub zone_append_max_bytes: u64,
     /// Close an implicitly opened zone to make room when the open limit is hit (QEMU default).
     pub auto_transition: bool,
+    /// Finish programs the rest of the zone's flash (dummy data), as real TLC devices must to
+    /// close their blocks: about a second for an empty 1 GiB zone (ConfZNS++, SYSTOR'24).
+    /// Off: Finish programs only the buffered partial unit and moves the write pointer, as
+    /// FEMU's (QEMU's) `zns_finish_zone` does, which the CCZNS, ZNS+ and ZenFS+ papers ran on.
+    #[serde(default = "yes")]
+    pub finish_pads_flash: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for ControllerConfig {
@@ -273,6 +283,7 @@ impl Default for ControllerConfig {
             max_transfer_bytes: 2 << 20,
             zone_append_max_bytes: 0,
             auto_transition: true,
+            finish_pads_flash: true,
         }
     }
 }

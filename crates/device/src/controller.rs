@@ -781,12 +781,17 @@ impl Controller {
         self.write_buffer.discard(written.saturating_sub(issued));
     }
 
-    /// Pad zone `zi` to its capacity (Finish): the partial unit and every unit left.
+    /// Finish zone `zi`'s flash: program the buffered partial unit and, when the device pads
+    /// (`finish_pads_flash`), every unit left to the zone's capacity.
     pub(crate) fn pad_zone(&mut self, zi: usize, ready: u64) -> u64 {
         let lba = self.layout.lba_bytes;
         let unit = self.layout.geometry.unit_bytes;
-        let cap = self.zones[zi].capacity * lba;
         let written = self.zones[zi].bytes;
+        let cap = if self.config.controller.finish_pads_flash {
+            self.zones[zi].capacity * lba
+        } else {
+            written.div_ceil(unit) * unit
+        };
         let issued = self.zone_flash[zi].issued;
         let start = ready.max(self.zone_flash[zi].busy_until);
         let d = self.layout.dies_per_zone as u64;

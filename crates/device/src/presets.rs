@@ -44,7 +44,12 @@ pub fn cczns() -> DeviceConfig {
             metadata_bytes: 64,
         },
         pcie: PcieConfig::default(),
-        controller: ControllerConfig::default(),
+        controller: ControllerConfig {
+            // CCZNS §V-A: the paper's device is emulated by FEMU, whose Finish moves the write
+            // pointer without programming the rest of the zone.
+            finish_pads_flash: false,
+            ..ControllerConfig::default()
+        },
         compression: CompressionConfig::default(),
         balloon: BalloonConfig::default(),
         tcssd: TcssdConfig::default(),

@@ -339,3 +339,50 @@ fn a_full_write_buffer_delays_writes_until_programs_free_it() {
         second.done_at
     );
 }
+
+#[test]
+fn a_femu_like_finish_programs_only_the_buffered_partial_unit() {
+    let mut cfg = presets::test_min();
+    cfg.controller.finish_pads_flash = false;
+    let l = cfg.layout().expect("valid");
+    let unit = l.geometry.unit_bytes;
+    let mut c = Controller::in_memory(cfg).expect("valid");
+    // Ten LBAs: two whole units on flash or in the buffer, and a partial one.
+    let data = vec![3u8; 10 * 4096];
+    let w = c.submit(
+        SimInstant::ZERO,
+        Command::Write {
+            slba: 0,
+            nlb: 10,
+            data: &data,
+            metadata: &[],
+        },
+    );
+    let t = c.flash().idle_at().max(w.done_at);
+    let f = c.submit(
+        t,
+        Command::ZoneMgmtSend {
+            slba: 0,
+            action: ZoneAction::Finish,
+            select_all: false,
+        },
+    );
+    assert_eq!(f.status, Status::SUCCESS);
+    let programmed = c.flash_counters().bytes_programmed;
+    assert_eq!(programmed, (10 * 4096u64).div_ceil(unit) * unit);
+    assert_eq!(c.counters().padded_bytes, programmed - 10 * 4096);
+    // The zone is full and reads back what was written.
+    assert_eq!(c.zone(0).state, device::ZoneState::Full);
+    let mut out = vec![0u8; 10 * 4096];
+    let r = c.submit(
+        f.done_at,
+        Command::Read {
+            slba: 0,
+            nlb: 10,
+            data: &mut out,
+            metadata: &mut [],
+        },
+    );
+    assert_eq!(r.status, Status::SUCCESS);
+    assert_eq!(out, data);
+}
