@@ -752,10 +752,12 @@ impl Controller {
     ) -> u64 {
         let unit = self.layout.geometry.unit_bytes;
         let page = self.layout.geometry.page_bytes as u64;
+        // One read senses `pages_per_read` pages (a physical page's sectors).
+        let sensed = page * self.config.balloon.pages_per_read.max(1) as u64;
         let mut ready = t;
         let mut at = off;
         while at < off + len {
-            let p = at / page;
+            let p = at / sensed;
             let got = match seen.iter().rev().take(8).find(|s| s.0 == seg && s.1 == p) {
                 Some(s) => s.2,
                 None => {
@@ -764,14 +766,17 @@ impl Controller {
                     let done = if b.seg_mut(seg).flash.holds(at, t, unit) {
                         t
                     } else {
-                        self.flash.read(die, page, SimInstant::from_ns(t)).as_ns()
+                        // Transfer the pages of this sense the range covers.
+                        let end = (off + len).min((p + 1) * sensed);
+                        let bytes = (end.div_ceil(page) - at / page) * page;
+                        self.flash.read(die, bytes, SimInstant::from_ns(t)).as_ns()
                     };
                     seen.push((seg, p, done));
                     done
                 }
             };
             ready = ready.max(got);
-            at = (p + 1) * page;
+            at = (p + 1) * sensed;
         }
         ready
     }

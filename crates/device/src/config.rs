@@ -84,6 +84,10 @@ pub struct BalloonConfig {
     /// incompressible: stored raw on a whole superblock (§3.2 names the watermark but not its
     /// value; 110 is assumed). 0 disables it.
     pub incompressible_below_percent: u32,
+    /// Balloon's 4 KiB flash pages sensed by one read: 1 on 4 KiB-page flash; 4 when they
+    /// are the sectors of a 16 KiB physical page (the `cczns-balloon` preset), so a slot that
+    /// straddles two of them inside one physical page costs one read, as on the real flash.
+    pub pages_per_read: u32,
 }
 
 impl Default for BalloonConfig {
@@ -95,6 +99,7 @@ impl Default for BalloonConfig {
             first_slot_units: 8,
             expansion_percent: 200,
             incompressible_below_percent: 110,
+            pages_per_read: 1,
         }
     }
 }

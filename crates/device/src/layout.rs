@@ -368,6 +368,15 @@ fn balloon_layout(
             ),
         ));
     }
+    if b.pages_per_read == 0 || !g.unit_bytes.is_multiple_of(b.pages_per_read as u64 * 4096) {
+        return Err(err(
+            "balloon.pages_per_read",
+            format!(
+                "{} must be positive and its pages divide the {}-byte program unit",
+                b.pages_per_read, g.unit_bytes
+            ),
+        ));
+    }
     let dies_per_ssb = dies / b.sub_superblocks;
     Ok(BalloonLayout {
         rows: g.erase_units_per_die as u32,

@@ -163,7 +163,8 @@ pub fn balloon_base() -> DeviceConfig {
 /// (ZSTD)" does, on the CCZNS engine. Zones are superblocks (one block on each die, 2 GiB) split
 /// in 8 sub-superblocks of 8 dies, as Balloon-ZNS lays them out; the CCZNS paper gives no other
 /// layout. Balloon-ZNS compresses 4 KiB pages, so the 16 KiB flash page is modelled as four
-/// 4 KiB pages programmed together (same program bandwidth; a 4 KiB read costs a page read).
+/// 4 KiB pages programmed and sensed together (same program bandwidth; pages of one physical
+/// page cost one read).
 /// Open/active limits as the CCZNS device (14).
 pub fn cczns_balloon() -> DeviceConfig {
     DeviceConfig {
@@ -180,6 +181,10 @@ pub fn cczns_balloon() -> DeviceConfig {
         compression: CompressionConfig {
             codec: codec::Codec::ZSTD1,
             engine: "cczns-asic".into(),
+        },
+        balloon: BalloonConfig {
+            pages_per_read: 4,
+            ..BalloonConfig::default()
         },
         ..balloon_qlc()
     }

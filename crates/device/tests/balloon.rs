@@ -354,3 +354,32 @@ fn compressed_write_and_padding_zones_are_cczns_only() {
     assert_eq!((comp.status, comp.result), (Status::SUCCESS, 0));
     assert_eq!(read(&mut d, 0, 1), data);
 }
+
+#[test]
+fn pages_sensed_together_cost_one_flash_read() {
+    // Eight compressible pages in 2 KiB slots fill four 4 KiB flash pages; read back in one
+    // command, they cost four reads when each flash page is sensed alone, one when the four
+    // are the sectors of one physical page (`pages_per_read`).
+    let reads = |pages_per_read: u32| {
+        let mut cfg = presets::test_balloon();
+        cfg.nand.pages_per_program = 4;
+        cfg.balloon.pages_per_read = pages_per_read;
+        let mut d = Dev::new(cfg);
+        let data = mixed(&mut d.rng, 64, 0);
+        assert_eq!(write(&mut d, 0, &data), Status::SUCCESS);
+        d.now += sim::SimDuration::from_ns(100_000_000);
+        let before = d.c.flash_counters().reads;
+        assert_eq!(read(&mut d, 0, 8), &data[..8 * PAGE]);
+        d.c.flash_counters().reads - before
+    };
+    assert_eq!(reads(1), 4);
+    assert_eq!(reads(4), 1);
+    // A sense larger than the program unit is refused by name.
+    let mut cfg = presets::test_balloon();
+    cfg.balloon.pages_per_read = 2;
+    let err = Controller::in_memory(cfg)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("balloon.pages_per_read"), "{err}");
+}

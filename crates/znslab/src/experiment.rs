@@ -126,6 +126,8 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
         }
         done.set(true);
         let s = db.stats();
+        let now = sim2.now().as_ns();
+        let device_compression = dev2.with(|c| workload::fio::compression_json(c, now));
         Ok::<_, anyhow::Error>(json!({
             "phases": phases,
             "error": error,
@@ -137,6 +139,7 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
                 "compressed_writes": db.fs().io().counters().compressed_writes,
                 "decompressed_reads": db.fs().io().counters().decompressed_reads,
             },
+            "device_compression": device_compression,
         }))
     })?;
     let mut v = result;

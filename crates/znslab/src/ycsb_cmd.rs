@@ -145,10 +145,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         Ok::<_, anyhow::Error>((reports, db.stats(), db.fs().stats()))
     })?;
     let (reports, stats, zonefs) = reports;
-    let (host_written, flash) = dev.with(|c| {
+    let now = sim.now().as_ns();
+    let (host_written, flash, device_compression) = dev.with(|c| {
         (
             c.counters().host_bytes_written,
             c.flash_counters().bytes_programmed,
+            workload::fio::compression_json(c, now),
         )
     });
     let cpu_busy: u64 = cpu.busy_per_core().iter().map(|d| d.as_ns()).sum();
@@ -192,6 +194,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "wal_bytes": stats.wal_bytes,
             "host_cpu_busy_s": cpu_busy as f64 / 1e9,
             "zonefs": crate::zonefs_json(&zonefs),
+            "device_compression": device_compression,
             "wall_s": wall.elapsed().as_secs_f64(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);

@@ -7,7 +7,7 @@ mod runner;
 
 pub use jobfile::{parse_args, parse_jobfile, Section};
 pub use options::{build_jobs, Direction, JobSpec, Pattern, ZoneMode};
-pub use output::{json_output, normal_output};
+pub use output::{compression_json, json_output, normal_output};
 pub use runner::{run, DirStats, JobResult, RunResult};
 
 use std::fmt;

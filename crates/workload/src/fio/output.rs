@@ -132,7 +132,7 @@ pub fn device_json(c: &Controller, result: &RunResult, seed: u64, wall_s: f64) -
 
 /// What the device's compressor did: logical and physical bytes, the ratio achieved, and the
 /// engine's utilisation (time its pipeline entrance was busy over the run).
-fn compression_json(c: &Controller, window: u64) -> Value {
+pub fn compression_json(c: &Controller, window: u64) -> Value {
     let d = c.counters();
     let e = c.engine_counters();
     let ratio = |a: u64, b: u64| {
