@@ -1,10 +1,12 @@
-//! # report: histograms and the names of reported figures (layer 7)
+//! # report: histograms, the names of reported figures and charts (layer 7)
 //!
-//! Latency histograms (HDR, 3 significant digits, nanoseconds) with fio's percentile list, and
-//! small helpers for JSON output. Workloads and the CLI use these so the same figure has the
+//! Latency histograms (HDR, 3 significant digits, nanoseconds) with fio's percentile list,
+//! small helpers for JSON output, and grouped bar charts in PNG and SVG (`plot`). Workloads and the CLI use these so the same figure has the
 //! same name everywhere.
 //!
 //! May depend on: nothing of the simulator. Leaves out: what is being measured.
+
+pub mod plot;
 
 use hdrhistogram::Histogram;
 

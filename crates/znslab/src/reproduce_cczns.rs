@@ -186,14 +186,22 @@ fn one(r: &Run, s: f64, seed: u64) -> anyhow::Result<(String, Value)> {
 }
 
 pub fn reproduce(args: Args) -> anyhow::Result<ExitCode> {
-    let s = args.scale;
+    let out = output_dir(&args);
+    // A report made again keeps the scale its runs had.
+    let summary_scale = || {
+        let text = std::fs::read_to_string(out.join("summary.json")).ok()?;
+        serde_json::from_str::<Value>(&text).ok()?["scale"].as_f64()
+    };
+    let s = match args.report_only {
+        true => summary_scale().unwrap_or(args.scale),
+        false => args.scale,
+    };
     if !(s > 0.0 && s <= 1.0) {
         anyhow::bail!("--scale {s}: use a fraction in (0, 1] of the paper's 20 M records");
     }
     for d in DATASETS {
         crate::corpus_cmd::ensure_for(Dataset::parse(d)?)?;
     }
-    let out = output_dir(&args);
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let mut runs = plan();
     if let Some(only) = &args.only {
@@ -205,13 +213,40 @@ pub fn reproduce(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let seed = args.seed;
-    let (results, wall) = run_parallel(&args, "cczns", &runs, |r| one(r, s, seed))?;
+    let (results, wall_s) = if args.report_only {
+        let results: Vec<Value> = runs
+            .iter()
+            .map(|r| {
+                let path = out.join(r.file_name());
+                match std::fs::read_to_string(&path) {
+                    Ok(text) => serde_json::from_str(&text)
+                        .with_context(|| format!("{}: not a run's JSON", path.display())),
+                    Err(_) => Ok(Value::Null),
+                }
+            })
+            .collect::<anyhow::Result<_>>()?;
+        if results.iter().all(Value::is_null) {
+            anyhow::bail!(
+                "--report-only: no run's JSON in {} (run without it first)",
+                out.display()
+            );
+        }
+        let wall = std::fs::read_to_string(out.join("summary.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|v| v["wall_s"].as_f64())
+            .unwrap_or(f64::NAN);
+        (results, wall)
+    } else {
+        let (results, wall) = run_parallel(&args, "cczns", &runs, |r| one(r, s, seed))?;
+        (results, wall.elapsed().as_secs_f64())
+    };
     let report = Report {
         runs: &runs,
         results: &results,
         scale: s,
     };
-    report.write(&out, wall.elapsed().as_secs_f64())?;
+    report.write(&out, wall_s)?;
     println!("{}", std::fs::read_to_string(out.join("report.md"))?);
     Ok(ExitCode::SUCCESS)
 }
@@ -234,6 +269,26 @@ fn pct(a: f64, b: f64) -> String {
 }
 
 impl Report<'_> {
+    /// A grouped bar chart into `out/<stem>.png` and `.svg`.
+    fn chart(
+        out: &Path,
+        stem: &str,
+        title: &str,
+        y_label: &str,
+        groups: &[&str],
+        series: Vec<(String, Vec<f64>)>,
+    ) -> anyhow::Result<()> {
+        let groups: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
+        report::plot::BarChart {
+            title,
+            y_label,
+            groups: &groups,
+            series: &series,
+        }
+        .write(&out.join(stem))
+        .map_err(|e| anyhow::anyhow!("plotting {stem}: {e}"))
+    }
+
     fn find(
         &self,
         group: &str,
@@ -313,6 +368,23 @@ impl Report<'_> {
             writeln!(md, "{row}")?;
         }
         std::fs::write(out.join("fig8.csv"), csv)?;
+        Self::chart(
+            out,
+            "fig8",
+            &format!("Fig. 8 — write volume of YCSB Load (scale {s})"),
+            "flash GB programmed",
+            &DATASETS,
+            MAIN_SCHEMES
+                .iter()
+                .map(|sc| {
+                    let v = DATASETS
+                        .iter()
+                        .map(|d| self.metric(sc, d, "load", "flash_bytes_programmed") / 1e9)
+                        .collect();
+                    (label(sc).to_string(), v)
+                })
+                .collect(),
+        )?;
         writeln!(md, "\nCC's write volume against each scheme's (mean over datasets; the paper's in brackets):\n")?;
         for (sc, paper) in [
             ("no", "-44.5%"),
@@ -357,6 +429,25 @@ impl Report<'_> {
             }
         }
         std::fs::write(out.join("fig9.csv"), csv)?;
+        for d in DATASETS {
+            Self::chart(
+                out,
+                &format!("fig9_{d}"),
+                &format!("Fig. 9 — throughput on {d} (scale {s})"),
+                "kops/s",
+                &phases,
+                MAIN_SCHEMES
+                    .iter()
+                    .map(|sc| {
+                        let v = phases
+                            .iter()
+                            .map(|ph| self.metric(sc, d, ph, "throughput_ops_per_s") / 1e3)
+                            .collect();
+                        (label(sc).to_string(), v)
+                    })
+                    .collect(),
+            )?;
+        }
         writeln!(md, "\nCC's Load throughput against each scheme's (mean over datasets; paper in brackets):\n")?;
         let paper_load = [
             ("no", "+3.6%"),
@@ -405,6 +496,7 @@ impl Report<'_> {
             "| phase | scheme | mean | p99 | p99.9 | p99.99 |\n|---|---|---|---|---|---|"
         )?;
         for (ph, op) in [("load", "INSERT"), ("c", "READ")] {
+            let mut series = Vec::new();
             for sc in MAIN_SCHEMES {
                 let o = self
                     .main(sc, "amazon")
@@ -429,7 +521,22 @@ impl Report<'_> {
                     g("p99.9_us"),
                     g("p99.99_us")
                 )?;
+                series.push((
+                    label(sc).to_string(),
+                    ["mean_us", "p99_us", "p99.9_us", "p99.99_us"]
+                        .iter()
+                        .map(|k| g(k))
+                        .collect(),
+                ));
             }
+            Self::chart(
+                out,
+                &format!("fig10_{ph}"),
+                &format!("Fig. 10 — {op} latency on Amazon, {ph} (scale {s})"),
+                "µs",
+                &["mean", "p99", "p99.9", "p99.99"],
+                series,
+            )?;
         }
         std::fs::write(out.join("fig10.csv"), csv)?;
         writeln!(md, "\nPaper (Load): CC's mean, p99.9, p99.99 latency 49.5%, 49.5%, 56.8% below ZSTDPC's; 50.0%, 47.9%, 53.7% below Balloon's.")?;
@@ -475,11 +582,33 @@ impl Report<'_> {
             writeln!(csv, "{sc},{cm},{cx},{ml},{mc}")?;
         }
         std::fs::write(out.join("table4_5.csv"), csv)?;
+        Self::chart(
+            out,
+            "table4_cpu",
+            &format!("Table IV — host CPU in Load, Amazon (scale {s})"),
+            "% of 16 cores",
+            &MAIN_SCHEMES.map(label),
+            ["cpu_mean_pct", "cpu_max_pct"]
+                .iter()
+                .map(|k| {
+                    let v = MAIN_SCHEMES
+                        .iter()
+                        .map(|sc| self.metric(sc, "amazon", "load", k))
+                        .collect();
+                    (k.trim_end_matches("_pct").replace("cpu_", "CPU "), v)
+                })
+                .collect(),
+        )?;
         // Fig. 11.
         let mut csv = String::from("scheme,block_kib,load_ops_per_s,c_ops_per_s\n");
+        let mut fig11: Vec<[(String, Vec<f64>); 2]> = Vec::new();
         writeln!(md, "\n## Fig. 11 — block size (Amazon; kops/s Load / C)\n\n| scheme | 4 KiB | 8 KiB | 16 KiB |\n|---|---|---|---|")?;
         for sc in ["qat", "zstd", "zstdpc", "cc"] {
             let mut row = format!("| {} |", label(sc));
+            let mut bars = [
+                (label(sc).to_string(), Vec::new()),
+                (label(sc).to_string(), Vec::new()),
+            ];
             for b in [4, 8, 16] {
                 let v = if b == 4 {
                     self.main(sc, "amazon")
@@ -493,13 +622,27 @@ impl Report<'_> {
                 };
                 write!(row, " {:.1} / {:.1} |", t("load") / 1e3, t("c") / 1e3)?;
                 writeln!(csv, "{sc},{b},{},{}", t("load"), t("c"))?;
+                bars[0].1.push(t("load") / 1e3);
+                bars[1].1.push(t("c") / 1e3);
             }
             writeln!(md, "{row}")?;
+            fig11.push(bars);
         }
         std::fs::write(out.join("fig11.csv"), csv)?;
+        for (i, ph) in ["load", "c"].iter().enumerate() {
+            Self::chart(
+                out,
+                &format!("fig11_{ph}"),
+                &format!("Fig. 11 — throughput by block size, Amazon, {ph} (scale {s})"),
+                "kops/s",
+                &["4 KiB", "8 KiB", "16 KiB"],
+                fig11.iter().map(|b| b[i].clone()).collect(),
+            )?;
+        }
         writeln!(md, "\nPaper: CC's Load throughput 3.6×, 3.8×, 1.6× QAT's, ZSTD's, ZSTDPC's on average over block sizes; C +26.2%, +44.7%, +29.6%.")?;
         // Fig. 12.
         let mut csv = String::from("dataset,records_m,zstd_flash_bytes,cc_flash_bytes\n");
+        let mut fig12: Vec<(String, Vec<f64>)> = Vec::new();
         writeln!(md, "\n## Fig. 12 — write volume by records loaded (GB; CC's extra over ZSTD)\n\n| dataset | 10 M×S | 20 M×S | 30 M×S |\n|---|---|---|---|")?;
         for d in DATASETS {
             let mut row = format!("| {d} |");
@@ -515,6 +658,13 @@ impl Report<'_> {
                         .unwrap_or(f64::NAN)
                 };
                 let (z, c) = (get("zstd"), get("cc"));
+                for (name, v) in [("Z", z), ("CC", c)] {
+                    let key = format!("{name} {m} M×S");
+                    match fig12.iter_mut().find(|(n, _)| *n == key) {
+                        Some((_, vals)) => vals.push(v / 1e9),
+                        None => fig12.push((key, vec![v / 1e9])),
+                    }
+                }
                 write!(
                     row,
                     " Z {:.3} / CC {:.3} ({}) |",
@@ -527,6 +677,14 @@ impl Report<'_> {
             writeln!(md, "{row}")?;
         }
         std::fs::write(out.join("fig12.csv"), csv)?;
+        Self::chart(
+            out,
+            "fig12",
+            &format!("Fig. 12 — write volume by records loaded (scale {s})"),
+            "flash GB programmed",
+            &DATASETS,
+            fig12,
+        )?;
         writeln!(md, "\nPaper: the extra volume falls as more is loaded; at 30 M it is 4.0%, 5.9%, 2.8% (Amazon, Reddit, random).")?;
         // Ablations.
         writeln!(md, "\n## §V-D ablations (Amazon)\n\n| scheme | Load kops/s | C kops/s | flash GB | error |\n|---|---|---|---|---|")?;

@@ -50,6 +50,10 @@ pub struct Args {
     /// report leaves the others' cells empty.
     #[arg(long)]
     pub(crate) only: Option<String>,
+    /// cczns: run nothing; write the report, CSVs and plots again from the runs' JSON already
+    /// in the output folder.
+    #[arg(long)]
+    pub(crate) report_only: bool,
 }
 
 /// One run of the figure: a pattern at an I/O size for a scheme.

@@ -534,3 +534,67 @@ fn ycsb_prints_ycsb_lines_and_refuses_unknown_properties() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("recordcont"));
 }
+
+#[test]
+fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
+    let dir = TempDir::new("cczns");
+    let out = dir.path("r");
+    let o = znslab(&[
+        "reproduce",
+        "cczns",
+        "--scale",
+        "0.0005",
+        "--only",
+        "ablation-cc-single-dr",
+        "--output",
+        &out,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let run: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.0.join("r/ablation-cc-single-dr-amazon-4k-20m.json"))
+            .expect("run JSON"),
+    )
+    .expect("JSON");
+    assert_eq!(run["phases"][0]["phase"], "load");
+    assert!(
+        run["phases"][1]["throughput_ops_per_s"]
+            .as_f64()
+            .expect("C")
+            > 0.0
+    );
+    assert!(run["io"]["decompressed_reads"].as_u64().expect("DRs") > 0);
+    for f in [
+        "report.md",
+        "summary.json",
+        "fig8.png",
+        "fig8.svg",
+        "fig9_amazon.png",
+    ] {
+        assert!(dir.0.join("r").join(f).exists(), "{f}");
+    }
+    // The report again from the JSON, without running anything; the scale is the runs'.
+    std::fs::remove_file(dir.0.join("r/report.md")).expect("rm");
+    let o = znslab(&["reproduce", "cczns", "--report-only", "--output", &out]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("scale 0.0005"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(dir.0.join("r/report.md").exists());
+    // A filter that matches nothing is refused by name.
+    let o = znslab(&[
+        "reproduce",
+        "cczns",
+        "--only",
+        "nothing-like-this",
+        "--output",
+        &out,
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("nothing-like-this"),
+        "{}",
+        text(&o.stderr)
+    );
+}
