@@ -27,6 +27,9 @@ pub struct Experiment {
     pub load: YcsbConfig,
     /// Named workloads run after the Load, in order.
     pub runs: Vec<(String, YcsbConfig)>,
+    /// Keep the device's bytes in this (sparse) image file instead of host memory, for runs
+    /// whose zones would not fit in RAM; the file is removed at the end.
+    pub image: Option<std::path::PathBuf>,
 }
 
 /// What one sample saw: time, CPU busy so far (all cores), store memory.
@@ -48,7 +51,21 @@ fn store_memory(db: &Db) -> u64 {
 /// out of space) ends the experiment and is reported in the JSON, with the phases done.
 pub fn run(e: Experiment) -> anyhow::Result<Value> {
     let sim = Sim::new(e.load.seed);
-    let ctl = Controller::in_memory(e.device.clone()).map_err(|err| anyhow!("{err}"))?;
+    let ctl = match &e.image {
+        Some(path) => Controller::create_image(path, e.device.clone()),
+        None => Controller::in_memory(e.device.clone()),
+    }
+    .map_err(|err| anyhow!("{err}"))?;
+    // Removes the image however the run ends.
+    struct RemoveOnDrop(Option<std::path::PathBuf>);
+    impl Drop for RemoveOnDrop {
+        fn drop(&mut self) {
+            if let Some(p) = &self.0 {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+    let _image = RemoveOnDrop(e.image.clone());
     let dev = DeviceHandle::new(&sim, ctl);
     let cpu = Rc::new(CpuPool::new(&sim, e.cores.max(1)));
     let io = Rc::new(HostIo::new(&dev, cpu.clone(), IoConfig::default()));

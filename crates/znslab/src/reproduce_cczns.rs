@@ -135,7 +135,7 @@ fn store_options(s: f64, block_kib: usize) -> host::lsm::db::DbOptions {
     o
 }
 
-fn one(r: &Run, s: f64, seed: u64) -> anyhow::Result<(String, Value)> {
+fn one(r: &Run, s: f64, seed: u64, images: Option<&Path>) -> anyhow::Result<(String, Value)> {
     let sch = scheme::by_name(r.scheme).context("scheme")?;
     let mut opts = store_options(s, r.block_kib);
     sch.apply(&mut opts);
@@ -173,6 +173,7 @@ fn one(r: &Run, s: f64, seed: u64) -> anyhow::Result<(String, Value)> {
         cores: 16,
         load,
         runs,
+        image: images.map(|d| d.join(r.file_name().replace(".json", ".img"))),
     };
     let mut v = crate::experiment::run(e)?;
     v["scheme"] = json!(sch.name);
@@ -238,7 +239,20 @@ pub fn reproduce(args: Args) -> anyhow::Result<ExitCode> {
             .unwrap_or(f64::NAN);
         (results, wall)
     } else {
-        let (results, wall) = run_parallel(&args, "cczns", &runs, |r| one(r, s, seed))?;
+        let images = args
+            .image_dir
+            .clone()
+            .or_else(|| (s > 0.02).then(|| out.join("images")));
+        if let Some(d) = &images {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+            eprintln!("devices kept in sparse image files under {}", d.display());
+        }
+        let (results, wall) = run_parallel(&args, "cczns", &runs, |r| {
+            one(r, s, seed, images.as_deref())
+        })?;
+        if let Some(d) = &images {
+            let _ = std::fs::remove_dir(d);
+        }
         (results, wall.elapsed().as_secs_f64())
     };
     let report = Report {

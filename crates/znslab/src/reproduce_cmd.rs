@@ -54,6 +54,11 @@ pub struct Args {
     /// in the output folder.
     #[arg(long)]
     pub(crate) report_only: bool,
+    /// cczns: keep each run's device in a sparse image file in this folder instead of memory
+    /// (needed from about --scale 0.05 on this machine's 24 GiB: a run's zones, garbage
+    /// included, take ~30 GB at 0.1). Default: `<output>/images` above scale 0.02.
+    #[arg(long)]
+    pub(crate) image_dir: Option<PathBuf>,
 }
 
 /// One run of the figure: a pattern at an I/O size for a scheme.
