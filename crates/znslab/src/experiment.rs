@@ -256,5 +256,7 @@ fn phase_json(
         "cpu_max_pct": if cpu_max.is_nan() { Value::Null } else { json!(100.0 * cpu_max) },
         "memory_mean_bytes": mem_mean,
         "memory_max_bytes": mem_max,
+        // The part CCZNS's larger index entries grow (Table V): index and filter blocks.
+        "index_filter_bytes": db.stats().index_filter_bytes,
     })
 }
