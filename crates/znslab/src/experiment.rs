@@ -110,7 +110,7 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
                 .chain(e.runs.iter().map(|(n, c)| (n.clone(), c.clone(), false)))
                 .collect();
         for (name, cfg, loading) in plan {
-            let before = measures(&sim2, &dev2, &cpu2);
+            let before = measures(&sim2, &dev2, &cpu2, &db);
             let r = if loading {
                 ycsb::load(&sim2, &db, &cfg).await
             } else {
@@ -130,7 +130,7 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
                     break;
                 }
             }
-            let after = measures(&sim2, &dev2, &cpu2);
+            let after = measures(&sim2, &dev2, &cpu2, &db);
             phases.push(phase_json(
                 &name,
                 &r,
@@ -173,9 +173,12 @@ struct Measures {
     finish_padding: u64,
     host_written: u64,
     busy_ns: u64,
+    /// The store's write stalls so far (memtables full, too many L0 files) and slowdowns.
+    stalls_ns: [u64; 3],
 }
 
-fn measures(sim: &Sim, dev: &DeviceHandle, cpu: &CpuPool) -> Measures {
+fn measures(sim: &Sim, dev: &DeviceHandle, cpu: &CpuPool, db: &Db) -> Measures {
+    let st = db.stats();
     let (flash, finish_padding, host_written) = dev.with(|c| {
         (
             c.flash_counters().bytes_programmed,
@@ -189,6 +192,7 @@ fn measures(sim: &Sim, dev: &DeviceHandle, cpu: &CpuPool) -> Measures {
         finish_padding,
         host_written,
         busy_ns: cpu.busy_per_core().iter().map(|d| d.as_ns()).sum(),
+        stalls_ns: [st.stall_memtable_ns, st.stall_l0_ns, st.slowdown_ns],
     }
 }
 
@@ -256,6 +260,10 @@ fn phase_json(
         "cpu_max_pct": if cpu_max.is_nan() { Value::Null } else { json!(100.0 * cpu_max) },
         "memory_mean_bytes": mem_mean,
         "memory_max_bytes": mem_max,
+        // Why a Load is slow: time writers waited on full memtables, on L0, and slowed down.
+        "stall_memtable_s": (after.stalls_ns[0] - before.stalls_ns[0]) as f64 / 1e9,
+        "stall_l0_s": (after.stalls_ns[1] - before.stalls_ns[1]) as f64 / 1e9,
+        "slowdown_s": (after.stalls_ns[2] - before.stalls_ns[2]) as f64 / 1e9,
         // The part CCZNS's larger index entries grow (Table V): index and filter blocks.
         "index_filter_bytes": db.stats().index_filter_bytes,
     })

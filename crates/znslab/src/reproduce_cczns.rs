@@ -475,6 +475,22 @@ impl Report<'_> {
             let r = self.cc_ratio(sc, "load", "throughput_ops_per_s");
             writeln!(md, "- vs {}: {} [{paper}]", label(sc), pct(r, 1.0))?;
         }
+        writeln!(
+            md,
+            "\nWhere the Load's time went (Amazon; seconds of the Load: writers stalled on full memtables, on L0, and slowed down by RocksDB's write controller):\n\n| scheme | Load s | memtable stall | L0 stall | slowdown |\n|---|---|---|---|---|"
+        )?;
+        for sc in MAIN_SCHEMES {
+            let m = |k| self.metric(sc, "amazon", "load", k);
+            writeln!(
+                md,
+                "| {} | {:.2} | {:.2} | {:.2} | {:.2} |",
+                label(sc),
+                m("runtime_s"),
+                m("stall_memtable_s"),
+                m("stall_l0_s"),
+                m("slowdown_s")
+            )?;
+        }
         writeln!(md, "\nCC's throughput in the other workloads against each scheme's (mean over workloads and datasets; paper in brackets):\n")?;
         let paper_other = ["+10.2%", "+11.7%", "+32.0%", "+24.1%", "+20.2%", "+10.4%"];
         for (i, sc) in ["no", "snappy", "qat", "zstd", "zstdpc", "balloon"]
