@@ -29,6 +29,11 @@ pub struct DbBenchConfig {
     pub compression: Codec,
     /// Threads compressing each table's blocks (db_bench's `compression_parallel_threads`).
     pub compression_parallel_threads: usize,
+    /// A peripheral engine timing the host codec (QAT: `qat-8970`), as `DbOptions`.
+    pub compression_engine: Option<String>,
+    /// CCZNS: the device compresses data blocks (multi-chunk CW/DR); zonefs gets padding
+    /// zones. Needs a CCZNS device.
+    pub cc: Option<host::lsm::db::CcOptions>,
     /// Level targets from the last level's size (db_bench's flag; default false there).
     pub level_compaction_dynamic_level_bytes: bool,
     pub threads: usize,
@@ -60,6 +65,8 @@ impl Default for DbBenchConfig {
             compression_ratio: 0.5,
             compression: Codec::Snappy,
             compression_parallel_threads: 1,
+            compression_engine: None,
+            cc: None,
             level_compaction_dynamic_level_bytes: false,
             threads: 1,
             seed: 1,
@@ -250,7 +257,10 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
     opts.table.codec = cfg.compression;
     opts.compression_parallel_threads = cfg.compression_parallel_threads;
     opts.table.bloom_bits_per_key = cfg.bloom_bits;
-    let cfg2 = cfg.clone();
+    opts.compression_engine = cfg.compression_engine.clone();
+    opts.cc = cfg.cc.clone();
+    let mut cfg2 = cfg.clone();
+    cfg2.mkfs.padding_zones |= cfg.cc.is_some();
     let sim2 = sim.clone();
     let io2 = io.clone();
     let out = sim.block_on(async move {

@@ -61,6 +61,26 @@ fn compression_shrinks_what_the_store_holds() {
 }
 
 #[test]
+fn the_cczns_scheme_lets_the_device_compress_and_reads_every_key() {
+    let mut c = cfg(&["fillseq", "readrandom"], 20_000);
+    c.compression = codec::Codec::None;
+    let plain = run(presets::cczns(), &c).expect("runs");
+    c.cc = Some(host::lsm::db::CcOptions::default());
+    let r = run(presets::cczns(), &c).expect("runs");
+    assert_eq!(r.results[1].found, 20_000);
+    // The host writes its blocks uncompressed either way; only CC's reach flash compressed.
+    assert!(
+        r.flash_bytes_programmed * 10 < plain.flash_bytes_programmed * 9,
+        "cc {} vs none {}",
+        r.flash_bytes_programmed,
+        plain.flash_bytes_programmed
+    );
+    // On a device without CW/DR the scheme is refused by name, not run wrongly.
+    let err = run(presets::zn540(), &c).expect_err("refused").to_string();
+    assert!(err.contains("CCZNS") || err.contains("padding"), "{err}");
+}
+
+#[test]
 fn bad_flags_are_named() {
     let e = run(presets::cczns(), &cfg(&["fillrandom", "nosuch"], 10)).expect_err("unknown");
     assert!(

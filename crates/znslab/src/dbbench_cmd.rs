@@ -21,8 +21,9 @@ pub struct Args {
     value_size: usize,
     #[arg(long = "compression_ratio", default_value_t = 0.5)]
     compression_ratio: f64,
-    /// none, snappy, lz4, zstd, zlib (db_bench's names; zstd is level 1), or zstdpc (zstd with
-    /// 6 parallel compression threads, CCZNS's ZSTDPC).
+    /// none, snappy, lz4, zstd, zlib (db_bench's names; zstd is level 1), zstdpc (zstd with
+    /// 6 parallel compression threads, CCZNS's ZSTDPC), qat (Deflate on a QAT 8970), or cc,
+    /// cc-single-dr, cc-single-cw (CCZNS: the device compresses; needs a CCZNS device).
     #[arg(long = "compression_type", default_value = "snappy")]
     compression_type: String,
     /// Threads compressing each table's blocks (overrides zstdpc's 6).
@@ -65,13 +66,6 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut opts = host::lsm::db::DbOptions::default();
     crate::set_compression(&a.compression_type, &mut opts)
         .map_err(|e| anyhow!("--compression_type {e}"))?;
-    if opts.cc.is_some() || opts.compression_engine.is_some() {
-        anyhow::bail!(
-            "--compression_type {}: the CCZNS schemes run under `znslab ycsb --compression` \
-             and `znslab reproduce cczns`; db_bench takes host codecs only for now",
-            a.compression_type
-        );
-    }
     let cfg = DbBenchConfig {
         benchmarks: a
             .benchmarks
@@ -89,6 +83,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         compression_parallel_threads: a
             .compression_parallel_threads
             .unwrap_or(opts.compression_parallel_threads),
+        compression_engine: opts.compression_engine.clone(),
+        cc: opts.cc.clone(),
         level_compaction_dynamic_level_bytes: a.level_compaction_dynamic_level_bytes,
         threads: a.threads,
         seed: a.seed,
