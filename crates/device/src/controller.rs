@@ -787,7 +787,8 @@ impl Controller {
         let lba = self.layout.lba_bytes;
         let unit = self.layout.geometry.unit_bytes;
         let written = self.zones[zi].bytes;
-        let cap = if self.config.controller.finish_pads_flash {
+        // Where the zone's flash ends once finished.
+        let end = if self.config.controller.finish_pads_flash {
             self.zones[zi].capacity * lba
         } else {
             written.div_ceil(unit) * unit
@@ -796,7 +797,7 @@ impl Controller {
         let start = ready.max(self.zone_flash[zi].busy_until);
         let d = self.layout.dies_per_zone as u64;
         let first = issued / unit;
-        let units = (cap - issued) / unit;
+        let units = (end - issued) / unit;
         let mut done = start;
         for pos in 0..d.min(units) {
             // Units first, first + 1, ... land on stripe positions (first + k) % d.
@@ -809,10 +810,10 @@ impl Controller {
             );
         }
         self.write_buffer.release_at(done, written - issued);
-        self.counters.padded_bytes += cap - written;
+        self.counters.padded_bytes += end - written;
         let zf = &mut self.zone_flash[zi];
-        zf.pending.push_back((cap, done));
-        zf.issued = cap;
+        zf.pending.push_back((end, done));
+        zf.issued = end;
         zf.busy_until = zf.busy_until.max(done);
         done
     }

@@ -260,7 +260,7 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
     opts.compression_engine = cfg.compression_engine.clone();
     opts.cc = cfg.cc.clone();
     let mut cfg2 = cfg.clone();
-    cfg2.mkfs.padding_zones |= cfg.cc.is_some();
+    cfg2.mkfs = opts.mkfs_options(cfg.mkfs);
     let sim2 = sim.clone();
     let io2 = io.clone();
     let out = sim.block_on(async move {

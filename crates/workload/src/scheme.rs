@@ -2,7 +2,6 @@
 //! options and mkfs options. `znslab ycsb --scheme NAME` and `znslab reproduce cczns` use them.
 
 use host::lsm::db::{CcOptions, DbOptions};
-use host::zonefs::MkfsOptions;
 
 /// One scheme.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,12 +41,6 @@ impl Scheme {
         opts.compression_parallel_threads = self.parallel_threads;
         opts.compression_engine = self.engine.map(str::to_string);
         opts.cc = self.cc.clone();
-    }
-
-    /// mkfs options: CC needs padding zones.
-    pub fn mkfs(&self, mut base: MkfsOptions) -> MkfsOptions {
-        base.padding_zones = self.cc.is_some();
-        base
     }
 }
 

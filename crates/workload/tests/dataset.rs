@@ -141,10 +141,10 @@ fn the_cc_scheme_reads_back_every_value_on_every_dataset() {
             ..DbOptions::default()
         };
         scheme.apply(&mut opts);
+        let fs_opts = opts.mkfs_options(Default::default());
         let values =
             (dataset != Dataset::Random).then(|| Values::from_bytes(dataset, fake_corpus()));
         let io2 = io.clone();
-        let fs_opts = scheme.mkfs(Default::default());
         sim.block_on(async move {
             let fs = Rc::new(ZoneFs::mkfs_with(io2.clone(), fs_opts).await.expect("mkfs"));
             let db = Db::open(fs.clone(), opts.clone()).await.expect("opens");

@@ -167,8 +167,8 @@ fn one(r: &Run, s: f64, seed: u64, images: Option<&Path>) -> anyhow::Result<(Str
         .collect::<anyhow::Result<Vec<_>>>()?;
     let e = crate::experiment::Experiment {
         device: crate::load_device(sch.device)?,
+        mkfs: opts.mkfs_options(Default::default()),
         opts,
-        mkfs: sch.mkfs(Default::default()),
         // The paper's VM: 16 cores.
         cores: 16,
         load,
@@ -188,15 +188,15 @@ fn one(r: &Run, s: f64, seed: u64, images: Option<&Path>) -> anyhow::Result<(Str
 
 pub fn reproduce(args: Args) -> anyhow::Result<ExitCode> {
     let out = output_dir(&args);
-    // A report made again keeps the scale its runs had.
-    let summary_scale = || {
-        let text = std::fs::read_to_string(out.join("summary.json")).ok()?;
-        serde_json::from_str::<Value>(&text).ok()?["scale"].as_f64()
+    // A report made again keeps the scale and wall time its runs had.
+    let previous: Value = match args.report_only {
+        true => std::fs::read_to_string(out.join("summary.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null),
+        false => Value::Null,
     };
-    let s = match args.report_only {
-        true => summary_scale().unwrap_or(args.scale),
-        false => args.scale,
-    };
+    let s = previous["scale"].as_f64().unwrap_or(args.scale);
     if !(s > 0.0 && s <= 1.0) {
         anyhow::bail!("--scale {s}: use a fraction in (0, 1] of the paper's 20 M records");
     }
@@ -232,12 +232,7 @@ pub fn reproduce(args: Args) -> anyhow::Result<ExitCode> {
                 out.display()
             );
         }
-        let wall = std::fs::read_to_string(out.join("summary.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .and_then(|v| v["wall_s"].as_f64())
-            .unwrap_or(f64::NAN);
-        (results, wall)
+        (results, previous["wall_s"].as_f64().unwrap_or(f64::NAN))
     } else {
         let images = args
             .image_dir

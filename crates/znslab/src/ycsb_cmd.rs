@@ -110,9 +110,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let wall = std::time::Instant::now();
     let sim2 = sim.clone();
     let cfg2 = cfg.clone();
-    let mut mkfs = a.mkfs.options();
-    // CCZNS: compressed and plain writes share padding zones.
-    mkfs.padding_zones = opts.cc.is_some();
+    let mkfs = opts.mkfs_options(a.mkfs.options());
     let reports = sim.block_on(async move {
         let fs = if fresh {
             ZoneFs::mkfs_with(io, mkfs).await

@@ -28,7 +28,7 @@ use super::key::{self, ValueType};
 use super::log::{read_log, LogWriter};
 use super::memtable::{MemTable, WriteBatch};
 use super::sst::{self, BlockRead, CcChunk, Table, TableBuilder, TableCursor, TableOptions};
-use crate::zonefs::{FileWriter, FsError, Lifetime, ZoneFs};
+use crate::zonefs::{FileWriter, FsError, Lifetime, MkfsOptions, ZoneFs};
 
 /// Store options (RocksDB 8.11's defaults where they exist).
 #[derive(Clone, Debug)]
@@ -190,6 +190,15 @@ fn cpu_profile(c: codec::Codec) -> Option<codec::EngineProfile> {
         codec::Codec::Lz4 => "cpu-lz4",
     };
     codec::profile::by_name(name)
+}
+
+impl DbOptions {
+    /// The file system this store needs, from `base`: CCZNS (CW/DR) tables share padding
+    /// zones with plain writes.
+    pub fn mkfs_options(&self, mut base: MkfsOptions) -> MkfsOptions {
+        base.padding_zones = self.cc.is_some();
+        base
+    }
 }
 
 impl Default for DbOptions {
