@@ -58,14 +58,79 @@ struct Segment {
     group: u32,
     ssbs: u32,
     cap: u64,
-    /// The bytes appended so far (the segment is written sequentially).
+    /// The bytes appended so far after the first `spilled` (the segment is written
+    /// sequentially).
     data: Vec<u8>,
+    /// Bytes at the segment's front that live only in the image: an image-backed device
+    /// moves them there once `SPILL_BYTES` gather (a 0.1-scale run writes tens of GB).
+    spilled: u64,
     flash: ZoneFlash,
     /// Extra segments: residue bytes still referenced, and the open zone writing it.
     valid: u64,
     owner: Option<usize>,
     /// Bytes of `data` already written to the image's flash.
     persisted: u64,
+}
+
+/// In-memory bytes of a segment past which an image-backed device moves them to the image
+/// (a quarter of a smaller segment).
+const SPILL_BYTES: usize = 4 << 20;
+
+impl Segment {
+    /// Bytes appended so far.
+    fn len(&self) -> u64 {
+        self.spilled + self.data.len() as u64
+    }
+
+    /// Grow with zeros to `len` bytes (a gap before the next slot or unit).
+    fn zero_to(&mut self, len: u64) {
+        self.data.resize((len - self.spilled) as usize, 0);
+    }
+}
+
+/// Copy bytes [off, off + out.len()) of segment `id` into `out`: from memory, or from the
+/// image once the segment was spilled there.
+fn seg_read(
+    b: &Balloon,
+    storage: &crate::storage::Storage,
+    id: SegId,
+    off: u64,
+    out: &mut [u8],
+) -> Result<(), Status> {
+    let s = b.seg(id);
+    let end = off + out.len() as u64;
+    if end > s.len() {
+        return Err(Status::INTERNAL_ERROR);
+    }
+    // The part before `spilled` from the image, the rest from memory.
+    let split = (s.spilled.clamp(off, end) - off) as usize;
+    if split > 0 {
+        let crate::storage::Storage::Image(img) = storage else {
+            return Err(Status::INTERNAL_ERROR);
+        };
+        img.read_flash(b.addr(s) + off, &mut out[..split])
+            .map_err(|_| Status::UNRECOVERED_READ_ERROR)?;
+    }
+    if split < out.len() {
+        let from = (off + split as u64 - s.spilled) as usize;
+        let rest = out.len() - split;
+        out[split..].copy_from_slice(&s.data[from..from + rest]);
+    }
+    Ok(())
+}
+
+/// Append bytes [off, off + len) of segment `id` to `out`.
+fn seg_append(
+    b: &Balloon,
+    storage: &crate::storage::Storage,
+    id: SegId,
+    off: u64,
+    len: u64,
+    out: &mut Vec<u8>,
+) -> Result<(), Status> {
+    let at = out.len();
+    out.resize(at + len as usize, 0);
+    seg_read(b, storage, id, off, &mut out[at..])
 }
 
 /// A segment as the image's table keeps it (its bytes are in the flash section).
@@ -231,8 +296,9 @@ impl Balloon {
         let mut saved = Vec::new();
         for (id, s) in self.segments.iter().enumerate() {
             let Some(s) = s else { continue };
-            if (s.persisted as usize) < s.data.len() {
-                img.write_flash(self.addr(s) + s.persisted, &s.data[s.persisted as usize..])?;
+            if s.persisted < s.len() {
+                let from = (s.persisted - s.spilled) as usize;
+                img.write_flash(self.addr(s) + s.persisted, &s.data[from..])?;
             }
             saved.push(SavedSegment {
                 id,
@@ -240,13 +306,13 @@ impl Balloon {
                 row: s.row,
                 group: s.group,
                 ssbs: s.ssbs,
-                len: s.data.len() as u64,
+                len: s.len(),
                 valid: s.valid,
                 owner: s.owner,
             });
         }
         for s in self.segments.iter_mut().flatten() {
-            s.persisted = s.data.len() as u64;
+            s.persisted = s.len();
         }
         let table = SavedBalloon {
             segments: saved,
@@ -286,14 +352,15 @@ impl Balloon {
                 group: s.group,
                 ssbs: s.ssbs,
                 cap,
-                data: Vec::with_capacity(cap as usize),
+                data: Vec::new(),
                 flash: ZoneFlash::default(),
                 valid: s.valid,
                 owner: s.owner,
                 persisted: s.len,
+                spilled: 0,
             };
-            seg.data.resize(s.len as usize, 0);
-            img.read_flash(self.addr(&seg), &mut seg.data)?;
+            // The bytes stay in the image until read.
+            seg.spilled = s.len;
             seg.flash.issued = s.len / unit * unit;
             buffered += s.len - seg.flash.issued;
             if self.segments.len() <= s.id {
@@ -356,7 +423,7 @@ impl Balloon {
             // home segments still filling (extras take few writes), then fewest extras filling.
             let mut load = vec![(0u32, 0u32); g];
             for s in self.segments.iter().flatten() {
-                if s.ssbs == 1 && (s.data.len() as u64) < s.cap {
+                if s.ssbs == 1 && s.len() < s.cap {
                     match s.kind {
                         SegKind::Home => load[s.group as usize].0 += 1,
                         SegKind::Extra => load[s.group as usize].1 += 1,
@@ -380,6 +447,7 @@ impl Balloon {
             valid: 0,
             owner: None,
             persisted: 0,
+            spilled: 0,
         };
         let id = match self.free_slots.pop() {
             Some(id) => {
@@ -485,7 +553,7 @@ impl Balloon {
     fn residue_room(&self, zi: usize) -> u64 {
         let room = |id: SegId| {
             let s = self.seg(id);
-            s.cap - s.data.len() as u64
+            s.cap - s.len()
         };
         self.zones[zi].extra.map_or(0, room) + self.pool.iter().map(|&id| room(id)).sum::<u64>()
     }
@@ -616,7 +684,6 @@ impl Controller {
                 .or_else(|| b.alloc(SegKind::Home, false))
                 .expect("space checked by balloon_prepare");
                 let cap = b.seg(id).cap;
-                b.seg_mut(id).data.reserve_exact(cap as usize);
                 b.zones[zi].home.push((id, p.home_off));
                 // The real segment may be a whole superblock, larger than planned.
                 cur.home_cap = p.home_off + cap;
@@ -626,7 +693,7 @@ impl Controller {
             let (seg, start) = *b.zones[zi].home.last().expect("home segment");
             let seg_off = (p.home_off - start) as usize;
             let s = b.seg_mut(seg);
-            s.data.resize(seg_off, 0);
+            s.zero_to(seg_off as u64);
             let mut residue = 0..0;
             if cur.slot == 0 {
                 s.data.extend_from_slice(raw_page);
@@ -636,7 +703,7 @@ impl Controller {
                 s.data
                     .extend_from_slice(&((p.residue_off / UNIT) as u32).to_le_bytes());
                 s.data.extend_from_slice(&page[..in_slot]);
-                s.data.resize(seg_off + p.slot_bytes as usize, 0);
+                s.zero_to(seg_off as u64 + p.slot_bytes);
                 residue = src - len + in_slot..src;
             }
             b.counters.pages_written += 1;
@@ -679,7 +746,7 @@ impl Controller {
         let mut left = aligned;
         let mut src = 0usize;
         while left > 0 {
-            let room = |b: &Balloon, id: SegId| b.seg(id).cap - b.seg(id).data.len() as u64;
+            let room = |b: &Balloon, id: SegId| b.seg(id).cap - b.seg(id).len();
             let seg = match b.zones[zi].extra {
                 Some(id) if room(b, id) > 0 => id,
                 _ => {
@@ -699,10 +766,10 @@ impl Controller {
             };
             let take = room(b, seg).min(left);
             let s = b.seg_mut(seg);
-            let seg_off = s.data.len() as u64;
+            let seg_off = s.len();
             let real = (bytes.len() - src).min(take as usize);
             s.data.extend_from_slice(&bytes[src..src + real]);
-            s.data.resize((seg_off + take) as usize, 0);
+            s.zero_to(seg_off + take);
             s.valid += take;
             src += real;
             let ext = &mut b.zones[zi].residues;
@@ -729,7 +796,7 @@ impl Controller {
         let b = self.balloon.as_mut().expect("balloon design");
         let (first, dies) = b.dies_of(seg);
         let s = b.seg_mut(seg);
-        let end = s.data.len() as u64;
+        let end = s.len();
         s.flash.program_up_to(
             end,
             unit,
@@ -738,6 +805,22 @@ impl Controller {
             &mut self.write_buffer,
             |off| DieId(first + ((off / unit) % dies) as u32),
         );
+        // An image-backed device keeps little of a segment in memory: past a quarter of it (at
+        // most SPILL_BYTES), or once it is full, its bytes go to the image (the tables that
+        // point at them are written by the next save, as before).
+        if let crate::storage::Storage::Image(img) = &self.storage {
+            let addr = b.addr(b.seg(seg));
+            let s = b.seg_mut(seg);
+            let limit = SPILL_BYTES.min(s.cap as usize / 4);
+            if s.data.len() >= limit || (s.len() == s.cap && !s.data.is_empty()) {
+                let from = (s.persisted - s.spilled) as usize;
+                if img.write_flash(addr + s.persisted, &s.data[from..]).is_ok() {
+                    s.persisted = s.len();
+                    s.spilled = s.len();
+                    s.data = Vec::new();
+                }
+            }
+        }
     }
 
     /// Timing of reading `len` bytes at `off` of segment `seg`: one flash read per page not in
@@ -804,22 +887,28 @@ impl Controller {
             let (seg, off, slot) = b.locate(zi, page);
             b.counters.pages_read += 1;
             if slot == 0 {
-                out.copy_from_slice(&b.seg(seg).data[off as usize..(off + PAGE) as usize]);
+                seg_read(b, &self.storage, seg, off, out)?;
                 let t = self.balloon_read_bytes(seg, off, PAGE, ready, &mut seen);
                 done = done.max(t);
                 continue;
             }
             let slot_bytes = slot as u64 * UNIT;
-            let s = &b.seg(seg).data;
-            let hdr = &s[off as usize..(off + HEADER) as usize];
+            let mut hdr = [0u8; HEADER as usize];
+            seg_read(b, &self.storage, seg, off, &mut hdr)?;
             let c = u16::from_le_bytes([hdr[0], hdr[1]]) as u64;
             let res_off = u32::from_le_bytes([hdr[2], hdr[3], hdr[4], hdr[5]]) as u64 * UNIT;
             let stored = if c == 0 { PAGE } else { c };
             let foot = stored + HEADER;
             let in_slot = foot.min(slot_bytes);
             self.staging.clear();
-            self.staging
-                .extend_from_slice(&s[(off + HEADER) as usize..(off + in_slot) as usize]);
+            seg_append(
+                b,
+                &self.storage,
+                seg,
+                off + HEADER,
+                in_slot - HEADER,
+                &mut self.staging,
+            )?;
             let home_ready = self.balloon_read_bytes(seg, off, in_slot, ready, &mut seen);
             let mut page_ready = home_ready;
             if foot > slot_bytes {
@@ -833,9 +922,7 @@ impl Controller {
                 b.residue_pieces(zi, res_off, need, &mut pieces);
                 for &(rseg, roff, rlen) in &pieces {
                     let b = self.balloon.as_ref().expect("balloon design");
-                    self.staging.extend_from_slice(
-                        &b.seg(rseg).data[roff as usize..(roff + rlen) as usize],
-                    );
+                    seg_append(b, &self.storage, rseg, roff, rlen, &mut self.staging)?;
                     let t = self.balloon_read_bytes(rseg, roff, rlen, home_ready, &mut seen);
                     page_ready = page_ready.max(t);
                 }
@@ -863,7 +950,7 @@ impl Controller {
         };
         let s = b.seg_mut(id);
         s.owner = None;
-        let (empty, room) = (s.valid == 0, s.data.len() < s.cap as usize);
+        let (empty, room) = (s.valid == 0, s.len() < s.cap);
         if empty {
             // Every residue in it was reset or moved: nothing to keep.
             self.balloon_free(id, 0);
@@ -894,8 +981,7 @@ impl Controller {
             SegKind::Extra => b.counters.extra_ssbs -= s.ssbs as u64,
         }
         // Buffered bytes that never reached flash give their buffer space back.
-        self.write_buffer
-            .discard(s.data.len() as u64 - s.flash.issued);
+        self.write_buffer.discard(s.len() - s.flash.issued);
         let unit = self.layout.geometry.unit_bytes;
         let dies = s.ssbs * b.lay.dies_per_ssb;
         let programmed = s.flash.issued / unit;
@@ -948,19 +1034,25 @@ impl Controller {
             .residues
             .iter()
             .any(|e| b.seg(e.seg).kind == SegKind::Extra);
-        let room = b.seg(home).cap - b.seg(home).data.len() as u64;
+        let room = b.seg(home).cap - b.seg(home).len();
         if total == 0 || !in_extra || room < total {
             return;
         }
+        // The residues' bytes, read before anything moves (an unreadable image leaves them).
+        let mut moved = Vec::with_capacity(total as usize);
+        let b = self.balloon.as_ref().expect("balloon design");
+        for e in &b.zones[zi].residues {
+            if seg_append(b, &self.storage, e.seg, e.seg_off, e.len, &mut moved).is_err() {
+                return;
+            }
+        }
+        let b = self.balloon();
         let old = std::mem::take(&mut b.zones[zi].residues);
-        let dst_off = b.seg(home).data.len() as u64;
+        let dst_off = b.seg(home).len();
+        b.seg_mut(home).data.extend_from_slice(&moved);
         let mut seen = Vec::new();
         let mut read_done = ready;
         for e in &old {
-            let b = self.balloon();
-            let src = e.seg_off as usize..(e.seg_off + e.len) as usize;
-            let moved = b.seg(e.seg).data[src].to_vec();
-            b.seg_mut(home).data.extend_from_slice(&moved);
             read_done =
                 read_done.max(self.balloon_read_bytes(e.seg, e.seg_off, e.len, ready, &mut seen));
         }
@@ -996,10 +1088,7 @@ impl Controller {
             .enumerate()
             .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
             .filter(|(_, s)| {
-                s.kind == SegKind::Extra
-                    && s.owner.is_none()
-                    && s.valid < s.cap
-                    && s.data.len() as u64 == s.cap
+                s.kind == SegKind::Extra && s.owner.is_none() && s.valid < s.cap && s.len() == s.cap
             })
             .min_by_key(|(_, s)| s.valid)
             .map(|(i, s)| (i, s.valid));
@@ -1010,7 +1099,7 @@ impl Controller {
         let pool_room: u64 = b
             .pool
             .iter()
-            .map(|&id| b.seg(id).cap - b.seg(id).data.len() as u64)
+            .map(|&id| b.seg(id).cap - b.seg(id).len())
             .sum();
         if valid > pool_room + b.free_ssbs as u64 * b.lay.ssb_bytes {
             return false;
@@ -1028,17 +1117,19 @@ impl Controller {
         let mut dst: Option<SegId> = None;
         let mut moved_bytes = 0;
         for (zi, k) in moves.into_iter().rev() {
-            let b = self.balloon();
+            let b = self.balloon.as_ref().expect("balloon design");
             let e = b.zones[zi].residues[k];
-            let bytes =
-                b.seg(victim).data[e.seg_off as usize..(e.seg_off + e.len) as usize].to_vec();
+            let mut bytes = Vec::new();
+            if seg_append(b, &self.storage, victim, e.seg_off, e.len, &mut bytes).is_err() {
+                return false;
+            }
             let read_done = self.balloon_read_bytes(victim, e.seg_off, e.len, t, &mut seen);
             let mut pieces = Vec::new();
             let mut at = 0u64;
             while at < e.len {
                 let b = self.balloon();
                 let id = match dst {
-                    Some(id) if b.seg(id).data.len() < b.seg(id).cap as usize => id,
+                    Some(id) if b.seg(id).len() < b.seg(id).cap => id,
                     _ => {
                         let found = b.pool.iter().position(|&id| id != victim);
                         let id = match found {
@@ -1052,8 +1143,8 @@ impl Controller {
                     }
                 };
                 let s = b.seg_mut(id);
-                let take = (s.cap - s.data.len() as u64).min(e.len - at);
-                let seg_off = s.data.len() as u64;
+                let take = (s.cap - s.len()).min(e.len - at);
+                let seg_off = s.len();
                 s.data
                     .extend_from_slice(&bytes[at as usize..(at + take) as usize]);
                 s.valid += take;
@@ -1073,7 +1164,7 @@ impl Controller {
         }
         if let Some(id) = dst {
             let b = self.balloon();
-            if b.seg(id).data.len() < b.seg(id).cap as usize {
+            if b.seg(id).len() < b.seg(id).cap {
                 b.pool.push(id);
             }
         }
@@ -1083,6 +1174,19 @@ impl Controller {
         b.seg_mut(victim).valid = 0;
         self.balloon_free(victim, t);
         true
+    }
+
+    /// Segment bytes held in memory (balloon design only): all of them on a memory device,
+    /// only those of segments still filling on an image.
+    pub fn balloon_resident_bytes(&self) -> Option<u64> {
+        let b = self.balloon.as_ref()?;
+        Some(
+            b.segments
+                .iter()
+                .flatten()
+                .map(|s| s.data.len() as u64)
+                .sum(),
+        )
     }
 
     /// Balloon-ZNS counters (balloon design only).

@@ -117,6 +117,13 @@ fn an_image_keeps_slots_residues_and_tables_across_reopening() {
         rng: Rng::new(9),
     };
     let full = fill_zone(&mut d, 0, 3).expect("fits");
+    // Full segments left memory for the image; the zone reads back from there.
+    let resident = d.c.balloon_resident_bytes().expect("balloon");
+    assert!(
+        resident < full.len() as u64 / 4,
+        "{resident} bytes still in memory"
+    );
+    assert_eq!(read(&mut d, 0, 64), full);
     let z1 = d.zslba(1);
     let part = mixed(&mut d.rng, 13, 2);
     assert_eq!(write(&mut d, z1, &part), Status::SUCCESS);
