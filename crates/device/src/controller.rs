@@ -551,6 +551,7 @@ impl Controller {
                 buffer,
             } => self.zone_mgmt_recv(ready, slba, filter, partial, extended, buffer),
             Command::Flush => self.flush(ready),
+            Command::Deallocate { slba, nlb } => self.deallocate(ready, slba, nlb),
         };
         match result {
             Ok((result, done)) => Completion {

@@ -78,6 +78,9 @@ pub struct TcssdCounters {
     pub blocks_written: u64,
     pub compressed_bytes: u64,
     pub overwritten_blocks: u64,
+    /// Blocks the host deallocated (TRIM) that held data.
+    #[serde(default)]
+    pub deallocated_blocks: u64,
     pub gc_runs: u64,
     pub gc_relocated_bytes: u64,
     pub erases: u64,
@@ -231,6 +234,13 @@ impl Tcssd {
         page[lba as usize % MAP_PAGE] = e.pack();
     }
 
+    /// Forget `lba`'s entry (0 = never written).
+    fn clear(&mut self, lba: u64) {
+        if let Some(page) = self.map[lba as usize / MAP_PAGE].as_mut() {
+            page[lba as usize % MAP_PAGE] = 0;
+        }
+    }
+
     fn free_count(&self) -> u32 {
         self.counters.free_superblocks as u32
     }
@@ -262,7 +272,6 @@ impl Tcssd {
         let i = self.sbs.iter().position(|s| s.free)?;
         let s = &mut self.sbs[i];
         s.free = false;
-        s.data.reserve_exact(self.sb_bytes as usize);
         self.counters.free_superblocks -= 1;
         Some(i as u32)
     }
@@ -275,6 +284,30 @@ impl Controller {
 
     /// Write `nlb` blocks at `slba`: compress, check the flash can take them, collect garbage
     /// if free superblocks are short, pack, map. Returns when the data is in the buffer.
+    /// Deallocate blocks [slba, end): their bytes are dead (GC no longer copies them) and
+    /// they read as zeros.
+    pub(crate) fn tcssd_deallocate(&mut self, slba: u64, end: u64) {
+        let t = self.tcssd();
+        let mut lba = slba;
+        while lba < end {
+            // A map page never written holds nothing to forget.
+            let page_end = ((lba as usize / MAP_PAGE + 1) * MAP_PAGE) as u64;
+            if t.map[lba as usize / MAP_PAGE].is_none() {
+                lba = page_end;
+                continue;
+            }
+            for l in lba..page_end.min(end) {
+                if let Some(old) = t.get(l) {
+                    t.sbs[old.sb as usize].valid -= old.len;
+                    t.counters.valid_bytes -= old.len;
+                    t.counters.deallocated_blocks += 1;
+                    t.clear(l);
+                }
+            }
+            lba = page_end;
+        }
+    }
+
     pub(crate) fn tcssd_write(
         &mut self,
         ready: u64,

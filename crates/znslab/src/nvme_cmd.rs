@@ -57,6 +57,20 @@ pub enum NvmeCmd {
     Write(RwArgs),
     /// Flush.
     Flush { image: PathBuf },
+    /// Dataset Management: `--ad` deallocates (TRIM) the ranges given by `--slbs` and
+    /// `--blocks` (comma-separated, paired in order; a conventional tcssd namespace only).
+    Dsm {
+        image: PathBuf,
+        /// Starting LBAs, comma-separated.
+        #[arg(short = 's', long, value_delimiter = ',', value_parser = number, required = true)]
+        slbs: Vec<u64>,
+        /// Block counts, comma-separated, one per starting LBA.
+        #[arg(short = 'b', long, value_delimiter = ',', value_parser = number, required = true)]
+        blocks: Vec<u64>,
+        /// Attribute Deallocate (the only attribute this device acts on).
+        #[arg(short = 'd', long)]
+        ad: bool,
+    },
     /// Identify Namespace (NVM command set fields).
     IdNs(ImageArgs),
     /// Any I/O command by opcode and dwords, as nvme-cli's io-passthru: CCZNS compressed write
@@ -346,6 +360,40 @@ pub fn run(cmd: NvmeCmd) -> anyhow::Result<ExitCode> {
                 return Ok(fail(comp.status, OutputFormat::Normal));
             }
             println!("NVMe Flush: success");
+            finish(c)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        NvmeCmd::Dsm {
+            image,
+            slbs,
+            blocks,
+            ad,
+        } => {
+            if slbs.len() != blocks.len() {
+                bail!(
+                    "--slbs gives {} ranges and --blocks {}: one count per starting LBA",
+                    slbs.len(),
+                    blocks.len()
+                );
+            }
+            if slbs.len() > 256 {
+                bail!(
+                    "{} ranges: Dataset Management takes at most 256",
+                    slbs.len()
+                );
+            }
+            let mut c = open(&image)?;
+            if ad {
+                for (&slba, &n) in slbs.iter().zip(&blocks) {
+                    let nlb = u32::try_from(n)
+                        .map_err(|_| anyhow!("--blocks {n} does not fit in 32 bits"))?;
+                    let comp = submit(&mut c, Command::Deallocate { slba, nlb });
+                    if comp.status != Status::SUCCESS {
+                        return Ok(fail(comp.status, OutputFormat::Normal));
+                    }
+                }
+            }
+            println!("NVMe DSM: success");
             finish(c)?;
             Ok(ExitCode::SUCCESS)
         }

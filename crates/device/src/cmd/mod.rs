@@ -4,6 +4,7 @@
 //! nothing), apply (zone state and bytes), cost (link and flash reservations → `done_at`).
 
 mod compressed_write;
+mod deallocate;
 mod decompressed_read;
 mod flush;
 mod read;
@@ -89,6 +90,9 @@ pub enum Command<'a> {
     },
     /// Flush (00h).
     Flush,
+    /// Dataset Management (09h) with Attribute Deallocate, one range of `nlb` blocks from
+    /// `slba` (TRIM; the conventional tcssd namespace only).
+    Deallocate { slba: u64, nlb: u32 },
 }
 
 /// Zone Send Action (ZSA).
