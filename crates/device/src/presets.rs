@@ -275,6 +275,29 @@ pub fn tcssd_qlc() -> DeviceConfig {
     }
 }
 
+/// The transparently compressing block SSD on the CCZNS flash, for CCZNS §V's schemes: the
+/// same 64 TLC dies and in-storage zstd-1 engine, a conventional namespace of 2x the flash
+/// left after 7% over-provisioning (DP-CSD/ScaleFlux-like; the paper argues against this
+/// design in §II but does not measure it). The host emulates zones of one 2 GiB superblock
+/// over it, with the cczns device's 14 open/active limits.
+pub fn cczns_tcssd() -> DeviceConfig {
+    DeviceConfig {
+        name: "cczns-tcssd".into(),
+        design: Design::Tcssd,
+        nand: nand::presets::cczns_hpca25(),
+        zones: zones(ZoneMapping::AllDies, 14, 14),
+        lba: LbaConfig {
+            bytes: 4096,
+            metadata_bytes: 0,
+        },
+        pcie: PcieConfig::default(),
+        controller: ControllerConfig::default(),
+        compression: CompressionConfig::default(),
+        balloon: BalloonConfig::default(),
+        tcssd: TcssdConfig::default(),
+    }
+}
+
 /// `test-min` as a transparently compressing SSD: 16 superblocks of 256 KiB, 25% OP, 2x.
 pub fn test_tcssd() -> DeviceConfig {
     DeviceConfig {
@@ -360,6 +383,11 @@ pub fn all() -> Vec<Preset> {
             name: "tcssd-qlc",
             summary: "transparently compressing block SSD (tcssd design) on the balloon QLC flash",
             config: tcssd_qlc,
+        },
+        Preset {
+            name: "cczns-tcssd",
+            summary: "transparently compressing block SSD on the CCZNS flash (zstd-1 engine)",
+            config: cczns_tcssd,
         },
         Preset {
             name: "zn540",

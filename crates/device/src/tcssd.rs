@@ -34,6 +34,46 @@ struct Entry {
     raw: bool,
 }
 
+/// In-memory bytes of a superblock past which an image-backed device moves them to the image
+/// (a quarter of a smaller superblock): a large run otherwise holds every compressed byte.
+const SPILL_BYTES: usize = 4 << 20;
+
+impl Superblock {
+    fn len(&self) -> u64 {
+        self.spilled + self.data.len() as u64
+    }
+}
+
+/// Copy bytes [off, off + out.len()) of superblock `sb` into `out`: from memory, or from the
+/// image for the part spilled there.
+fn sb_read(
+    t: &Tcssd,
+    storage: &crate::storage::Storage,
+    sb: u32,
+    off: u64,
+    out: &mut [u8],
+) -> Result<(), Status> {
+    let s = &t.sbs[sb as usize];
+    let end = off + out.len() as u64;
+    if end > s.len() {
+        return Err(Status::INTERNAL_ERROR);
+    }
+    let split = (s.spilled.clamp(off, end) - off) as usize;
+    if split > 0 {
+        let crate::storage::Storage::Image(img) = storage else {
+            return Err(Status::INTERNAL_ERROR);
+        };
+        img.read_flash(sb as u64 * t.sb_bytes + off, &mut out[..split])
+            .map_err(|_| Status::UNRECOVERED_READ_ERROR)?;
+    }
+    if split < out.len() {
+        let from = (off + split as u64 - s.spilled) as usize;
+        let rest = out.len() - split;
+        out[split..].copy_from_slice(&s.data[from..from + rest]);
+    }
+    Ok(())
+}
+
 impl Entry {
     fn pack(self) -> u64 {
         (self.sb as u64) << 48 | self.off << 16 | (self.len - 1) << 4 | (self.raw as u64) << 1 | 1
@@ -50,7 +90,10 @@ impl Entry {
 
 #[derive(Default)]
 struct Superblock {
+    /// The bytes appended after the first `spilled` (which live only in the image).
     data: Vec<u8>,
+    /// Bytes at the front an image-backed device moved to the image (see `SPILL_BYTES`).
+    spilled: u64,
     flash: ZoneFlash,
     /// Live bytes, and (lba, offset) of every block written here (GC checks each against the
     /// map: an entry is live if the map still points at it).
@@ -144,10 +187,10 @@ impl Tcssd {
     /// Write what the image lacks: new superblock bytes, then the tables.
     pub fn save(&mut self, img: &crate::storage::ImageFile) -> std::io::Result<()> {
         for (i, sb) in self.sbs.iter_mut().enumerate() {
-            if !sb.free && (sb.persisted as usize) < sb.data.len() {
+            if !sb.free && sb.persisted < sb.len() {
                 let addr = i as u64 * self.sb_bytes + sb.persisted;
-                img.write_flash(addr, &sb.data[sb.persisted as usize..])?;
-                sb.persisted = sb.data.len() as u64;
+                img.write_flash(addr, &sb.data[(sb.persisted - sb.spilled) as usize..])?;
+                sb.persisted = sb.len();
             }
         }
         let mut map = Vec::new();
@@ -163,7 +206,7 @@ impl Tcssd {
             superblocks: self
                 .sbs
                 .iter()
-                .map(|s| (!s.free).then_some((s.data.len() as u64, s.valid)))
+                .map(|s| (!s.free).then_some((s.len(), s.valid)))
                 .collect(),
             map,
             host_open: self.host_open,
@@ -192,9 +235,9 @@ impl Tcssd {
             }
             let sb = &mut self.sbs[i];
             sb.free = false;
-            sb.data = Vec::with_capacity(self.sb_bytes as usize);
-            sb.data.resize(len as usize, 0);
-            img.read_flash(i as u64 * self.sb_bytes, &mut sb.data)?;
+            // The bytes stay in the image until read.
+            sb.data = Vec::new();
+            sb.spilled = len;
             sb.valid = valid;
             sb.persisted = len;
             sb.flash.issued = len / unit * unit;
@@ -206,7 +249,7 @@ impl Tcssd {
                     (lba as usize) < self.map.len() * MAP_PAGE && (e.sb as usize) < self.sbs.len()
                 })
                 .ok_or_else(|| bad(format!("tcssd table: bad map entry for LBA {lba}")))?;
-            if e.off + e.len > self.sbs[e.sb as usize].data.len() as u64 {
+            if e.off + e.len > self.sbs[e.sb as usize].len() {
                 return Err(bad(format!(
                     "tcssd table: LBA {lba} points past its superblock"
                 )));
@@ -246,9 +289,7 @@ impl Tcssd {
     }
 
     fn room(&self, open: Option<u32>) -> u64 {
-        open.map_or(0, |s| {
-            self.sb_bytes - self.sbs[s as usize].data.len() as u64
-        })
+        open.map_or(0, |s| self.sb_bytes - self.sbs[s as usize].len())
     }
 
     /// Bytes that could still be written: open room, free superblocks (less the one GC keeps
@@ -261,7 +302,7 @@ impl Tcssd {
             .filter(|(i, s)| {
                 !s.free && Some(*i as u32) != self.host_open && Some(*i as u32) != self.gc_open
             })
-            .map(|(_, s)| s.data.len() as u64 - s.valid)
+            .map(|(_, s)| s.len() - s.valid)
             .sum();
         self.room(self.host_open)
             + (self.free_count().saturating_sub(1) as u64) * self.sb_bytes
@@ -341,7 +382,7 @@ impl Controller {
                 t.counters.overwritten_blocks += 1;
             }
             let s = &mut t.sbs[sb as usize];
-            let off = s.data.len() as u64;
+            let off = s.len();
             s.data
                 .extend_from_slice(&self.staging[src..src + len as usize]);
             s.valid += len;
@@ -422,7 +463,7 @@ impl Controller {
                 !s.free
                     && Some(*i as u32) != t.host_open
                     && Some(*i as u32) != t.gc_open
-                    && (s.data.len() as u64) > s.valid
+                    && s.len() > s.valid
             })
             .min_by_key(|(_, s)| s.valid)
             .map(|(i, _)| i as u32);
@@ -450,9 +491,11 @@ impl Controller {
                 continue;
             }
             bytes.clear();
-            bytes.extend_from_slice(
-                &t.sbs[victim as usize].data[e.off as usize..(e.off + e.len) as usize],
-            );
+            bytes.resize(e.len as usize, 0);
+            if sb_read(t, &self.storage, victim, e.off, &mut bytes).is_err() {
+                // An unreadable image: stop here; the victim keeps what was not moved.
+                return false;
+            }
             // Read the flash pages the block sits on.
             for p in e.off / page..(e.off + e.len).div_ceil(page) {
                 if p != last_page {
@@ -470,7 +513,7 @@ impl Controller {
                 .expect("room checked before moving");
             let t = self.tcssd();
             let s = &mut t.sbs[dst as usize];
-            let new_off = s.data.len() as u64;
+            let new_off = s.len();
             s.data.extend_from_slice(&bytes);
             s.valid += e.len;
             s.written.push((lba, new_off as u32));
@@ -500,10 +543,10 @@ impl Controller {
     fn tcssd_close(&mut self, sb: u32, ready: u64) {
         let unit = self.layout.geometry.unit_bytes;
         let s = &mut self.tcssd().sbs[sb as usize];
-        let len = s.data.len() as u64;
+        let len = s.len();
         let padded = len.div_ceil(unit) * unit;
         if padded > len {
-            s.data.resize(padded as usize, 0);
+            s.data.resize((padded - s.spilled) as usize, 0);
             self.buffer_admit(ready, padded - len);
             self.tcssd_flush(sb, ready);
         }
@@ -521,8 +564,7 @@ impl Controller {
         t.counters.free_superblocks += 1;
         t.counters.erases += 1;
         let dies = t.dies;
-        self.write_buffer
-            .discard(s.data.len() as u64 - s.flash.issued);
+        self.write_buffer.discard(s.len() - s.flash.issued);
         let start = ready.max(s.flash.busy_until);
         let programmed = s.flash.issued / unit;
         let mut end = start;
@@ -538,8 +580,9 @@ impl Controller {
         let unit = self.layout.geometry.unit_bytes;
         let t = self.tcssd.as_mut().expect("tcssd design");
         let dies = t.dies as u64;
+        let sb_bytes = t.sb_bytes;
         let s = &mut t.sbs[sb as usize];
-        let end = s.data.len() as u64;
+        let end = s.len();
         s.flash.program_up_to(
             end,
             unit,
@@ -548,6 +591,21 @@ impl Controller {
             &mut self.write_buffer,
             |off| DieId(((off / unit) % dies) as u32),
         );
+        // An image-backed device keeps little of a superblock in memory: past a quarter of it
+        // (at most SPILL_BYTES), or once it is full, its bytes go to the image (the map that
+        // points at them is written by the next save, as before).
+        if let crate::storage::Storage::Image(img) = &self.storage {
+            let limit = SPILL_BYTES.min(sb_bytes as usize / 4);
+            if s.data.len() >= limit || (s.len() == sb_bytes && !s.data.is_empty()) {
+                let from = (s.persisted - s.spilled) as usize;
+                let addr = sb as u64 * sb_bytes + s.persisted;
+                if img.write_flash(addr, &s.data[from..]).is_ok() {
+                    s.persisted = s.len();
+                    s.spilled = s.len();
+                    s.data = Vec::new();
+                }
+            }
+        }
     }
 
     /// Read blocks from `slba` into `data`: never-written blocks are zeros; each flash page a
@@ -590,18 +648,34 @@ impl Controller {
                 block_ready = block_ready.max(got);
             }
             let t = self.tcssd.as_ref().expect("tcssd design");
-            let stored = &t.sbs[e.sb as usize].data[e.off as usize..(e.off + e.len) as usize];
-            if e.raw {
-                out.copy_from_slice(stored);
-            } else {
-                self.engine
-                    .coder
-                    .decompress(self.engine.codec, stored, out)
-                    .map_err(|_| Status::UNRECOVERED_READ_ERROR)?;
-            }
+            let mut stored = std::mem::take(&mut self.staging);
+            stored.clear();
+            stored.resize(e.len as usize, 0);
+            let got = sb_read(t, &self.storage, e.sb, e.off, &mut stored);
+            let got = got.and_then(|()| {
+                if e.raw {
+                    out.copy_from_slice(&stored);
+                    Ok(())
+                } else {
+                    self.engine
+                        .coder
+                        .decompress(self.engine.codec, &stored, out)
+                        .map(|_| ())
+                        .map_err(|_| Status::UNRECOVERED_READ_ERROR)
+                }
+            });
+            self.staging = stored;
+            got?;
             done = done.max(self.engine.run(Direction::Decompress, block_ready, BLOCK));
         }
         Ok(done)
+    }
+
+    /// Superblock bytes held in memory (tcssd design only): all of them on a memory device,
+    /// at most a quarter of each superblock (or 4 MiB) on an image.
+    pub fn tcssd_resident_bytes(&self) -> Option<u64> {
+        let t = self.tcssd.as_ref()?;
+        Some(t.sbs.iter().map(|s| s.data.len() as u64).sum())
     }
 
     /// TCSSD FTL counters (tcssd design only).

@@ -254,6 +254,16 @@ fn an_image_keeps_the_map_and_gc_goes_on_after_reopening() {
     churn(&mut d, &mut model, 700);
     let before = d.c.tcssd_counters().expect("tcssd");
     assert!(before.gc_runs > 0);
+    // Most bytes left memory for the image (a quarter of a superblock at most stays per
+    // superblock); GC and reads found them there.
+    let resident = d.c.tcssd_resident_bytes().expect("tcssd");
+    assert!(
+        resident * 2 < before.valid_bytes,
+        "{resident} of {before:?}"
+    );
+    for (lba, want) in &model {
+        assert_eq!(&read(&mut d, *lba, 1), want, "lba {lba} before closing");
+    }
     d.c.close().expect("saves");
 
     let mut d = open(&path, false, 2);

@@ -12,11 +12,19 @@
 //! zone's byte write pointer, under the zone's write lock, chunk sizes in and feedback out
 //! through the metadata buffer) and decompressed reads (single- or multi-chunk, by the
 //! compressed range's byte address and length).
+//!
+//! On a conventional namespace (the tcssd design) the layer emulates zones of the device's
+//! superblock size, as Linux's dm-zoned does over a conventional drive: it keeps each zone's
+//! state and write pointer, refuses writes off the write pointer as the device would, and
+//! turns Reset into a Deallocate (TRIM) of the zone's blocks so the device's GC stops copying
+//! them. The emulated zones live in host memory only (a new `HostIo` sees them all empty).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use device::{parse_report, Command, Completion, DeviceHandle, Status, ZoneAction, ZoneDescriptor};
+use device::{
+    parse_report, Command, Completion, DeviceHandle, Status, ZoneAction, ZoneDescriptor, ZoneState,
+};
 use sim::cpu::CpuPool;
 use sim::sync::{Mutex, Semaphore};
 use sim::{Sim, SimDuration};
@@ -116,6 +124,8 @@ pub struct HostIo {
     mdts: u64,
     counters: RefCell<IoCounters>,
     in_flight: Cell<u32>,
+    /// Zones the host emulates over a conventional namespace (tcssd design), else None.
+    emulated: Option<RefCell<Vec<ZoneDescriptor>>>,
 }
 
 /// A completion's status as a result naming the operation and LBA.
@@ -129,8 +139,25 @@ fn device_status(status: Status, op: &'static str, lba: u64) -> Result<(), IoErr
 
 impl HostIo {
     pub fn new(dev: &DeviceHandle, cpu: Rc<CpuPool>, cfg: IoConfig) -> HostIo {
-        let (l, zones) = dev.with(|c| (c.layout().clone(), c.zone_count()));
+        let (l, zones, design) =
+            dev.with(|c| (c.layout().clone(), c.zone_count(), c.config().design));
+        let emulated = (design == device::Design::Tcssd).then(|| {
+            RefCell::new(
+                (0..zones as u64)
+                    .map(|i| ZoneDescriptor {
+                        state: ZoneState::Empty,
+                        zslba: i * l.zone_size_lbas,
+                        capacity: l.zone_capacity_lbas,
+                        wp: i * l.zone_size_lbas,
+                        attributes: 0,
+                        byte_wp: 0,
+                        padding: false,
+                    })
+                    .collect(),
+            )
+        });
         HostIo {
+            emulated,
             sim: dev.sim().clone(),
             dev: dev.clone(),
             cpu,
@@ -266,6 +293,11 @@ impl HostIo {
         self.check("write", pos, data.len() as u64)?;
         let zone = (pos / self.lba_bytes / self.zone_lbas) as usize;
         let _lock = self.lock_zone(zone).await;
+        self.emulated_check(
+            zone,
+            pos / self.lba_bytes,
+            data.len() as u64 / self.lba_bytes,
+        )?;
         let mut at = 0u64;
         for piece in data.chunks(self.mdts as usize) {
             let slba = (pos + at) / self.lba_bytes;
@@ -280,6 +312,7 @@ impl HostIo {
                 })
                 .await;
             device_status(comp.status, "write", slba)?;
+            self.emulated_advance(zone, nlb);
             let mut c = self.counters.borrow_mut();
             c.writes += 1;
             c.bytes_written += piece.len() as u64;
@@ -408,8 +441,109 @@ impl HostIo {
         Ok(chunks)
     }
 
+    /// Emulated zones: check a write of `nlb` blocks at `slba` of `zone` as a zoned device
+    /// would (at the write pointer, inside the capacity).
+    fn emulated_check(&self, zone: usize, slba: u64, nlb: u64) -> Result<(), IoError> {
+        let Some(zones) = &self.emulated else {
+            return Ok(());
+        };
+        let z = zones.borrow()[zone];
+        let status = match z.state {
+            ZoneState::Full => Some(Status::ZONE_FULL),
+            _ if slba != z.wp => Some(Status::ZONE_INVALID_WRITE),
+            _ if slba + nlb > z.zslba + z.capacity => Some(Status::ZONE_BOUNDARY_ERROR),
+            _ => None,
+        };
+        match status {
+            Some(status) => Err(IoError::Device {
+                op: "write",
+                lba: slba,
+                status,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Emulated zones: `nlb` blocks were written at `zone`'s write pointer.
+    fn emulated_advance(&self, zone: usize, nlb: u64) {
+        let Some(zones) = &self.emulated else {
+            return;
+        };
+        let mut zones = zones.borrow_mut();
+        let z = &mut zones[zone];
+        z.wp += nlb;
+        z.byte_wp = (z.wp - z.zslba) * self.lba_bytes;
+        z.state = if z.wp == z.zslba + z.capacity {
+            ZoneState::Full
+        } else if z.state == ZoneState::ExplicitlyOpened {
+            z.state
+        } else {
+            ZoneState::ImplicitlyOpened
+        };
+    }
+
+    /// Emulated zones: a zone action in host memory; Reset also deallocates the zone's blocks.
+    async fn emulated_action(&self, zone: u32, action: ZoneAction) -> Result<(), IoError> {
+        let zones = self.emulated.as_ref().expect("emulated zones");
+        let slba = zone as u64 * self.zone_lbas;
+        let invalid = |status| {
+            Err(IoError::Device {
+                op: "zone management",
+                lba: slba,
+                status,
+            })
+        };
+        let Some(z) = zones.borrow().get(zone as usize).copied() else {
+            return invalid(Status::LBA_OUT_OF_RANGE);
+        };
+        self.counters.borrow_mut().zone_commands += 1;
+        let (state, wp) = match action {
+            ZoneAction::Reset => {
+                if z.wp > z.zslba || z.state == ZoneState::Full {
+                    let _lock = self.lock_zone(zone as usize).await;
+                    let comp = self
+                        .submit(Command::Deallocate {
+                            slba: z.zslba,
+                            nlb: u32::try_from(self.zone_lbas).unwrap_or(u32::MAX),
+                        })
+                        .await;
+                    device_status(comp.status, "deallocate", z.zslba)?;
+                }
+                (ZoneState::Empty, z.zslba)
+            }
+            ZoneAction::Finish => (ZoneState::Full, z.zslba + z.capacity),
+            ZoneAction::Open | ZoneAction::OpenPadding if z.state == ZoneState::Full => {
+                return invalid(Status::ZONE_INVALID_TRANSITION)
+            }
+            ZoneAction::Open => (ZoneState::ExplicitlyOpened, z.wp),
+            ZoneAction::Close => match z.state {
+                ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened if z.wp == z.zslba => {
+                    (ZoneState::Empty, z.wp)
+                }
+                ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => {
+                    (ZoneState::Closed, z.wp)
+                }
+                ZoneState::Closed => (z.state, z.wp),
+                _ => return invalid(Status::ZONE_INVALID_TRANSITION),
+            },
+            // Padding zones are CCZNS's; a conventional drive cannot take an offline zone.
+            ZoneAction::OpenPadding | ZoneAction::Offline | ZoneAction::Other(_) => {
+                return invalid(Status::INVALID_FIELD)
+            }
+        };
+        let mut zones = zones.borrow_mut();
+        let z = &mut zones[zone as usize];
+        z.state = state;
+        z.wp = wp;
+        z.byte_wp = (wp - z.zslba) * self.lba_bytes;
+        Ok(())
+    }
+
     /// A zone management action on zone `zone`.
     pub async fn zone_action(&self, zone: u32, action: ZoneAction) -> Result<(), IoError> {
+        if self.emulated.is_some() {
+            return self.emulated_action(zone, action).await;
+        }
         let slba = zone as u64 * self.zone_lbas;
         let comp = self
             .submit(Command::ZoneMgmtSend {
@@ -425,6 +559,9 @@ impl HostIo {
 
     /// Report every zone (Zone Management Receive, as many commands as MDTS requires).
     pub async fn report_zones(&self) -> Result<Vec<ZoneDescriptor>, IoError> {
+        if let Some(zones) = &self.emulated {
+            return Ok(zones.borrow().clone());
+        }
         let per = ((self.mdts as usize - device::REPORT_HEADER_BYTES)
             / device::REPORT_DESCRIPTOR_BYTES)
             .max(1);

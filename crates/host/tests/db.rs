@@ -785,3 +785,67 @@ fn scans_merge_the_levels_and_read_only_the_blocks_they_reach() {
         );
     });
 }
+
+/// The store on a transparently compressing block SSD: zonefs on zones the host emulates,
+/// whose resets deallocate (TRIM) their blocks.
+#[test]
+fn the_store_runs_on_emulated_zones_of_a_compressing_block_ssd() {
+    let mut cfg = presets::test_tcssd();
+    cfg.nand.blocks_per_plane = 64; // 64 superblocks of 256 KiB: 96 zones' worth of LBAs
+                                    // The host keeps to the open/active limits the device's identify reports, emulated or not.
+    cfg.zones.max_open = 6;
+    let sim = Sim::new(1);
+    let dev = DeviceHandle::new(&sim, Controller::in_memory(cfg).expect("valid"));
+    let io = host(&sim, &dev);
+    let io2 = io.clone();
+    let zones = sim.block_on(async move {
+        let zones = io2.report_zones().await.expect("reports");
+        let fs = Rc::new(ZoneFs::mkfs(io2, 0).await.expect("mkfs"));
+        let db = Db::open(fs, small()).await.expect("opens");
+        let mut rng = Rng::new(5);
+        let mut model = BTreeMap::new();
+        for round in 0..6000u64 {
+            let i = rng.below(1500);
+            let v = text_value(&mut rng, round);
+            db.put(&key(i), &v, false).await.expect("puts");
+            model.insert(key(i), v);
+        }
+        db.wait_for_background().await.expect("background work");
+        assert!(db.stats().compactions >= 2, "{:?}", db.stats());
+        for (k, want) in &model {
+            assert_eq!(db.get(k).await.expect("reads").as_ref(), Some(want));
+        }
+        zones
+    });
+    assert_eq!(zones.len(), 96);
+    assert!(zones.iter().all(|z| z.state == device::ZoneState::Empty));
+    let t = dev.with(|c| c.tcssd_counters()).expect("tcssd");
+    // Zones reset by the file system gave their blocks back; the device compressed the rest.
+    assert!(t.deallocated_blocks > 0, "{t:?}");
+    assert!(t.compressed_bytes * 2 < t.blocks_written * 4096, "{t:?}");
+    // Emulated zones refuse what a zoned device refuses, on the host.
+    let io3 = io.clone();
+    sim.block_on(async move {
+        let z = io3.report_zones().await.expect("reports");
+        let empty = z.iter().position(|z| z.state == device::ZoneState::Empty);
+        let zi = empty.expect("an empty zone") as u64;
+        let at = zi * io3.zone_bytes();
+        let err = io3
+            .write(at + 4096, &[1u8; 4096])
+            .await
+            .expect_err("off the pointer");
+        assert_eq!(err.status(), Some(device::Status::ZONE_INVALID_WRITE));
+        io3.write(at, &[1u8; 4096]).await.expect("at the pointer");
+        io3.zone_action(zi as u32, device::ZoneAction::Finish)
+            .await
+            .expect("finishes");
+        let err = io3.write(at + 4096, &[1u8; 4096]).await.expect_err("full");
+        assert_eq!(err.status(), Some(device::Status::ZONE_FULL));
+        io3.zone_action(zi as u32, device::ZoneAction::Reset)
+            .await
+            .expect("resets");
+        let mut back = vec![9u8; 4096];
+        io3.read(at, &mut back).await.expect("reads");
+        assert!(back.iter().all(|&b| b == 0), "a reset zone reads as zeros");
+    });
+}

@@ -44,7 +44,8 @@ impl Scheme {
     }
 }
 
-/// The paper's seven schemes, in its order, then the two ablations of §V-D.
+/// The paper's seven schemes, in its order (with the transparent block SSD before CC), then
+/// the two ablations of §V-D.
 pub fn all() -> Vec<Scheme> {
     use codec::Codec;
     vec![
@@ -68,6 +69,12 @@ pub fn all() -> Vec<Scheme> {
         Scheme {
             device: "cczns-balloon",
             ..Scheme::host("balloon", "B", Codec::None)
+        },
+        // Not in the paper's figures: a transparently compressing block SSD (§II's DP-CSD /
+        // ScaleFlux design) under the same store, on zones the host emulates (Reset = TRIM).
+        Scheme {
+            device: "cczns-tcssd",
+            ..Scheme::host("tcssd", "T", Codec::None)
         },
         // CCZNS(ZSTD): multi-chunk CW and DR.
         Scheme {

@@ -194,6 +194,7 @@ pub fn compression_json(c: &Controller, window: u64) -> Value {
             "compressed_bytes": t.compressed_bytes,
             "compression_ratio": ratio(t.blocks_written * 4096, t.compressed_bytes),
             "overwritten_blocks": t.overwritten_blocks,
+            "deallocated_blocks": t.deallocated_blocks,
             "gc_runs": t.gc_runs,
             "gc_relocated_bytes": t.gc_relocated_bytes,
             // Device write amplification: flash writes over the compressed host writes.
