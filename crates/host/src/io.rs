@@ -539,6 +539,57 @@ impl HostIo {
         Ok(())
     }
 
+    /// Emulated zones (conventional namespace): each zone's state code (ZS) and write pointer,
+    /// to keep beside a device image (dm-zoned keeps the like on the drive). None on a zoned
+    /// device.
+    pub fn emulated_zone_table(&self) -> Option<Vec<(u8, u64)>> {
+        let zones = self.emulated.as_ref()?;
+        Some(
+            zones
+                .borrow()
+                .iter()
+                .map(|z| (z.state.code(), z.wp))
+                .collect(),
+        )
+    }
+
+    /// Restore the emulated zones from `emulated_zone_table`'s output; open zones come back
+    /// closed, as a zoned drive's do after a power cycle. Changes nothing on an error, which
+    /// names the zone.
+    pub fn restore_emulated_zones(&self, table: &[(u8, u64)]) -> Result<(), String> {
+        let zones = self
+            .emulated
+            .as_ref()
+            .ok_or("the device has zones of its own: nothing to restore")?;
+        let mut next = zones.borrow().clone();
+        if table.len() != next.len() {
+            return Err(format!(
+                "{} zones saved, the device has {}",
+                table.len(),
+                next.len()
+            ));
+        }
+        for (i, (z, &(code, wp))) in next.iter_mut().zip(table).enumerate() {
+            let state = ZoneState::from_code(code)
+                .filter(|s| !matches!(s, ZoneState::ReadOnly | ZoneState::Offline))
+                .ok_or(format!("zone {i}: state code {code:#x}"))?;
+            if wp < z.zslba || wp > z.zslba + z.capacity {
+                return Err(format!("zone {i}: write pointer {wp} outside the zone"));
+            }
+            z.state = match state {
+                ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened if wp == z.zslba => {
+                    ZoneState::Empty
+                }
+                ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => ZoneState::Closed,
+                s => s,
+            };
+            z.wp = wp;
+            z.byte_wp = (wp - z.zslba) * self.lba_bytes;
+        }
+        *zones.borrow_mut() = next;
+        Ok(())
+    }
+
     /// A zone management action on zone `zone`.
     pub async fn zone_action(&self, zone: u32, action: ZoneAction) -> Result<(), IoError> {
         if self.emulated.is_some() {

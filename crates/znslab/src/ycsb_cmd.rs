@@ -107,6 +107,25 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let dev = DeviceHandle::new(&sim, ctl);
     let cpu = Rc::new(CpuPool::new(&sim, a.cores.max(1)));
     let io = Rc::new(HostIo::new(&dev, cpu.clone(), IoConfig::default()));
+    // A conventional namespace (tcssd): the zones the host emulates are kept beside the image.
+    let zones_file = a.image.as_ref().map(|img| {
+        let mut p = img.clone().into_os_string();
+        p.push(".zones");
+        PathBuf::from(p)
+    });
+    if let (Some(path), false, Some(_)) = (&zones_file, fresh, io.emulated_zone_table()) {
+        let text = std::fs::read(path).with_context(|| {
+            format!(
+                "the zones znslab emulates over this conventional namespace are kept in {}",
+                path.display()
+            )
+        })?;
+        let table: Vec<(u8, u64)> = serde_json::from_slice(&text)
+            .with_context(|| format!("{}: not a zone table", path.display()))?;
+        io.restore_emulated_zones(&table)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    }
+    let io_kept = io.clone();
     let wall = std::time::Instant::now();
     let sim2 = sim.clone();
     let cfg2 = cfg.clone();
@@ -156,6 +175,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         std::fs::write(path, &*d.borrow())
             .with_context(|| format!("--dump-kv {}", path.display()))?;
     }
+    if let (Some(path), Some(table)) = (&zones_file, io_kept.emulated_zone_table()) {
+        std::fs::write(path, serde_json::to_vec(&table)?)
+            .with_context(|| format!("saving the emulated zones to {}", path.display()))?;
+    }
+    drop(io_kept);
     if let Some(ctl) = dev.into_controller() {
         ctl.close().context("saving the device image")?;
     }
