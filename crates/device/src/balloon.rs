@@ -30,6 +30,7 @@ use sim::SimInstant;
 use crate::controller::{Controller, ZoneFlash};
 use crate::layout::BalloonLayout;
 use crate::status::Status;
+use crate::storage::AppendBytes;
 
 /// Slot and residue granularity (§3.1: "aligned with one or multiple 256B units").
 pub(crate) const UNIT: u64 = 256;
@@ -58,38 +59,27 @@ struct Segment {
     group: u32,
     ssbs: u32,
     cap: u64,
-    /// The bytes appended so far after the first `spilled` (the segment is written
-    /// sequentially).
-    data: Vec<u8>,
-    /// Bytes at the segment's front that live only in the image: an image-backed device
-    /// moves them there once `SPILL_BYTES` gather (a 0.1-scale run writes tens of GB).
-    spilled: u64,
+    /// The bytes appended so far (the segment is written sequentially).
+    bytes: AppendBytes,
     flash: ZoneFlash,
     /// Extra segments: residue bytes still referenced, and the open zone writing it.
     valid: u64,
     owner: Option<usize>,
-    /// Bytes of `data` already written to the image's flash.
-    persisted: u64,
 }
 
-/// In-memory bytes of a segment past which an image-backed device moves them to the image
-/// (a quarter of a smaller segment).
-const SPILL_BYTES: usize = 4 << 20;
+/// A segment's flash address: its row's and group's first SSB.
+fn seg_addr(lay: &BalloonLayout, s: &Segment) -> u64 {
+    (s.row as u64 * lay.groups as u64 + s.group as u64) * lay.ssb_bytes
+}
 
 impl Segment {
     /// Bytes appended so far.
     fn len(&self) -> u64 {
-        self.spilled + self.data.len() as u64
-    }
-
-    /// Grow with zeros to `len` bytes (a gap before the next slot or unit).
-    fn zero_to(&mut self, len: u64) {
-        self.data.resize((len - self.spilled) as usize, 0);
+        self.bytes.len()
     }
 }
 
-/// Copy bytes [off, off + out.len()) of segment `id` into `out`: from memory, or from the
-/// image once the segment was spilled there.
+/// Copy bytes [off, off + out.len()) of segment `id` into `out` (from memory or the image).
 fn seg_read(
     b: &Balloon,
     storage: &crate::storage::Storage,
@@ -98,25 +88,7 @@ fn seg_read(
     out: &mut [u8],
 ) -> Result<(), Status> {
     let s = b.seg(id);
-    let end = off + out.len() as u64;
-    if end > s.len() {
-        return Err(Status::INTERNAL_ERROR);
-    }
-    // The part before `spilled` from the image, the rest from memory.
-    let split = (s.spilled.clamp(off, end) - off) as usize;
-    if split > 0 {
-        let crate::storage::Storage::Image(img) = storage else {
-            return Err(Status::INTERNAL_ERROR);
-        };
-        img.read_flash(b.addr(s) + off, &mut out[..split])
-            .map_err(|_| Status::UNRECOVERED_READ_ERROR)?;
-    }
-    if split < out.len() {
-        let from = (off + split as u64 - s.spilled) as usize;
-        let rest = out.len() - split;
-        out[split..].copy_from_slice(&s.data[from..from + rest]);
-    }
-    Ok(())
+    s.bytes.read(storage, b.addr(s), off, out)
 }
 
 /// Append bytes [off, off + len) of segment `id` to `out`.
@@ -288,18 +260,16 @@ impl Balloon {
 
     /// Physical byte address of a segment's start.
     fn addr(&self, s: &Segment) -> u64 {
-        (s.row as u64 * self.lay.groups as u64 + s.group as u64) * self.lay.ssb_bytes
+        seg_addr(&self.lay, s)
     }
 
     /// Write what the image lacks: new segment bytes to the flash section, then the tables.
     pub fn save(&mut self, img: &crate::storage::ImageFile) -> std::io::Result<()> {
         let mut saved = Vec::new();
-        for (id, s) in self.segments.iter().enumerate() {
+        let lay = &self.lay;
+        for (id, s) in self.segments.iter_mut().enumerate() {
             let Some(s) = s else { continue };
-            if s.persisted < s.len() {
-                let from = (s.persisted - s.spilled) as usize;
-                img.write_flash(self.addr(s) + s.persisted, &s.data[from..])?;
-            }
+            s.bytes.persist(img, seg_addr(lay, s))?;
             saved.push(SavedSegment {
                 id,
                 kind: s.kind,
@@ -310,9 +280,6 @@ impl Balloon {
                 valid: s.valid,
                 owner: s.owner,
             });
-        }
-        for s in self.segments.iter_mut().flatten() {
-            s.persisted = s.len();
         }
         let table = SavedBalloon {
             segments: saved,
@@ -352,15 +319,12 @@ impl Balloon {
                 group: s.group,
                 ssbs: s.ssbs,
                 cap,
-                data: Vec::new(),
+                // The bytes stay in the image until read.
+                bytes: AppendBytes::in_image(s.len),
                 flash: ZoneFlash::default(),
                 valid: s.valid,
                 owner: s.owner,
-                persisted: s.len,
-                spilled: 0,
             };
-            // The bytes stay in the image until read.
-            seg.spilled = s.len;
             seg.flash.issued = s.len / unit * unit;
             buffered += s.len - seg.flash.issued;
             if self.segments.len() <= s.id {
@@ -442,12 +406,10 @@ impl Balloon {
             group,
             ssbs,
             cap,
-            data: Vec::new(),
+            bytes: AppendBytes::default(),
             flash: ZoneFlash::default(),
             valid: 0,
             owner: None,
-            persisted: 0,
-            spilled: 0,
         };
         let id = match self.free_slots.pop() {
             Some(id) => {
@@ -693,17 +655,17 @@ impl Controller {
             let (seg, start) = *b.zones[zi].home.last().expect("home segment");
             let seg_off = (p.home_off - start) as usize;
             let s = b.seg_mut(seg);
-            s.zero_to(seg_off as u64);
+            s.bytes.zero_to(seg_off as u64);
             let mut residue = 0..0;
             if cur.slot == 0 {
-                s.data.extend_from_slice(raw_page);
+                s.bytes.extend(raw_page);
             } else {
                 let in_slot = (p.home_len - HEADER) as usize;
-                s.data.extend_from_slice(&(c as u16).to_le_bytes());
-                s.data
-                    .extend_from_slice(&((p.residue_off / UNIT) as u32).to_le_bytes());
-                s.data.extend_from_slice(&page[..in_slot]);
-                s.zero_to(seg_off as u64 + p.slot_bytes);
+                s.bytes.extend(&(c as u16).to_le_bytes());
+                s.bytes
+                    .extend(&((p.residue_off / UNIT) as u32).to_le_bytes());
+                s.bytes.extend(&page[..in_slot]);
+                s.bytes.zero_to(seg_off as u64 + p.slot_bytes);
                 residue = src - len + in_slot..src;
             }
             b.counters.pages_written += 1;
@@ -768,8 +730,8 @@ impl Controller {
             let s = b.seg_mut(seg);
             let seg_off = s.len();
             let real = (bytes.len() - src).min(take as usize);
-            s.data.extend_from_slice(&bytes[src..src + real]);
-            s.zero_to(seg_off + take);
+            s.bytes.extend(&bytes[src..src + real]);
+            s.bytes.zero_to(seg_off + take);
             s.valid += take;
             src += real;
             let ext = &mut b.zones[zi].residues;
@@ -805,22 +767,10 @@ impl Controller {
             &mut self.write_buffer,
             |off| DieId(first + ((off / unit) % dies) as u32),
         );
-        // An image-backed device keeps little of a segment in memory: past a quarter of it (at
-        // most SPILL_BYTES), or once it is full, its bytes go to the image (the tables that
-        // point at them are written by the next save, as before).
-        if let crate::storage::Storage::Image(img) = &self.storage {
-            let addr = b.addr(b.seg(seg));
-            let s = b.seg_mut(seg);
-            let limit = SPILL_BYTES.min(s.cap as usize / 4);
-            if s.data.len() >= limit || (s.len() == s.cap && !s.data.is_empty()) {
-                let from = (s.persisted - s.spilled) as usize;
-                if img.write_flash(addr + s.persisted, &s.data[from..]).is_ok() {
-                    s.persisted = s.len();
-                    s.spilled = s.len();
-                    s.data = Vec::new();
-                }
-            }
-        }
+        // An image-backed device keeps little of a segment in memory (see AppendBytes).
+        let addr = seg_addr(&b.lay, b.seg(seg));
+        let s = b.seg_mut(seg);
+        s.bytes.spill(&self.storage, addr, s.cap);
     }
 
     /// Timing of reading `len` bytes at `off` of segment `seg`: one flash read per page not in
@@ -1049,7 +999,7 @@ impl Controller {
         let b = self.balloon();
         let old = std::mem::take(&mut b.zones[zi].residues);
         let dst_off = b.seg(home).len();
-        b.seg_mut(home).data.extend_from_slice(&moved);
+        b.seg_mut(home).bytes.extend(&moved);
         let mut seen = Vec::new();
         let mut read_done = ready;
         for e in &old {
@@ -1145,8 +1095,7 @@ impl Controller {
                 let s = b.seg_mut(id);
                 let take = (s.cap - s.len()).min(e.len - at);
                 let seg_off = s.len();
-                s.data
-                    .extend_from_slice(&bytes[at as usize..(at + take) as usize]);
+                s.bytes.extend(&bytes[at as usize..(at + take) as usize]);
                 s.valid += take;
                 pieces.push(Extent {
                     stream: e.stream + at,
@@ -1184,7 +1133,7 @@ impl Controller {
             b.segments
                 .iter()
                 .flatten()
-                .map(|s| s.data.len() as u64)
+                .map(|s| s.bytes.resident())
                 .sum(),
         )
     }

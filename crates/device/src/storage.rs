@@ -42,6 +42,107 @@ pub(crate) struct ZoneBytes {
     metadata: Vec<u8>,
 }
 
+/// In-memory bytes of an `AppendBytes` past which an image-backed device moves them to the
+/// image (a quarter of a smaller region): a large run otherwise holds every byte it wrote.
+const SPILL_BYTES: u64 = 4 << 20;
+
+/// An append-only run of flash bytes at a fixed flash address (a Balloon-ZNS segment, a tcssd
+/// superblock). On an image, the front `spilled` bytes live only in the image and the rest in
+/// `tail`; `persisted` bytes have reached the image (the tables that point at them are
+/// written by the next save).
+#[derive(Debug, Default)]
+pub(crate) struct AppendBytes {
+    tail: Vec<u8>,
+    spilled: u64,
+    persisted: u64,
+}
+
+impl AppendBytes {
+    /// `len` bytes already in an image (a region read back from its tables).
+    pub fn in_image(len: u64) -> AppendBytes {
+        AppendBytes {
+            tail: Vec::new(),
+            spilled: len,
+            persisted: len,
+        }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.spilled + self.tail.len() as u64
+    }
+
+    /// Bytes held in memory.
+    pub fn resident(&self) -> u64 {
+        self.tail.len() as u64
+    }
+
+    pub fn extend(&mut self, bytes: &[u8]) {
+        self.tail.extend_from_slice(bytes);
+    }
+
+    /// Grow with zeros to `len` bytes (a gap before the next slot or unit).
+    pub fn zero_to(&mut self, len: u64) {
+        self.tail.resize((len - self.spilled) as usize, 0);
+    }
+
+    /// Copy bytes [off, off + out.len()) into `out`: the part before `spilled` from the image
+    /// at flash address `addr + off`, the rest from memory.
+    pub fn read(
+        &self,
+        storage: &Storage,
+        addr: u64,
+        off: u64,
+        out: &mut [u8],
+    ) -> Result<(), crate::status::Status> {
+        use crate::status::Status;
+        let end = off + out.len() as u64;
+        if end > self.len() {
+            return Err(Status::INTERNAL_ERROR);
+        }
+        let split = (self.spilled.clamp(off, end) - off) as usize;
+        if split > 0 {
+            let Storage::Image(img) = storage else {
+                return Err(Status::INTERNAL_ERROR);
+            };
+            img.read_flash(addr + off, &mut out[..split])
+                .map_err(|_| Status::UNRECOVERED_READ_ERROR)?;
+        }
+        if split < out.len() {
+            let from = (off + split as u64 - self.spilled) as usize;
+            let rest = out.len() - split;
+            out[split..].copy_from_slice(&self.tail[from..from + rest]);
+        }
+        Ok(())
+    }
+
+    /// On an image, move the bytes in memory there once they pass a quarter of the region's
+    /// `cap` (at most SPILL_BYTES) or fill it. A failed write keeps them in memory.
+    pub fn spill(&mut self, storage: &Storage, addr: u64, cap: u64) {
+        let Storage::Image(img) = storage else {
+            return;
+        };
+        let limit = SPILL_BYTES.min(cap / 4);
+        let full = self.len() == cap && !self.tail.is_empty();
+        if (self.tail.len() as u64) < limit.max(1) && !full {
+            return;
+        }
+        if self.persist(img, addr).is_ok() {
+            self.spilled = self.len();
+            self.tail = Vec::new();
+        }
+    }
+
+    /// Write to the image what it lacks.
+    pub fn persist(&mut self, img: &ImageFile, addr: u64) -> io::Result<()> {
+        if self.persisted < self.len() {
+            let from = (self.persisted - self.spilled) as usize;
+            img.write_flash(addr + self.persisted, &self.tail[from..])?;
+            self.persisted = self.len();
+        }
+        Ok(())
+    }
+}
+
 pub(crate) struct ImageFile {
     file: File,
     data_offset: u64,

@@ -19,6 +19,7 @@ use sim::SimInstant;
 
 use crate::controller::{Controller, ZoneFlash};
 use crate::status::Status;
+use crate::storage::AppendBytes;
 
 const BLOCK: u64 = 4096;
 /// Map entries per lazily allocated map page (the simulator's own memory, not the device's).
@@ -34,18 +35,13 @@ struct Entry {
     raw: bool,
 }
 
-/// In-memory bytes of a superblock past which an image-backed device moves them to the image
-/// (a quarter of a smaller superblock): a large run otherwise holds every compressed byte.
-const SPILL_BYTES: usize = 4 << 20;
-
 impl Superblock {
     fn len(&self) -> u64 {
-        self.spilled + self.data.len() as u64
+        self.bytes.len()
     }
 }
 
-/// Copy bytes [off, off + out.len()) of superblock `sb` into `out`: from memory, or from the
-/// image for the part spilled there.
+/// Copy bytes [off, off + out.len()) of superblock `sb` into `out` (from memory or the image).
 fn sb_read(
     t: &Tcssd,
     storage: &crate::storage::Storage,
@@ -53,25 +49,8 @@ fn sb_read(
     off: u64,
     out: &mut [u8],
 ) -> Result<(), Status> {
-    let s = &t.sbs[sb as usize];
-    let end = off + out.len() as u64;
-    if end > s.len() {
-        return Err(Status::INTERNAL_ERROR);
-    }
-    let split = (s.spilled.clamp(off, end) - off) as usize;
-    if split > 0 {
-        let crate::storage::Storage::Image(img) = storage else {
-            return Err(Status::INTERNAL_ERROR);
-        };
-        img.read_flash(sb as u64 * t.sb_bytes + off, &mut out[..split])
-            .map_err(|_| Status::UNRECOVERED_READ_ERROR)?;
-    }
-    if split < out.len() {
-        let from = (off + split as u64 - s.spilled) as usize;
-        let rest = out.len() - split;
-        out[split..].copy_from_slice(&s.data[from..from + rest]);
-    }
-    Ok(())
+    let addr = sb as u64 * t.sb_bytes;
+    t.sbs[sb as usize].bytes.read(storage, addr, off, out)
 }
 
 impl Entry {
@@ -90,18 +69,14 @@ impl Entry {
 
 #[derive(Default)]
 struct Superblock {
-    /// The bytes appended after the first `spilled` (which live only in the image).
-    data: Vec<u8>,
-    /// Bytes at the front an image-backed device moved to the image (see `SPILL_BYTES`).
-    spilled: u64,
+    /// The bytes appended so far.
+    bytes: AppendBytes,
     flash: ZoneFlash,
     /// Live bytes, and (lba, offset) of every block written here (GC checks each against the
     /// map: an entry is live if the map still points at it).
     valid: u64,
     written: Vec<(u64, u32)>,
     free: bool,
-    /// Bytes of `data` already written to the image's flash.
-    persisted: u64,
 }
 
 /// The FTL tables as an image keeps them: per superblock, free or its length and live bytes;
@@ -187,10 +162,8 @@ impl Tcssd {
     /// Write what the image lacks: new superblock bytes, then the tables.
     pub fn save(&mut self, img: &crate::storage::ImageFile) -> std::io::Result<()> {
         for (i, sb) in self.sbs.iter_mut().enumerate() {
-            if !sb.free && sb.persisted < sb.len() {
-                let addr = i as u64 * self.sb_bytes + sb.persisted;
-                img.write_flash(addr, &sb.data[(sb.persisted - sb.spilled) as usize..])?;
-                sb.persisted = sb.len();
+            if !sb.free {
+                sb.bytes.persist(img, i as u64 * self.sb_bytes)?;
             }
         }
         let mut map = Vec::new();
@@ -236,10 +209,8 @@ impl Tcssd {
             let sb = &mut self.sbs[i];
             sb.free = false;
             // The bytes stay in the image until read.
-            sb.data = Vec::new();
-            sb.spilled = len;
+            sb.bytes = AppendBytes::in_image(len);
             sb.valid = valid;
-            sb.persisted = len;
             sb.flash.issued = len / unit * unit;
             buffered += len - sb.flash.issued;
         }
@@ -383,8 +354,7 @@ impl Controller {
             }
             let s = &mut t.sbs[sb as usize];
             let off = s.len();
-            s.data
-                .extend_from_slice(&self.staging[src..src + len as usize]);
+            s.bytes.extend(&self.staging[src..src + len as usize]);
             s.valid += len;
             s.written.push((lba, off as u32));
             src += len as usize;
@@ -514,7 +484,7 @@ impl Controller {
             let t = self.tcssd();
             let s = &mut t.sbs[dst as usize];
             let new_off = s.len();
-            s.data.extend_from_slice(&bytes);
+            s.bytes.extend(&bytes);
             s.valid += e.len;
             s.written.push((lba, new_off as u32));
             t.sbs[victim as usize].valid -= e.len;
@@ -546,7 +516,7 @@ impl Controller {
         let len = s.len();
         let padded = len.div_ceil(unit) * unit;
         if padded > len {
-            s.data.resize((padded - s.spilled) as usize, 0);
+            s.bytes.zero_to(padded);
             self.buffer_admit(ready, padded - len);
             self.tcssd_flush(sb, ready);
         }
@@ -591,21 +561,8 @@ impl Controller {
             &mut self.write_buffer,
             |off| DieId(((off / unit) % dies) as u32),
         );
-        // An image-backed device keeps little of a superblock in memory: past a quarter of it
-        // (at most SPILL_BYTES), or once it is full, its bytes go to the image (the map that
-        // points at them is written by the next save, as before).
-        if let crate::storage::Storage::Image(img) = &self.storage {
-            let limit = SPILL_BYTES.min(sb_bytes as usize / 4);
-            if s.data.len() >= limit || (s.len() == sb_bytes && !s.data.is_empty()) {
-                let from = (s.persisted - s.spilled) as usize;
-                let addr = sb as u64 * sb_bytes + s.persisted;
-                if img.write_flash(addr, &s.data[from..]).is_ok() {
-                    s.persisted = s.len();
-                    s.spilled = s.len();
-                    s.data = Vec::new();
-                }
-            }
-        }
+        // An image-backed device keeps little of a superblock in memory (see AppendBytes).
+        s.bytes.spill(&self.storage, sb as u64 * sb_bytes, sb_bytes);
     }
 
     /// Read blocks from `slba` into `data`: never-written blocks are zeros; each flash page a
@@ -675,7 +632,7 @@ impl Controller {
     /// at most a quarter of each superblock (or 4 MiB) on an image.
     pub fn tcssd_resident_bytes(&self) -> Option<u64> {
         let t = self.tcssd.as_ref()?;
-        Some(t.sbs.iter().map(|s| s.data.len() as u64).sum())
+        Some(t.sbs.iter().map(|s| s.bytes.resident()).sum())
     }
 
     /// TCSSD FTL counters (tcssd design only).
