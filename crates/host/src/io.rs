@@ -516,10 +516,8 @@ impl HostIo {
                 return invalid(Status::ZONE_INVALID_TRANSITION)
             }
             ZoneAction::Open => (ZoneState::ExplicitlyOpened, z.wp),
+            // An open zone closes even at its start (QEMU's choice, as the device makes it).
             ZoneAction::Close => match z.state {
-                ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened if z.wp == z.zslba => {
-                    (ZoneState::Empty, z.wp)
-                }
                 ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => {
                     (ZoneState::Closed, z.wp)
                 }
