@@ -113,7 +113,7 @@ impl Model {
             return Err(Status::ZONE_BOUNDARY_ERROR);
         }
         let start = if append { z.wp } else { at };
-        if start != z.wp || z.bytes % self.lba != 0 {
+        if start != z.wp || !z.bytes.is_multiple_of(self.lba) {
             return Err(Status::ZONE_INVALID_WRITE);
         }
         if start + nlb > self.cap {
@@ -182,7 +182,7 @@ impl Model {
         match (a, self.zones[zi].state) {
             (ZoneAction::OpenPadding, Empty | Closed | ImplicitlyOpen | ExplicitlyOpen) => {
                 let z = self.zones[zi];
-                if !z.padding && z.bytes % self.lba != 0 {
+                if !z.padding && !z.bytes.is_multiple_of(self.lba) {
                     return Err(Status::INVALID_FIELD);
                 }
                 self.claim_open(zi)?;
