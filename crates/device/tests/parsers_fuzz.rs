@@ -6,51 +6,6 @@ use device::cmd::wire::{self, IoDwords};
 use device::{parse_report, presets, DeviceConfig};
 use sim::Rng;
 
-/// `input` changed in one to four random ways (flips, truncation, junk, repeats, removals).
-fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
-    let mut v = input.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        let n = v.len() as u64;
-        match rng.below(6) {
-            0 if n > 0 => {
-                let i = rng.below(n) as usize;
-                v[i] ^= 1 << rng.below(8);
-            }
-            1 if n > 0 => v.truncate(rng.below(n) as usize),
-            2 if n > 0 => {
-                let i = rng.below(n) as usize;
-                v[i] = [b'=', b'\n', b'[', b']', b'0', b'"', b'.', 0xff][rng.below(8) as usize];
-            }
-            3 if n > 1 => {
-                let a = rng.below(n) as usize;
-                let b = a + rng.below((n as usize - a).min(64) as u64) as usize;
-                let at = rng.below(n) as usize;
-                let piece = v[a..b].to_vec();
-                v.splice(at..at, piece);
-            }
-            4 => {
-                let at = rng.below(n + 1) as usize;
-                let junk = [
-                    "99999999999999999999",
-                    "-1",
-                    "0",
-                    "4294967296",
-                    "1e9",
-                    "é",
-                    "\0",
-                ][rng.below(7) as usize];
-                v.splice(at..at, junk.bytes());
-            }
-            _ if n > 0 => {
-                let i = rng.below(n) as usize;
-                v.remove(i);
-            }
-            _ => {}
-        }
-    }
-    v
-}
-
 #[test]
 fn mutated_device_files_parse_and_validate_or_say_what_is_wrong() {
     let mut rng = Rng::new(0xdef1);
@@ -58,7 +13,7 @@ fn mutated_device_files_parse_and_validate_or_say_what_is_wrong() {
     for p in presets::all() {
         let text = (p.config)().to_toml();
         for i in 0..400 {
-            let bytes = mutate(&mut rng, text.as_bytes());
+            let bytes = rng.mutate(text.as_bytes());
             let input = String::from_utf8_lossy(&bytes).into_owned();
             let r = std::panic::catch_unwind(|| {
                 DeviceConfig::from_toml(&input).and_then(|c| c.layout().map(|_| ()))

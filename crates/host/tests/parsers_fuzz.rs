@@ -11,37 +11,6 @@ use host::lsm::memtable::WriteBatch;
 use host::zonefs::meta::{decode_log, encode, frame, FileMeta, Record, Superblock};
 use sim::Rng;
 
-fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
-    let mut v = input.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        let n = v.len() as u64;
-        match rng.below(5) {
-            0 if n > 0 => {
-                let i = rng.below(n) as usize;
-                v[i] ^= 1 << rng.below(8);
-            }
-            1 if n > 0 => v.truncate(rng.below(n) as usize),
-            2 if n > 0 => {
-                let i = rng.below(n) as usize;
-                v[i] = [0, 0xff, 0x7f, 0x80][rng.below(4) as usize];
-            }
-            3 if n > 1 => {
-                let a = rng.below(n) as usize;
-                let b = a + rng.below((n as usize - a).min(32) as u64) as usize;
-                let at = rng.below(n) as usize;
-                let piece = v[a..b].to_vec();
-                v.splice(at..at, piece);
-            }
-            _ if n > 0 => {
-                let i = rng.below(n) as usize;
-                v.remove(i);
-            }
-            _ => {}
-        }
-    }
-    v
-}
-
 fn batch(rng: &mut Rng) -> WriteBatch {
     let mut b = WriteBatch::default();
     for i in 0..1 + rng.below(6) {
@@ -64,7 +33,7 @@ fn mutated_write_batches_and_wal_logs_decode_or_are_refused() {
         let b = batch(&mut rng);
         let enc = b.encode(i);
         assert_eq!(WriteBatch::decode(&enc), Some((i, b.clone())));
-        let bad = mutate(&mut rng, &enc);
+        let bad = rng.mutate(&enc);
         let r = std::panic::catch_unwind(|| WriteBatch::decode(&bad));
         assert!(r.is_ok(), "batch {i} panicked: {bad:?}");
     }
@@ -78,7 +47,7 @@ fn mutated_write_batches_and_wal_logs_decode_or_are_refused() {
             w.add(&rec, &mut log);
             records.push(rec);
         }
-        let bad = mutate(&mut rng, &log);
+        let bad = rng.mutate(&log);
         let r = std::panic::catch_unwind(|| read_log(&bad).map(|l| l.records.len()));
         assert!(r.is_ok(), "log {i} panicked");
     }
@@ -118,7 +87,7 @@ fn metadata_records_with_matching_checksums_but_corrupt_payloads_are_refused() {
         let len = u32::from_le_bytes(framed[4..8].try_into().expect("4 bytes")) as usize;
         let payload = &framed[8..8 + len];
         let mut log = frame(&sb.encode(), BLOCK);
-        log.extend(frame(&mutate(&mut rng, payload), BLOCK));
+        log.extend(frame(&rng.mutate(payload), BLOCK));
         let got = std::panic::catch_unwind(|| decode_log(&log, BLOCK).map(|(_, r)| r.len()));
         match got {
             Ok(Ok(_)) => accepted += 1,

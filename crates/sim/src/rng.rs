@@ -74,6 +74,58 @@ impl Rng {
         self.below(denominator) < numerator
     }
 
+    /// `input` changed in one to four random ways, as a fuzzer's mutator would: a flipped
+    /// bit, a truncation, a delimiter or extreme byte, a piece repeated elsewhere, a junk
+    /// token (huge, negative, unit-suffixed numbers, NUL, non-ASCII), a byte removed.
+    pub fn mutate(&mut self, input: &[u8]) -> Vec<u8> {
+        const BYTES: [u8; 12] = [
+            b'=', b'\n', b'[', b']', b'0', b'"', b'.', b'-', 0, 0x7f, 0x80, 0xff,
+        ];
+        const JUNK: [&str; 8] = [
+            "99999999999999999999",
+            "-1",
+            "0",
+            "4294967296",
+            "1k",
+            "%",
+            "\0",
+            "é",
+        ];
+        let mut v = input.to_vec();
+        for _ in 0..1 + self.below(4) {
+            let n = v.len() as u64;
+            match self.below(6) {
+                0 if n > 0 => {
+                    let i = self.below(n) as usize;
+                    v[i] ^= 1 << self.below(8);
+                }
+                1 if n > 0 => v.truncate(self.below(n) as usize),
+                2 if n > 0 => {
+                    let i = self.below(n) as usize;
+                    v[i] = BYTES[self.below(BYTES.len() as u64) as usize];
+                }
+                3 if n > 1 => {
+                    let a = self.below(n) as usize;
+                    let b = a + self.below((n as usize - a).min(64) as u64) as usize;
+                    let at = self.below(n) as usize;
+                    let piece = v[a..b].to_vec();
+                    v.splice(at..at, piece);
+                }
+                4 => {
+                    let at = self.below(n + 1) as usize;
+                    let junk = JUNK[self.below(JUNK.len() as u64) as usize];
+                    v.splice(at..at, junk.bytes());
+                }
+                _ if n > 0 => {
+                    let i = self.below(n) as usize;
+                    v.remove(i);
+                }
+                _ => {}
+            }
+        }
+        v
+    }
+
     pub fn fill(&mut self, buf: &mut [u8]) {
         let mut chunks = buf.chunks_exact_mut(8);
         for c in &mut chunks {
@@ -90,6 +142,23 @@ impl Rng {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mutations_are_reproducible_by_seed_and_change_the_input() {
+        let input = b"[job]\nrw=write\nbs=4k\n";
+        let (mut a, mut b) = (Rng::new(9), Rng::new(9));
+        let mut changed = 0;
+        for _ in 0..100 {
+            let (x, y) = (a.mutate(input), b.mutate(input));
+            assert_eq!(x, y);
+            changed += usize::from(x != input);
+        }
+        assert!(changed > 90, "{changed}");
+        assert!(
+            Rng::new(1).mutate(b"").len() <= 20,
+            "junk on empty input stays small"
+        );
+    }
 
     #[test]
     fn same_seed_same_stream_and_labels_differ() {
