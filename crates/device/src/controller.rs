@@ -598,6 +598,17 @@ impl Controller {
     }
 
     /// Persist and close; reports an image write failure that drop would have to swallow.
+    /// Power on after a power loss: the zones that were open come back Closed (their data and
+    /// write pointers kept), as a ZNS drive's open zones do across a power cycle; the
+    /// capacitor-protected write buffer kept everything acknowledged.
+    pub fn power_cycle(&mut self) {
+        for zi in 0..self.zones.len() {
+            if self.zones[zi].state.is_open() {
+                self.set_state(zi, ZoneState::Closed);
+            }
+        }
+    }
+
     pub fn close(mut self) -> io::Result<()> {
         self.zones_dirty = false;
         self.save_zone_table()

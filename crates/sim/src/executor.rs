@@ -285,6 +285,33 @@ impl Sim {
         }
     }
 
+    /// A power cut: every task is dropped where it stands (nothing of it runs again) and every
+    /// timer is forgotten; the clock keeps its time. What the tasks shared with the outside (a
+    /// device) stays as they left it. The simulation can take new tasks afterwards.
+    pub fn power_cut(&self) {
+        let core = &self.core;
+        let futures: Vec<_> = {
+            let mut slots = core.slots.borrow_mut();
+            let taken = slots
+                .iter_mut()
+                .filter_map(|s| {
+                    s.live = false;
+                    s.queued = false;
+                    s.waker = None;
+                    s.future.take()
+                })
+                .collect();
+            *core.free_slots.borrow_mut() = (0..slots.len()).rev().collect();
+            taken
+        };
+        core.live_tasks.set(0);
+        // Destructors run outside the borrows: one may wake a task or set a timer.
+        drop(futures);
+        core.timers.borrow_mut().clear();
+        core.ready.borrow_mut().clear();
+        core.woken.lock().expect("waker queue poisoned").clear();
+    }
+
     /// Run until no task can make progress.
     pub fn run(&self) -> RunOutcome {
         self.run_inner(None)
@@ -443,6 +470,36 @@ mod tests {
         assert!(!h.is_finished());
         sim.run();
         assert_eq!(h.try_take(), Some(7));
+    }
+
+    #[test]
+    fn a_power_cut_drops_every_task_and_timer_and_the_sim_goes_on() {
+        let sim = Sim::new(1);
+        let shared = Rc::new(RefCell::new(Vec::new()));
+        for t in [10u64, 20, 30] {
+            let (s, l) = (sim.clone(), shared.clone());
+            sim.spawn(async move {
+                loop {
+                    s.sleep(SimDuration::from_ns(t)).await;
+                    l.borrow_mut().push(t);
+                }
+            });
+        }
+        sim.run_until(SimInstant::from_ns(25));
+        let before = shared.borrow().clone();
+        assert_eq!(before.len(), 3, "{before:?}");
+        sim.power_cut();
+        // The tasks' clones of `shared` went with them.
+        assert_eq!(Rc::strong_count(&shared), 1);
+        let out = sim.run();
+        assert_eq!((out.now.as_ns(), out.blocked_tasks), (25, 0));
+        let s = sim.clone();
+        let v = sim.block_on(async move {
+            s.sleep(SimDuration::from_ns(5)).await;
+            s.now().as_ns()
+        });
+        assert_eq!(v, 30);
+        assert_eq!(*shared.borrow(), before);
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod nvme_cmd;
 mod progress_bar;
 mod reproduce_cczns;
 mod reproduce_cmd;
+mod torture_cmd;
 mod ycsb_cmd;
 
 use std::process::ExitCode;
@@ -46,6 +47,9 @@ enum Cmd {
     Corpus(corpus_cmd::Args),
     /// Reproduce a paper's figure: `znslab reproduce cczns-fig7` or `balloon-fig6`.
     Reproduce(reproduce_cmd::Args),
+    /// Seeded power cuts through device, file system and store, each checked after power-on:
+    /// `znslab torture --seeds 1000`.
+    Torture(torture_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
         Cmd::Dbbench(a) => dbbench_cmd::run(a),
         Cmd::Ycsb(a) => ycsb_cmd::run(a),
         Cmd::Corpus(a) => corpus_cmd::run(a),
+        Cmd::Torture(a) => torture_cmd::run(a),
     };
     match result {
         Ok(code) => code,

@@ -574,6 +574,18 @@ fn ycsb_on_a_compressing_block_ssd_keeps_its_emulated_zones_beside_the_image() {
 }
 
 #[test]
+fn torture_cuts_power_and_checks_what_came_back() {
+    let dir = TempDir::new("torture");
+    let o = znslab(&["torture", "--seeds", "4", "--dir", &dir.path("")]);
+    assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+    let s = text(&o.stdout);
+    assert!(s.contains("torture: 4 seeds, 4 power cuts"), "{s}");
+    assert!(s.contains("0 failed"), "{s}");
+    // Nothing left behind.
+    assert_eq!(std::fs::read_dir(&dir.0).expect("dir").count(), 0);
+}
+
+#[test]
 fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
     let dir = TempDir::new("cczns");
     let out = dir.path("r");

@@ -1,0 +1,350 @@
+//! `znslab torture`: seeded power cuts through the device, the file system and the store.
+//!
+//! Each seed picks a scheme (no compression, host ZSTD, or CCZNS's device compression on
+//! padding zones) and runs a random mix of puts, deletes and synced writes on the store, on
+//! zonefs, on a small CCZNS device kept in an image file, until a random virtual instant. Then
+//! the power goes: every host task is dropped where it stands (`Sim::power_cut`: memtables,
+//! file-system state, commands waiting for completions); the device keeps what its
+//! capacitor-protected buffer held, which is every command it took (its tables are saved as
+//! its capacitors would, and read back from the image). At power-on its open zones are closed.
+//! Then it is checked: zone states and write pointers are legal, the file system mounts, the
+//! store opens, every write acknowledged as synced (and all before it) reads back with a value
+//! written at or after it, and nothing reads back that was never written. A failing seed
+//! prints the one command that replays it.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::rc::Rc;
+
+use device::{presets, Controller, DeviceHandle, ZoneState};
+use host::lsm::db::{CcOptions, Db, DbOptions};
+use host::zonefs::ZoneFs;
+use host::{HostIo, IoConfig};
+use sim::cpu::CpuPool;
+use sim::{Rng, Sim, SimInstant};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Seeds to run, from `--seed` on.
+    #[arg(long, default_value_t = 100)]
+    seeds: u64,
+    /// The first seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Start no new seed after this many seconds of wall time.
+    #[arg(long)]
+    time_limit: Option<f64>,
+    /// Folder for the device images (default: the system's temporary folder).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// After each power-on, print every WAL's size and extents (for replaying a failure).
+    #[arg(long)]
+    verbose: bool,
+}
+
+const SCHEMES: [&str; 3] = ["no", "zstd", "cc"];
+/// Keys the workload draws from: few enough that most are written many times over.
+const KEYS: u64 = 400;
+
+/// What one seed did.
+#[derive(Default)]
+struct Outcome {
+    scheme: &'static str,
+    acknowledged: usize,
+    synced: usize,
+    keys_checked: usize,
+    /// The cut came before the file system was made: only the device was checked.
+    before_mkfs: bool,
+}
+
+/// One acknowledged write: its key and value (None: a delete).
+type Write = (u64, Option<Vec<u8>>);
+
+fn key(k: u64) -> Vec<u8> {
+    format!("key{k:06}").into_bytes()
+}
+
+fn value(rng: &mut Rng, seq: usize) -> Vec<u8> {
+    let mut v = format!("v{seq}-").into_bytes();
+    let words = ["zone ", "flash ", "the ", "index ", "of ", "host "];
+    for _ in 0..10 + rng.below(60) {
+        v.extend_from_slice(words[rng.below(words.len() as u64) as usize].as_bytes());
+    }
+    v
+}
+
+fn store_options(scheme: &str) -> anyhow::Result<DbOptions> {
+    let mut opts = DbOptions {
+        write_buffer_size: 64 << 10,
+        max_bytes_for_level_base: 256 << 10,
+        target_file_size: 64 << 10,
+        ..DbOptions::default()
+    };
+    let s = workload::scheme::by_name(scheme).ok_or_else(|| anyhow::anyhow!("scheme {scheme}"))?;
+    s.apply(&mut opts);
+    if let Some(cc) = opts.cc.as_mut() {
+        // Small CWs, so a flush of a 64 KiB memtable takes several.
+        *cc = CcOptions {
+            write_buffer: 16 << 10,
+            ..cc.clone()
+        };
+    }
+    Ok(opts)
+}
+
+/// Run seed `seed` to its power cut and check what came back. Err: the scheme, the cut's
+/// instant and what was wrong.
+fn one(
+    seed: u64,
+    dir: &std::path::Path,
+    verbose: bool,
+) -> Result<Outcome, (&'static str, u64, String)> {
+    let mut rng = Rng::new(seed);
+    let scheme = SCHEMES[rng.below(SCHEMES.len() as u64) as usize];
+    let window = if rng.below(4) == 0 {
+        400_000_000
+    } else {
+        60_000_000
+    };
+    // Mostly inside the first tens of milliseconds, where flushes and compactions run.
+    let cut_ns = 1 + rng.below(window);
+    one_cut(seed, rng, scheme, cut_ns, dir, verbose).map_err(|e| (scheme, cut_ns, e))
+}
+
+fn one_cut(
+    seed: u64,
+    rng: Rng,
+    scheme: &'static str,
+    cut_ns: u64,
+    dir: &std::path::Path,
+    verbose: bool,
+) -> Result<Outcome, String> {
+    let opts = store_options(scheme).map_err(|e| e.to_string())?;
+    let mkfs = opts.mkfs_options(Default::default());
+    let mut cfg = presets::test_cczns();
+    cfg.nand.blocks_per_plane = 64; // 64 zones of 256 KiB
+    cfg.zones.max_open = 6;
+    let path = dir.join(format!("znslab-torture-{}-{seed}.img", std::process::id()));
+    struct Remove(PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _remove = Remove(path.clone());
+    let ctl = Controller::create_image(&path, cfg).map_err(|e| format!("image: {e}"))?;
+
+    // Before the cut.
+    let sim = Sim::new(seed);
+    let dev = DeviceHandle::new(&sim, ctl);
+    let log: Rc<RefCell<Vec<Write>>> = Rc::default();
+    let synced = Rc::new(Cell::new(0usize));
+    let made = Rc::new(Cell::new(false));
+    let failed: Rc<RefCell<Option<String>>> = Rc::default();
+    // The write in flight at the cut (issued, not acknowledged): it may or may not persist.
+    let pending: Rc<RefCell<Option<Write>>> = Rc::default();
+    {
+        let io = Rc::new(HostIo::new(
+            &dev,
+            Rc::new(CpuPool::new(&sim, 2)),
+            IoConfig::default(),
+        ));
+        let (log, synced, made, failed) =
+            (log.clone(), synced.clone(), made.clone(), failed.clone());
+        let pending = pending.clone();
+        let opts = opts.clone();
+        let mut wl = rng.stream("workload");
+        sim.spawn(async move {
+            let run = async {
+                let fs = Rc::new(
+                    ZoneFs::mkfs_with(io, mkfs)
+                        .await
+                        .map_err(|e| e.to_string())?,
+                );
+                made.set(true);
+                let db = Db::open(fs, opts).await.map_err(|e| e.to_string())?;
+                loop {
+                    let k = wl.below(KEYS);
+                    let sync = wl.below(16) == 0;
+                    let seq = log.borrow().len();
+                    let v = (wl.below(8) != 0).then(|| value(&mut wl, seq));
+                    *pending.borrow_mut() = Some((k, v.clone()));
+                    match &v {
+                        Some(v) => db.put(&key(k), v, sync).await,
+                        None => db.delete(&key(k), sync).await,
+                    }
+                    .map_err(|e| e.to_string())?;
+                    pending.borrow_mut().take();
+                    log.borrow_mut().push((k, v));
+                    if sync {
+                        synced.set(log.borrow().len());
+                    }
+                }
+                #[allow(unreachable_code)]
+                Ok::<(), String>(())
+            };
+            if let Err(e) = run.await {
+                *failed.borrow_mut() = Some(e);
+            }
+        });
+    }
+    sim.run_until(SimInstant::from_ns(cut_ns));
+    if let Some(e) = failed.borrow_mut().take() {
+        return Err(format!("before the cut: {e}"));
+    }
+    sim.power_cut();
+    let ctl = dev
+        .into_controller()
+        .ok_or("a task still holds the device after the power cut")?;
+    // The capacitors save the tables; power comes back.
+    ctl.close().map_err(|e| format!("saving the image: {e}"))?;
+    let mut ctl = Controller::open_image(&path).map_err(|e| format!("reopening: {e}"))?;
+    ctl.power_cycle();
+
+    // The device: legal zones.
+    let lay = ctl.layout().clone();
+    for zi in 0..ctl.zone_count() {
+        let z = ctl.zone(zi);
+        let start = zi as u64 * lay.zone_size_lbas;
+        let legal = match z.state {
+            ZoneState::Empty => z.wp == start && z.byte_wp == 0,
+            ZoneState::Closed => z.wp > start || z.byte_wp > 0 || z.padding,
+            ZoneState::Full => z.wp == start + lay.zone_capacity_lbas,
+            _ => false,
+        };
+        let in_range = z.byte_wp <= lay.zone_capacity_lbas * lay.lba_bytes;
+        if !legal || !in_range {
+            return Err(format!("after power-on, zone {zi} is {z:?}"));
+        }
+    }
+    let mut out = Outcome {
+        scheme,
+        acknowledged: log.borrow().len(),
+        synced: synced.get(),
+        ..Outcome::default()
+    };
+    if !made.get() {
+        out.before_mkfs = true;
+        return Ok(out);
+    }
+
+    // The file system and the store come back; acknowledged writes are checked.
+    let sim = Sim::new(seed ^ 0x9e37_79b9);
+    let dev = DeviceHandle::new(&sim, ctl);
+    let io = Rc::new(HostIo::new(
+        &dev,
+        Rc::new(CpuPool::new(&sim, 2)),
+        IoConfig::default(),
+    ));
+    let mut log = log.take();
+    let synced = synced.get();
+    // The write in flight counts as one more write, never synced.
+    log.extend(pending.take());
+    let checked = sim.block_on(async move {
+        let fs = Rc::new(ZoneFs::mount(io).await.map_err(|e| format!("mount: {e}"))?);
+        if verbose {
+            for name in fs.list() {
+                if name.ends_with(".log") {
+                    let ex = fs.extents(&name).unwrap_or_default();
+                    eprintln!("{name}: size {:?} extents {:?}", fs.size(&name), ex);
+                }
+            }
+        }
+        let db = Db::open(fs, opts)
+            .await
+            .map_err(|e| format!("store open: {e}"))?;
+        // Per key: the values it may hold now — every value written from its last synced
+        // write on (the synced one included), or, with no synced write, any written value or
+        // none at all.
+        let mut allowed: BTreeMap<u64, Vec<Option<&Vec<u8>>>> = BTreeMap::new();
+        let mut last_synced: BTreeMap<u64, usize> = BTreeMap::new();
+        for (i, (k, _)) in log[..synced].iter().enumerate() {
+            last_synced.insert(*k, i);
+        }
+        for (i, (k, v)) in log.iter().enumerate() {
+            let from = last_synced.get(k).copied();
+            let a = allowed.entry(*k).or_insert_with(|| {
+                if from.is_none() {
+                    vec![None]
+                } else {
+                    Vec::new()
+                }
+            });
+            if from.is_none_or(|f| i >= f) {
+                a.push(v.as_ref());
+            }
+        }
+        for k in 0..KEYS {
+            let got = db
+                .get(&key(k))
+                .await
+                .map_err(|e| format!("reading key {k}: {e}"))?;
+            let ok = match allowed.get(&k) {
+                Some(a) => a.contains(&got.as_ref()),
+                None => got.is_none(),
+            };
+            if !ok {
+                let what = got.map_or("nothing".to_string(), |v| {
+                    String::from_utf8_lossy(&v[..v.len().min(24)]).into_owned()
+                });
+                return Err(format!(
+                    "key {k} reads {what}: not a value written at or after its last synced write \
+                     ({} writes issued, {synced} acknowledged up to a sync)",
+                    log.len()
+                ));
+            }
+        }
+        Ok::<usize, String>(KEYS as usize)
+    })?;
+    out.keys_checked = checked;
+    Ok(out)
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let dir = a.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let wall = std::time::Instant::now();
+    let (mut ran, mut failures, mut acked, mut synced, mut keys, mut early) = (0, 0, 0, 0, 0, 0);
+    let mut by_scheme: BTreeMap<&str, u64> = BTreeMap::new();
+    for seed in a.seed..a.seed + a.seeds {
+        if a.time_limit
+            .is_some_and(|t| wall.elapsed().as_secs_f64() > t)
+        {
+            break;
+        }
+        ran += 1;
+        match one(seed, &dir, a.verbose).map_err(|(scheme, cut_ns, e)| {
+            format!(
+                "{e} [scheme {scheme}, cut at {:.3} ms]",
+                cut_ns as f64 / 1e6
+            )
+        }) {
+            Ok(o) => {
+                acked += o.acknowledged;
+                synced += o.synced;
+                keys += o.keys_checked;
+                early += u64::from(o.before_mkfs);
+                *by_scheme.entry(o.scheme).or_default() += 1;
+            }
+            Err(e) => {
+                failures += 1;
+                println!("seed {seed}: FAILED: {e}");
+                println!("  replay: znslab torture --seed {seed} --seeds 1 --verbose");
+            }
+        }
+    }
+    let schemes: Vec<String> = by_scheme.iter().map(|(s, n)| format!("{s} {n}")).collect();
+    println!(
+        "torture: {ran} seeds, {ran} power cuts ({early} before mkfs finished), {acked} writes \
+         acknowledged ({synced} up to a sync), {keys} keys checked, {failures} failed; \
+         schemes: {}; {:.1} s",
+        schemes.join(", "),
+        wall.elapsed().as_secs_f64()
+    );
+    Ok(if failures == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
