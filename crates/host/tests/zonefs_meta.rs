@@ -154,3 +154,25 @@ fn an_end_record_stops_replay_and_corruption_is_refused() {
     }
     assert!(decode_log(&[], BLOCK).is_err());
 }
+
+/// An update prepared before a metadata roll and written after the roll's snapshot repeats
+/// extents the snapshot holds; replay keeps each extent once.
+#[test]
+fn replay_keeps_an_extent_once_when_an_update_repeats_the_snapshot() {
+    let e = |start| Extent { start, len: 100 };
+    let f = FileMeta {
+        id: 3,
+        links: vec!["000003.log".into()],
+        extents: vec![e(0), e(4096), e(8192)],
+        size: 300,
+        ..FileMeta::default()
+    };
+    let late = FileMeta {
+        extents: vec![e(8192), e(12288)],
+        size: 400,
+        ..f.clone()
+    };
+    let files = replay(&[Record::Snapshot(vec![f]), Record::Update(late)]);
+    let starts: Vec<u64> = files[&3].extents.iter().map(|x| x.start).collect();
+    assert_eq!(starts, vec![0, 4096, 8192, 12288]);
+}

@@ -249,6 +249,17 @@ fn one_cut(
                 if name.ends_with(".log") {
                     let ex = fs.extents(&name).unwrap_or_default();
                     eprintln!("{name}: size {:?} extents {:?}", fs.size(&name), ex);
+                    // What lies in the gaps between consecutive pieces: the length header
+                    // a sparse piece would start with.
+                    for w in ex.windows(2) {
+                        let next = (w[0].start + w[0].len).div_ceil(4096) * 4096;
+                        if w[1].start != next + 8 {
+                            let mut b = vec![0u8; 4096];
+                            let _ = fs.io().read(next, &mut b).await;
+                            let len = u64::from_le_bytes(b[..8].try_into().expect("8"));
+                            eprintln!("  gap at {next}..{}: header {len}", w[1].start - 8);
+                        }
+                    }
                 }
             }
         }

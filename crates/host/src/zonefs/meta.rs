@@ -422,7 +422,14 @@ pub fn replay(records: &[Record]) -> BTreeMap<u64, FileMeta> {
                 if matches!(r, Record::Replace(_)) {
                     f.extents.clear();
                 }
-                f.extents.extend_from_slice(&u.extents);
+                // An update prepared before a metadata roll but written after its snapshot
+                // repeats extents the snapshot already holds: a file's extents never share a
+                // start, so those are skipped.
+                for e in &u.extents {
+                    if !f.extents.iter().any(|x| x.start == e.start) {
+                        f.extents.push(*e);
+                    }
+                }
                 f.size = u.size;
                 f.lifetime = u.lifetime;
                 f.mtime = u.mtime;
