@@ -210,7 +210,11 @@ fn one_cut(
         let start = zi as u64 * lay.zone_size_lbas;
         let legal = match z.state {
             ZoneState::Empty => z.wp == start && z.byte_wp == 0,
-            ZoneState::Closed => z.wp > start || z.byte_wp > 0 || z.padding,
+            // Closed at its start too: an explicitly opened zone nothing was written to yet.
+            ZoneState::Closed => {
+                (start..start + lay.zone_capacity_lbas).contains(&z.wp)
+                    && z.wp == start + z.byte_wp / lay.lba_bytes
+            }
             ZoneState::Full => z.wp == start + lay.zone_capacity_lbas,
             _ => false,
         };
