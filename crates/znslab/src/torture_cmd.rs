@@ -1,8 +1,9 @@
 //! `znslab torture`: seeded power cuts through the device, the file system and the store.
 //!
 //! Each seed picks a scheme (no compression, host ZSTD, or CCZNS's device compression on
-//! padding zones) and runs a random mix of puts, deletes and synced writes on the store, on
-//! zonefs, on a small CCZNS device kept in an image file, until a random virtual instant. Then
+//! padding zones) and a device design (CCZNS; for the host schemes also plain ZNS or
+//! Balloon-ZNS), and runs a random mix of puts, deletes and synced writes on the store, on
+//! zonefs, on a small device kept in an image file, until a random virtual instant. Then
 //! the power goes: every host task is dropped where it stands (`Sim::power_cut`: memtables,
 //! file-system state, commands waiting for completions); the device keeps what its
 //! capacitor-protected buffer held, which is every command it took (its tables are saved as
@@ -45,6 +46,7 @@ pub struct Args {
 }
 
 const SCHEMES: [&str; 3] = ["no", "zstd", "cc"];
+const DESIGNS: [&str; 3] = ["cczns", "zns", "balloon"];
 /// Keys the workload draws from: few enough that most are written many times over.
 const KEYS: u64 = 400;
 
@@ -52,6 +54,7 @@ const KEYS: u64 = 400;
 #[derive(Default)]
 struct Outcome {
     scheme: &'static str,
+    design: &'static str,
     acknowledged: usize,
     synced: usize,
     keys_checked: usize,
@@ -100,9 +103,15 @@ fn one(
     seed: u64,
     dir: &std::path::Path,
     verbose: bool,
-) -> Result<Outcome, (&'static str, u64, String)> {
+) -> Result<Outcome, (&'static str, &'static str, u64, String)> {
     let mut rng = Rng::new(seed);
     let scheme = SCHEMES[rng.below(SCHEMES.len() as u64) as usize];
+    // The device design: CCZNS for the cc scheme; for the others also plain ZNS or Balloon-ZNS.
+    let design = if scheme == "cc" {
+        "cczns"
+    } else {
+        DESIGNS[rng.below(DESIGNS.len() as u64) as usize]
+    };
     let window = if rng.below(4) == 0 {
         400_000_000
     } else {
@@ -110,20 +119,26 @@ fn one(
     };
     // Mostly inside the first tens of milliseconds, where flushes and compactions run.
     let cut_ns = 1 + rng.below(window);
-    one_cut(seed, rng, scheme, cut_ns, dir, verbose).map_err(|e| (scheme, cut_ns, e))
+    one_cut(seed, rng, scheme, design, cut_ns, dir, verbose)
+        .map_err(|e| (scheme, design, cut_ns, e))
 }
 
 fn one_cut(
     seed: u64,
     rng: Rng,
     scheme: &'static str,
+    design: &'static str,
     cut_ns: u64,
     dir: &std::path::Path,
     verbose: bool,
 ) -> Result<Outcome, String> {
     let opts = store_options(scheme).map_err(|e| e.to_string())?;
     let mkfs = opts.mkfs_options(Default::default());
-    let mut cfg = presets::test_cczns();
+    let mut cfg = match design {
+        "zns" => presets::test_min(),
+        "balloon" => presets::test_balloon(),
+        _ => presets::test_cczns(),
+    };
     cfg.nand.blocks_per_plane = 64; // 64 zones of 256 KiB
     cfg.zones.max_open = 6;
     let path = dir.join(format!("znslab-torture-{}-{seed}.img", std::process::id()));
@@ -225,6 +240,7 @@ fn one_cut(
     }
     let mut out = Outcome {
         scheme,
+        design,
         acknowledged: log.borrow().len(),
         synced: synced.get(),
         ..Outcome::default()
@@ -322,6 +338,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let wall = std::time::Instant::now();
     let (mut ran, mut failures, mut acked, mut synced, mut keys, mut early) = (0, 0, 0, 0, 0, 0);
     let mut by_scheme: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut by_design: BTreeMap<&str, u64> = BTreeMap::new();
     for seed in a.seed..a.seed + a.seeds {
         if a.time_limit
             .is_some_and(|t| wall.elapsed().as_secs_f64() > t)
@@ -329,9 +346,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             break;
         }
         ran += 1;
-        match one(seed, &dir, a.verbose).map_err(|(scheme, cut_ns, e)| {
+        match one(seed, &dir, a.verbose).map_err(|(scheme, design, cut_ns, e)| {
             format!(
-                "{e} [scheme {scheme}, cut at {:.3} ms]",
+                "{e} [scheme {scheme} on {design}, cut at {:.3} ms]",
                 cut_ns as f64 / 1e6
             )
         }) {
@@ -341,6 +358,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 keys += o.keys_checked;
                 early += u64::from(o.before_mkfs);
                 *by_scheme.entry(o.scheme).or_default() += 1;
+                *by_design.entry(o.design).or_default() += 1;
             }
             Err(e) => {
                 failures += 1;
@@ -349,12 +367,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let schemes: Vec<String> = by_scheme.iter().map(|(s, n)| format!("{s} {n}")).collect();
+    let count = |m: &BTreeMap<&str, u64>| {
+        m.iter()
+            .map(|(s, n)| format!("{s} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     println!(
         "torture: {ran} seeds, {ran} power cuts ({early} before mkfs finished), {acked} writes \
          acknowledged ({synced} up to a sync), {keys} keys checked, {failures} failed; \
-         schemes: {}; {:.1} s",
-        schemes.join(", "),
+         schemes: {}; devices: {}; {:.1} s",
+        count(&by_scheme),
+        count(&by_design),
         wall.elapsed().as_secs_f64()
     );
     Ok(if failures == 0 {
