@@ -849,3 +849,51 @@ fn the_store_runs_on_emulated_zones_of_a_compressing_block_ssd() {
         assert!(back.iter().all(|&b| b == 0), "a reset zone reads as zeros");
     });
 }
+
+/// A zone turning read-only under the store (a media fault): the next write that reaches it
+/// fails with an error naming the zone condition, and everything acknowledged before reads back.
+#[test]
+fn a_zone_turned_read_only_fails_writes_clearly_and_keeps_what_was_acknowledged() {
+    let (sim, dev) = device();
+    let io = host(&sim, &dev);
+    let dev2 = dev.clone();
+    sim.block_on(async move {
+        let fs = Rc::new(ZoneFs::mkfs(io, 0).await.expect("mkfs"));
+        let db = Db::open(fs, small()).await.expect("opens");
+        let mut rng = Rng::new(8);
+        let mut model = BTreeMap::new();
+        for i in 0..300u64 {
+            let v = value(&mut rng, i);
+            db.put(&key(i), &v, i % 10 == 9).await.expect("puts");
+            model.insert(key(i), v);
+        }
+        // Every zone holding data turns read-only, as a failing die would make them.
+        dev2.with(|c| {
+            for z in 0..c.zone_count() {
+                let s = c.zone(z).state;
+                if matches!(
+                    s,
+                    device::ZoneState::ImplicitlyOpened
+                        | device::ZoneState::ExplicitlyOpened
+                        | device::ZoneState::Closed
+                ) {
+                    c.inject_zone_condition(z, device::ZoneState::ReadOnly);
+                }
+            }
+        });
+        let mut failed = None;
+        for i in 300..3000u64 {
+            let v = value(&mut rng, i);
+            if let Err(e) = db.put(&key(i), &v, true).await {
+                failed = Some(e.to_string());
+                break;
+            }
+            model.insert(key(i), v);
+        }
+        let e = failed.expect("a write reached a read-only zone");
+        assert!(e.to_lowercase().contains("read only"), "{e}");
+        for (k, v) in &model {
+            assert_eq!(db.get(k).await.expect("reads").as_ref(), Some(v));
+        }
+    });
+}
