@@ -71,6 +71,30 @@ fn workload_text(name: &str) -> &'static str {
     }
 }
 
+impl Run {
+    /// Records per Load and operations per workload at scale `s`.
+    fn counts(&self, s: f64) -> (u64, u64) {
+        let records = ((self.records_m * 1_000_000) as f64 * s)
+            .round()
+            .max(1000.0) as u64;
+        let ops = (5e6 * s).round().max(1000.0) as u64;
+        (records, ops)
+    }
+
+    /// This run's JSON in `out` from an earlier invocation, if it was made at scale `s` with
+    /// `seed` and ended without an error.
+    fn earlier_result(&self, out: &Path, s: f64, seed: u64) -> Option<Value> {
+        let text = std::fs::read_to_string(out.join(self.file_name())).ok()?;
+        let v: Value = serde_json::from_str(&text).ok()?;
+        let (records, ops) = self.counts(s);
+        (v["records"] == records
+            && v["operations"] == ops
+            && v["seed"] == seed
+            && v["error"].is_null())
+        .then_some(v)
+    }
+}
+
 fn plan() -> Vec<Run> {
     let mut runs = Vec::new();
     let all = vec!["a", "b", "c", "d", "e", "f", "a-uniform", "b-uniform"];
@@ -143,8 +167,7 @@ fn one(r: &Run, s: f64, seed: u64, images: Option<&Path>) -> anyhow::Result<(Str
     let sch = scheme::by_name(r.scheme).context("scheme")?;
     let mut opts = store_options(s, r.block_kib);
     sch.apply(&mut opts);
-    let records = ((r.records_m * 1_000_000) as f64 * s).round().max(1000.0) as u64;
-    let ops = ((5_000_000f64) * s).round().max(1000.0) as u64;
+    let (records, ops) = r.counts(s);
     let mut load = YcsbConfig {
         recordcount: records,
         operationcount: ops,
@@ -187,6 +210,7 @@ fn one(r: &Run, s: f64, seed: u64, images: Option<&Path>) -> anyhow::Result<(Str
     v["block_kib"] = json!(r.block_kib);
     v["records"] = json!(records);
     v["operations"] = json!(ops);
+    v["seed"] = json!(seed);
     Ok((r.file_name(), v))
 }
 
@@ -246,12 +270,39 @@ pub fn reproduce(args: Args) -> anyhow::Result<ExitCode> {
             std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
             eprintln!("devices kept in sparse image files under {}", d.display());
         }
-        let (results, wall) = run_parallel(&args, "cczns", &runs, |r| {
+        let earlier: Vec<Option<Value>> = runs
+            .iter()
+            .map(|r| {
+                args.resume
+                    .then(|| r.earlier_result(&out, s, seed))
+                    .flatten()
+            })
+            .collect();
+        let todo: Vec<Run> = runs
+            .iter()
+            .zip(&earlier)
+            .filter(|(_, e)| e.is_none())
+            .map(|(r, _)| r.clone())
+            .collect();
+        if args.resume {
+            eprintln!(
+                "--resume: {} of {} runs kept from {}",
+                runs.len() - todo.len(),
+                runs.len(),
+                out.display()
+            );
+        }
+        let (fresh, wall) = run_parallel(&args, "cczns", &todo, |r| {
             one(r, s, seed, images.as_deref())
         })?;
         if let Some(d) = &images {
             let _ = std::fs::remove_dir(d);
         }
+        let mut fresh = fresh.into_iter();
+        let results = earlier
+            .into_iter()
+            .map(|e| e.or_else(|| fresh.next()).unwrap_or(Value::Null))
+            .collect();
         (results, wall.elapsed().as_secs_f64())
     };
     let report = Report {
@@ -352,10 +403,18 @@ impl Report<'_> {
             .iter()
             .filter_map(|v| v["virtual_s"].as_f64())
             .sum();
+        // Each run is one thread; with --jobs J the wall time is about this sum over J (more
+        // when the runs were spread over several invocations by --resume).
+        let run_wall: f64 = self
+            .results
+            .iter()
+            .filter_map(|v| v["wall_s"].as_f64())
+            .sum();
         writeln!(
             md,
             "# znslab reproduce cczns — scale {s} ({} records per Load, {} operations per workload)\n\n\
-             {} runs; wall time {wall_s:.0} s on this machine; simulated time {virt:.0} s in all.\n\
+             {} runs; wall time {wall_s:.0} s on this machine (the runs' own wall times add up to \
+             {run_wall:.0} s); simulated time {virt:.0} s in all.\n\
              Paper: CCZNS (HPCA'25) §V-C/D. Each figure below is znslab's, beside the paper's \
              where the paper states it.\n",
             (20e6 * s).round(),
@@ -779,6 +838,7 @@ impl Report<'_> {
             serde_json::to_string_pretty(&json!({
                 "scale": s,
                 "wall_s": wall_s,
+                "run_wall_sum_s": run_wall,
                 "virtual_s": virt,
                 "runs": self.runs.iter().zip(self.results).map(|(r, v)| json!({
                     "run": r.describe(), "file": r.file_name(), "result": v

@@ -56,6 +56,11 @@ pub struct Args {
     /// in the output folder.
     #[arg(long)]
     pub(crate) report_only: bool,
+    /// cczns: keep the runs whose JSON is already in the output folder from an earlier,
+    /// interrupted invocation at the same scale and seed, and run only the others (a run that
+    /// ended with an error runs again).
+    #[arg(long, conflicts_with = "report_only")]
+    pub(crate) resume: bool,
     /// cczns: keep each run's device in a sparse image file in this folder instead of memory
     /// (needed from about --scale 0.05 on this machine's 24 GiB: a run's zones, garbage
     /// included, take ~30 GB at 0.1). Default: `<output>/images` above scale 0.02.

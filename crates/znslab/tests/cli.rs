@@ -667,6 +667,39 @@ fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
         text(&o.stdout)
     );
     assert!(dir.0.join("r/report.md").exists());
+    // Resumed at the same scale and seed, the run is kept, not run again.
+    let resume = |seed: &str| {
+        znslab(&[
+            "reproduce",
+            "cczns",
+            "--scale",
+            "0.0005",
+            "--seed",
+            seed,
+            "--only",
+            "ablation-cc-single-dr",
+            "--resume",
+            "--output",
+            &out,
+        ])
+    };
+    let o = resume("1");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("1 of 1 runs kept"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!text(&o.stderr).contains("done ("), "{}", text(&o.stderr));
+    // Another seed is another experiment: it runs again.
+    let o = resume("2");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("0 of 1 runs kept"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(text(&o.stderr).contains("done ("), "{}", text(&o.stderr));
     // A filter that matches nothing is refused by name.
     let o = znslab(&[
         "reproduce",
