@@ -14,6 +14,7 @@ use crate::chunks::{self, ChunkRecord};
 use crate::cmd::{Command, Completion};
 use crate::config::{Design, DeviceConfig, FlushUnit};
 use crate::engine::{Engine, EngineCounters};
+use crate::faults::Faults;
 use crate::layout::Layout;
 use crate::status::Status;
 use crate::storage::{ImageFile, Storage};
@@ -230,6 +231,8 @@ pub struct Controller {
     pub(crate) balloon: Option<Balloon>,
     /// The transparently compressing SSD's FTL (tcssd design only).
     pub(crate) tcssd: Option<Tcssd>,
+    /// Faults injected by tests and torture (none unless asked for).
+    faults: Faults,
 }
 
 impl Controller {
@@ -371,6 +374,7 @@ impl Controller {
         Controller {
             balloon,
             tcssd,
+            faults: Faults::default(),
             chunks: vec![Vec::new(); layout.zone_count as usize],
             engine: Engine::new(config.compression.codec, profile),
             staging: Vec::new(),
@@ -502,6 +506,7 @@ impl Controller {
         let result = match command {
             // A conventional namespace has no zone commands.
             _ if zoned && self.tcssd.is_some() => Err(Status::INVALID_OPCODE),
+            _ if let Some(status) = self.faults.check(&command) => Err(status),
             Command::Read {
                 slba,
                 nlb,
@@ -578,6 +583,11 @@ impl Controller {
             "only READONLY or OFFLINE can be injected"
         );
         self.set_state(index as usize, state);
+    }
+
+    /// The faults injected so far, to add to or clear (media errors, refused commands).
+    pub fn faults_mut(&mut self) -> &mut Faults {
+        &mut self.faults
     }
 
     /// Save the zone table to the image, with the FTL tables and new flash bytes of the

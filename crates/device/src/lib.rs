@@ -21,6 +21,7 @@ pub mod cmd;
 mod config;
 mod controller;
 mod engine;
+mod faults;
 mod handle;
 mod layout;
 pub mod presets;
@@ -41,6 +42,7 @@ pub use config::{
 };
 pub use controller::{Controller, DeviceCounters, DeviceError, DramUsage, Identify};
 pub use engine::EngineCounters;
+pub use faults::{CommandKind, Faults};
 pub use handle::DeviceHandle;
 pub use layout::{BalloonLayout, Layout};
 pub use nand::ConfigError;

@@ -71,3 +71,42 @@ fn a_battery_of_failing_commands_leaves_the_device_as_it_was() {
     assert_eq!(d.read(0, 1).1, data0);
     assert_eq!(d.c.counters().failed_commands, failures.len() as u64 + 1);
 }
+
+/// Injected faults: a refused command ends with the chosen status and changes nothing; a read
+/// of flash that fails ECC ends UNRECOVERED_READ_ERROR and reads elsewhere still work.
+#[test]
+fn injected_refusals_and_media_errors_end_commands_and_change_nothing() {
+    use device::CommandKind;
+    let mut d = Dev::min();
+    assert_eq!(d.write(d.zslba(0), 4), Status::SUCCESS);
+    let (_, before) = d.read(d.zslba(0), 4);
+    let zones = d.zones();
+    // Refusals apply to their kind of command only, in order.
+    d.c.faults_mut()
+        .refusals
+        .push_back((CommandKind::Write, Status::INTERNAL_ERROR));
+    d.c.faults_mut()
+        .refusals
+        .push_back((CommandKind::ZoneMgmt, Status::ZONE_OFFLINE));
+    assert_eq!(d.read(d.zslba(0), 1).0, Status::SUCCESS);
+    assert_eq!(d.write(d.zslba(0) + 4, 1), Status::INTERNAL_ERROR);
+    assert_eq!(d.zones(), zones, "a refused write moves no write pointer");
+    assert_eq!(d.mgmt(0, ZoneAction::Finish), Status::ZONE_OFFLINE);
+    assert_eq!(d.zones(), zones, "a refused Finish changes no state");
+    assert_eq!(
+        d.write(d.zslba(0) + 4, 1),
+        Status::SUCCESS,
+        "refusals are used up"
+    );
+    // Media errors: reads touching the bad range fail, others read the data written.
+    let z0 = d.zslba(0);
+    d.c.faults_mut().bad_lbas.push(z0 + 2..z0 + 3);
+    assert_eq!(d.read(d.zslba(0), 4).0, Status::UNRECOVERED_READ_ERROR);
+    assert_eq!(d.read(d.zslba(0) + 2, 1).0, Status::UNRECOVERED_READ_ERROR);
+    let (st, first) = d.read(d.zslba(0), 2);
+    assert_eq!(st, Status::SUCCESS);
+    assert_eq!(first[..], before[..2 * d.lba()]);
+    assert_eq!(d.c.faults_mut().fired, 4);
+    d.c.faults_mut().bad_lbas.clear();
+    assert_eq!(d.read(d.zslba(0), 4), (Status::SUCCESS, before));
+}
