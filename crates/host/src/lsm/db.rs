@@ -239,6 +239,11 @@ pub enum DbError {
     Log(#[from] super::log::LogError),
     #[error("corrupt {0}")]
     Corrupt(String),
+    /// An earlier failure stopped the store taking writes (RocksDB's background error): a WAL
+    /// write, a flush or a compaction failed, and going on could lose acknowledged writes.
+    /// Reads go on; reopen the store to write again.
+    #[error("the store takes no more writes: {0}")]
+    Stopped(String),
 }
 
 /// Bytes in each level.
@@ -1055,7 +1060,7 @@ impl Inner {
 
     fn check_bg(&self) -> Result<(), DbError> {
         match &*self.bg_error.borrow() {
-            Some(e) => Err(DbError::Corrupt(format!("background job failed: {e}"))),
+            Some(e) => Err(DbError::Stopped(e.clone())),
             None => Ok(()),
         }
     }
@@ -1080,7 +1085,9 @@ impl Inner {
                     self.stats.borrow_mut().stall_memtable_ns += waited;
                     continue;
                 }
-                self.switch_memtable(&mut st).await?;
+                if let Err(e) = self.switch_memtable(&mut st).await {
+                    return Err(self.failed_write("starting a new WAL", e));
+                }
                 self.schedule();
             }
             if st.levels[0].len() >= self.opts.level0_stop && self.bg_running() {
@@ -1096,9 +1103,15 @@ impl Inner {
         let mut rec = Vec::new();
         let encoded = batch.encode(seq);
         st.wal_log.add(&encoded, &mut rec);
-        st.wal.append(&rec).await?;
+        // The log writer has framed the record into its block: a record the WAL did not
+        // take would leave the framing of every later one wrong (RocksDB stops writes too).
+        if let Err(e) = st.wal.append(&rec).await {
+            return Err(self.failed_write("a WAL write", e.into()));
+        }
         if sync {
-            st.wal.sync().await?;
+            if let Err(e) = st.wal.sync().await {
+                return Err(self.failed_write("a WAL sync", e.into()));
+            }
         }
         for (i, (t, k, v)) in batch.ops.iter().enumerate() {
             st.mem.insert(k, seq + i as u64, *t, v);
@@ -1166,11 +1179,21 @@ impl Inner {
         }
     }
 
+    /// A background job failed: writes stop.
     fn failed(&self, e: DbError) {
         let mut slot = self.bg_error.borrow_mut();
         if slot.is_none() {
-            *slot = Some(e.to_string());
+            *slot = Some(format!("a background job failed: {e}"));
         }
+    }
+
+    /// A write's own I/O failed: this write fails with `e`, and later writes stop.
+    fn failed_write(&self, what: &str, e: DbError) -> DbError {
+        let mut slot = self.bg_error.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(format!("{what} failed: {e}"));
+        }
+        e
     }
 
     /// Flush immutable memtables as they come; each new L0 file may call for compaction.
