@@ -10,6 +10,7 @@ mod progress_bar;
 mod reproduce_cczns;
 mod reproduce_cmd;
 mod torture_cmd;
+mod torture_raw;
 mod ycsb_cmd;
 
 use std::process::ExitCode;

@@ -21,10 +21,13 @@ use std::rc::Rc;
 
 use device::{presets, Controller, DeviceHandle, ZoneState};
 use host::lsm::db::{CcOptions, Db, DbOptions};
+use host::lsm::memtable::WriteBatch;
 use host::zonefs::ZoneFs;
 use host::{HostIo, IoConfig};
 use sim::cpu::CpuPool;
 use sim::{Rng, Sim, SimInstant};
+
+use crate::torture_raw;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -43,6 +46,86 @@ pub struct Args {
     /// After each power-on, print every WAL's size and extents (for replaying a failure).
     #[arg(long)]
     verbose: bool,
+    /// Run this workload on every seed instead of a drawn one: kv, fillbatch, ycsb-a, ycsb-e,
+    /// raw.
+    #[arg(long)]
+    workload: Option<String>,
+    /// Run the store with this compression scheme on every seed instead of a drawn one (cc
+    /// schemes run on the cczns design).
+    #[arg(long)]
+    scheme: Option<String>,
+}
+
+/// The workloads a seed draws from. kv: db_bench overwrite, random keys, one sync in 16;
+/// fillbatch: db_bench fillseq with `--batch_size` 1-16, one sync in 8; ycsb-a: half reads of
+/// hot keys, half updates; ycsb-e: short scans, reads, updates; raw: fio on the bare zones.
+const WORKLOADS: [&str; 5] = ["kv", "fillbatch", "ycsb-a", "ycsb-e", "raw"];
+/// Every scheme the store runs under torture.
+const ALL_SCHEMES: [&str; 8] = [
+    "no",
+    "snappy",
+    "qat",
+    "zstd",
+    "zstdpc",
+    "cc",
+    "cc-single-dr",
+    "cc-single-cw",
+];
+
+/// How a store workload draws its operations.
+struct Mix {
+    /// Percent of operations that are point reads, checked against the last acknowledged
+    /// value (read-your-writes before the cut).
+    read_pct: u64,
+    /// Percent that are scans of up to 8 keys, checked likewise.
+    scan_pct: u64,
+    /// Writes per batch: 1 to this.
+    batch_max: u64,
+    sequential: bool,
+    /// Keys drawn skewed towards the low ones (YCSB's hot set), not uniformly.
+    hot: bool,
+    /// One write (batch) in this many is synced.
+    sync_one_in: u64,
+}
+
+impl Mix {
+    fn of(workload: &str) -> Mix {
+        let kv = Mix {
+            read_pct: 0,
+            scan_pct: 0,
+            batch_max: 1,
+            sequential: false,
+            hot: false,
+            sync_one_in: 16,
+        };
+        match workload {
+            "fillbatch" => Mix {
+                batch_max: 16,
+                sequential: true,
+                sync_one_in: 8,
+                ..kv
+            },
+            "ycsb-a" => Mix {
+                read_pct: 50,
+                hot: true,
+                ..kv
+            },
+            "ycsb-e" => Mix {
+                read_pct: 10,
+                scan_pct: 40,
+                hot: true,
+                ..kv
+            },
+            _ => kv,
+        }
+    }
+}
+
+/// Choices forced from the command line.
+#[derive(Clone, Default)]
+struct Forced {
+    workload: Option<&'static str>,
+    scheme: Option<&'static str>,
 }
 
 const SCHEMES: [&str; 3] = ["no", "zstd", "cc"];
@@ -53,11 +136,16 @@ const KEYS: u64 = 400;
 /// What one seed did.
 #[derive(Default)]
 struct Outcome {
+    workload: &'static str,
     scheme: &'static str,
     design: &'static str,
     acknowledged: usize,
     synced: usize,
     keys_checked: usize,
+    /// Raw workload: blocks read back and compared.
+    blocks_checked: u64,
+    /// Reads and scans checked before the cut.
+    reads_checked: usize,
     /// The cut came before the file system was made: only the device was checked.
     before_mkfs: bool,
 }
@@ -76,6 +164,13 @@ fn value(rng: &mut Rng, seq: usize) -> Vec<u8> {
         v.extend_from_slice(words[rng.below(words.len() as u64) as usize].as_bytes());
     }
     v
+}
+
+/// A value or key for a message: its first bytes, or "nothing".
+fn show(v: Option<&[u8]>) -> String {
+    v.map_or("nothing".to_string(), |v| {
+        String::from_utf8_lossy(&v[..v.len().min(24)]).into_owned()
+    })
 }
 
 fn store_options(scheme: &str) -> anyhow::Result<DbOptions> {
@@ -103,11 +198,12 @@ fn one(
     seed: u64,
     dir: &std::path::Path,
     verbose: bool,
+    forced: &Forced,
 ) -> Result<Outcome, (&'static str, &'static str, u64, String)> {
     let mut rng = Rng::new(seed);
-    let scheme = SCHEMES[rng.below(SCHEMES.len() as u64) as usize];
+    let drawn = SCHEMES[rng.below(SCHEMES.len() as u64) as usize];
     // The device design: CCZNS for the cc scheme; for the others also plain ZNS or Balloon-ZNS.
-    let design = if scheme == "cc" {
+    let design = if drawn == "cc" {
         "cczns"
     } else {
         DESIGNS[rng.below(DESIGNS.len() as u64) as usize]
@@ -119,13 +215,35 @@ fn one(
     };
     // Mostly inside the first tens of milliseconds, where flushes and compactions run.
     let cut_ns = 1 + rng.below(window);
-    one_cut(seed, rng, scheme, design, cut_ns, dir, verbose)
-        .map_err(|e| (scheme, design, cut_ns, e))
+    // Drawn from a stream of their own, so the draws above (and the seeds of the regression
+    // tests, replayed with --workload kv and their scheme) stay as they were.
+    let mut mix = rng.stream("mix");
+    let workload = forced
+        .workload
+        .unwrap_or(WORKLOADS[mix.below(WORKLOADS.len() as u64) as usize]);
+    let siblings: &[&'static str] = match drawn {
+        "zstd" => &["zstd", "snappy", "zstdpc", "qat"],
+        "cc" => &["cc", "cc-single-dr", "cc-single-cw"],
+        _ => &[drawn],
+    };
+    let scheme = forced
+        .scheme
+        .unwrap_or(siblings[mix.below(siblings.len() as u64) as usize]);
+    let design = if scheme.starts_with("cc") {
+        "cczns"
+    } else {
+        design
+    };
+    let label = if workload == "raw" { "raw" } else { scheme };
+    one_cut(seed, rng, workload, scheme, design, cut_ns, dir, verbose)
+        .map_err(|e| (label, design, cut_ns, e))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn one_cut(
     seed: u64,
     rng: Rng,
+    workload: &'static str,
     scheme: &'static str,
     design: &'static str,
     cut_ns: u64,
@@ -158,9 +276,18 @@ fn one_cut(
     let synced = Rc::new(Cell::new(0usize));
     let made = Rc::new(Cell::new(false));
     let failed: Rc<RefCell<Option<String>>> = Rc::default();
-    // The write in flight at the cut (issued, not acknowledged): it may or may not persist.
-    let pending: Rc<RefCell<Option<Write>>> = Rc::default();
-    {
+    // The writes in flight at the cut (issued, not acknowledged): they may or may not persist.
+    let pending: Rc<RefCell<Vec<Write>>> = Rc::default();
+    let reads_checked = Rc::new(Cell::new(0usize));
+    let raw_log: torture_raw::RawLog = Rc::default();
+    if workload == "raw" {
+        let io = Rc::new(HostIo::new(
+            &dev,
+            Rc::new(CpuPool::new(&sim, 2)),
+            IoConfig::default(),
+        ));
+        torture_raw::spawn(&sim, io, &rng, raw_log.clone(), failed.clone());
+    } else {
         let io = Rc::new(HostIo::new(
             &dev,
             Rc::new(CpuPool::new(&sim, 2)),
@@ -171,6 +298,8 @@ fn one_cut(
         let pending = pending.clone();
         let opts = opts.clone();
         let mut wl = rng.stream("workload");
+        let mix = Mix::of(workload);
+        let reads_checked = reads_checked.clone();
         sim.spawn(async move {
             let run = async {
                 let fs = Rc::new(
@@ -180,19 +309,87 @@ fn one_cut(
                 );
                 made.set(true);
                 let db = Db::open(fs, opts).await.map_err(|e| e.to_string())?;
+                // The last acknowledged value of every key written (None: deleted).
+                let mut latest: BTreeMap<u64, Option<Vec<u8>>> = BTreeMap::new();
+                let mut next_key = 0u64;
                 loop {
-                    let k = wl.below(KEYS);
-                    let sync = wl.below(16) == 0;
-                    let seq = log.borrow().len();
-                    let v = (wl.below(8) != 0).then(|| value(&mut wl, seq));
-                    *pending.borrow_mut() = Some((k, v.clone()));
-                    match &v {
-                        Some(v) => db.put(&key(k), v, sync).await,
-                        None => db.delete(&key(k), sync).await,
+                    if mix.read_pct + mix.scan_pct > 0 {
+                        let r = wl.below(100);
+                        let k = if mix.hot {
+                            let top = wl.below(KEYS) + 1;
+                            wl.below(top)
+                        } else {
+                            wl.below(KEYS)
+                        };
+                        if r < mix.read_pct {
+                            let got = db.get(&key(k)).await.map_err(|e| e.to_string())?;
+                            if got.as_ref() != latest.get(&k).and_then(|v| v.as_ref()) {
+                                return Err(format!(
+                                    "before the cut, key {k} reads {}, not its last \
+                                     acknowledged value",
+                                    show(got.as_deref())
+                                ));
+                            }
+                            reads_checked.set(reads_checked.get() + 1);
+                            continue;
+                        }
+                        if r < mix.read_pct + mix.scan_pct {
+                            let got = db.scan(&key(k), 8).await.map_err(|e| e.to_string())?;
+                            let want: Vec<(Vec<u8>, Vec<u8>)> = latest
+                                .range(k..)
+                                .filter_map(|(k, v)| v.as_ref().map(|v| (key(*k), v.clone())))
+                                .take(8)
+                                .collect();
+                            if got != want {
+                                return Err(format!(
+                                    "before the cut, a scan from key {k} returns {} pairs \
+                                     (first {}), the acknowledged writes say {} (first {})",
+                                    got.len(),
+                                    show(got.first().map(|p| &p.0[..])),
+                                    want.len(),
+                                    show(want.first().map(|p| &p.0[..])),
+                                ));
+                            }
+                            reads_checked.set(reads_checked.get() + 1);
+                            continue;
+                        }
                     }
-                    .map_err(|e| e.to_string())?;
-                    pending.borrow_mut().take();
-                    log.borrow_mut().push((k, v));
+                    let n = if mix.batch_max > 1 {
+                        1 + wl.below(mix.batch_max)
+                    } else {
+                        1
+                    };
+                    let mut batch = WriteBatch::default();
+                    let mut writes = Vec::new();
+                    let mut sync = false;
+                    for i in 0..n {
+                        let k = if mix.sequential {
+                            next_key = (next_key + 1) % KEYS;
+                            next_key
+                        } else if mix.hot {
+                            let top = wl.below(KEYS) + 1;
+                            wl.below(top)
+                        } else {
+                            wl.below(KEYS)
+                        };
+                        if i == 0 {
+                            sync = wl.below(mix.sync_one_in) == 0;
+                        }
+                        let seq = log.borrow().len() + writes.len();
+                        let v = (wl.below(8) != 0).then(|| value(&mut wl, seq));
+                        match &v {
+                            Some(v) => batch.put(&key(k), v),
+                            None => batch.delete(&key(k)),
+                        }
+                        writes.push((k, v));
+                    }
+                    *pending.borrow_mut() = writes.clone();
+                    db.write(&batch, sync).await.map_err(|e| e.to_string())?;
+                    pending.borrow_mut().clear();
+                    for (k, v) in &writes {
+                        latest.insert(*k, v.clone());
+                    }
+                    log.borrow_mut().extend(writes);
                     if sync {
                         synced.set(log.borrow().len());
                     }
@@ -239,12 +436,18 @@ fn one_cut(
         }
     }
     let mut out = Outcome {
+        workload,
         scheme,
         design,
+        reads_checked: reads_checked.get(),
         acknowledged: log.borrow().len(),
         synced: synced.get(),
         ..Outcome::default()
     };
+    if workload == "raw" {
+        out.blocks_checked = torture_raw::check(&mut ctl, seed, &raw_log.borrow())?;
+        return Ok(out);
+    }
     if !made.get() {
         out.before_mkfs = true;
         return Ok(out);
@@ -260,7 +463,7 @@ fn one_cut(
     ));
     let mut log = log.take();
     let synced = synced.get();
-    // The write in flight counts as one more write, never synced.
+    // The writes in flight count as more writes, never synced.
     log.extend(pending.take());
     let checked = sim.block_on(async move {
         let fs = Rc::new(ZoneFs::mount(io).await.map_err(|e| format!("mount: {e}"))?);
@@ -335,8 +538,32 @@ fn one_cut(
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let dir = a.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let pick = |flag: &str, given: &Option<String>, from: &[&'static str]| {
+        given
+            .as_deref()
+            .map(|g| {
+                from.iter()
+                    .copied()
+                    .find(|w| *w == g)
+                    .ok_or_else(|| anyhow::anyhow!("--{flag} {g}: not one of {}", from.join(", ")))
+            })
+            .transpose()
+    };
+    let forced = Forced {
+        workload: pick("workload", &a.workload, &WORKLOADS)?,
+        scheme: pick("scheme", &a.scheme, &ALL_SCHEMES)?,
+    };
+    let mut replay_flags = String::new();
+    if let Some(w) = forced.workload {
+        replay_flags += &format!(" --workload {w}");
+    }
+    if let Some(s) = forced.scheme {
+        replay_flags += &format!(" --scheme {s}");
+    }
     let wall = std::time::Instant::now();
     let (mut ran, mut failures, mut acked, mut synced, mut keys, mut early) = (0, 0, 0, 0, 0, 0);
+    let (mut reads, mut blocks) = (0, 0);
+    let mut by_workload: BTreeMap<&str, u64> = BTreeMap::new();
     let mut by_scheme: BTreeMap<&str, u64> = BTreeMap::new();
     let mut by_design: BTreeMap<&str, u64> = BTreeMap::new();
     for seed in a.seed..a.seed + a.seeds {
@@ -346,7 +573,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             break;
         }
         ran += 1;
-        match one(seed, &dir, a.verbose).map_err(|(scheme, design, cut_ns, e)| {
+        match one(seed, &dir, a.verbose, &forced).map_err(|(scheme, design, cut_ns, e)| {
             format!(
                 "{e} [scheme {scheme} on {design}, cut at {:.3} ms]",
                 cut_ns as f64 / 1e6
@@ -356,14 +583,21 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 acked += o.acknowledged;
                 synced += o.synced;
                 keys += o.keys_checked;
+                reads += o.reads_checked;
+                blocks += o.blocks_checked;
                 early += u64::from(o.before_mkfs);
-                *by_scheme.entry(o.scheme).or_default() += 1;
+                *by_workload.entry(o.workload).or_default() += 1;
+                if o.workload != "raw" {
+                    *by_scheme.entry(o.scheme).or_default() += 1;
+                }
                 *by_design.entry(o.design).or_default() += 1;
             }
             Err(e) => {
                 failures += 1;
                 println!("seed {seed}: FAILED: {e}");
-                println!("  replay: znslab torture --seed {seed} --seeds 1 --verbose");
+                println!(
+                    "  replay: znslab torture --seed {seed} --seeds 1{replay_flags} --verbose"
+                );
             }
         }
     }
@@ -374,9 +608,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .join(", ")
     };
     println!(
-        "torture: {ran} seeds, {ran} power cuts ({early} before mkfs finished), {acked} writes \
-         acknowledged ({synced} up to a sync), {keys} keys checked, {failures} failed; \
-         schemes: {}; devices: {}; {:.1} s",
+        "torture: {ran} seeds, {ran} power cuts ({early} before mkfs finished), {acked} store \
+         writes acknowledged ({synced} up to a sync), {keys} keys checked after power-on, \
+         {reads} reads and scans checked before the cut, {blocks} raw zone blocks read back, \
+         {failures} failed; workloads: {}; schemes: {}; devices: {}; {:.1} s",
+        count(&by_workload),
         count(&by_scheme),
         count(&by_design),
         wall.elapsed().as_secs_f64()
