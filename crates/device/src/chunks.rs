@@ -73,6 +73,12 @@ pub(crate) fn decode_page(
     oob: &[u8],
     records: &mut Vec<ChunkRecord>,
 ) -> Result<u64, String> {
+    if oob.len() < OOB_HEADER_BYTES {
+        return Err(format!(
+            "page {page}: an OOB of {} bytes has no room for its {OOB_HEADER_BYTES}-byte header",
+            oob.len()
+        ));
+    }
     let u32_at = |at: usize| u32::from_le_bytes(oob[at..at + 4].try_into().expect("4 bytes"));
     let fill = u32_at(0) as u64;
     let count = u16::from_le_bytes([oob[4], oob[5]]) as usize;
@@ -111,6 +117,13 @@ pub(crate) fn decode_page(
         });
     }
     Ok(fill)
+}
+
+/// For fuzz targets and tests outside the crate: page `page`'s OOB decoded into its fill and
+/// its number of records, or what is wrong with it.
+pub fn decode_oob_page(page_bytes: u64, page: u64, oob: &[u8]) -> Result<(u64, usize), String> {
+    let mut records = Vec::new();
+    decode_page(page_bytes, page, oob, &mut records).map(|fill| (fill, records.len()))
 }
 
 #[cfg(test)]

@@ -503,10 +503,14 @@ impl Controller {
             command,
             Command::ZoneMgmtSend { .. } | Command::ZoneMgmtRecv { .. }
         );
+        // A conventional namespace has no zone commands; injected faults end a command early.
+        let refused = if zoned && self.tcssd.is_some() {
+            Some(Status::INVALID_OPCODE)
+        } else {
+            self.faults.check(&command)
+        };
         let result = match command {
-            // A conventional namespace has no zone commands.
-            _ if zoned && self.tcssd.is_some() => Err(Status::INVALID_OPCODE),
-            _ if let Some(status) = self.faults.check(&command) => Err(status),
+            _ if refused.is_some() => Err(refused.unwrap_or(Status::INTERNAL_ERROR)),
             Command::Read {
                 slba,
                 nlb,

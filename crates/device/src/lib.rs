@@ -31,6 +31,7 @@ mod tcssd;
 mod zone;
 
 pub use balloon::BalloonCounters;
+pub use chunks::decode_oob_page;
 pub use cmd::{
     parse_report, Command, Completion, ReportFilter, ZoneAction, REPORT_DESCRIPTOR_BYTES,
     REPORT_HEADER_BYTES,

@@ -74,3 +74,29 @@ fn random_report_buffers_parse_or_are_refused() {
         assert!(r.is_ok(), "buffer {i} panicked");
     }
 }
+
+/// OOB chunk metadata as an image could hold it after corruption: any bytes, any length
+/// (shorter than its header too), decode to a fill and records or an error naming the page.
+#[test]
+fn random_oob_pages_decode_or_are_refused() {
+    let mut rng = Rng::new(0x00b);
+    let (mut ok, mut refused) = (0, 0);
+    for i in 0..20_000 {
+        let mut b = vec![0u8; rng.below(80) as usize];
+        rng.fill(&mut b);
+        if b.len() >= 8 && rng.below(2) == 0 {
+            // A fill inside the page and a small record count, so records are decoded.
+            b[..4].copy_from_slice(&(rng.below(16384) as u32).to_le_bytes());
+            b[4..6].copy_from_slice(&(rng.below(5) as u16).to_le_bytes());
+        }
+        match std::panic::catch_unwind(|| device::decode_oob_page(16384, 7, &b)) {
+            Ok(Ok(_)) => ok += 1,
+            Ok(Err(e)) => {
+                assert!(e.starts_with("page 7"), "{e}");
+                refused += 1;
+            }
+            Err(_) => panic!("OOB {i} ({} bytes) panicked", b.len()),
+        }
+    }
+    assert!(ok > 100 && refused > 100, "{ok} decoded, {refused} refused");
+}
