@@ -19,13 +19,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::rc::Rc;
 
-use device::{presets, Controller, DeviceHandle, ZoneState};
+use device::{presets, CommandKind, Controller, DeviceHandle, Status, ZoneState};
 use host::lsm::db::{CcOptions, Db, DbOptions};
 use host::lsm::memtable::WriteBatch;
 use host::zonefs::ZoneFs;
 use host::{HostIo, IoConfig};
 use sim::cpu::CpuPool;
-use sim::{Rng, Sim, SimInstant};
+use sim::{Rng, Sim, SimDuration, SimInstant};
 
 use crate::torture_raw;
 
@@ -54,6 +54,30 @@ pub struct Args {
     /// schemes run on the cczns design).
     #[arg(long)]
     scheme: Option<String>,
+    /// Inject no faults (by default one seed in four meets one before its cut: the next
+    /// write, read or zone command refused with a failure status).
+    #[arg(long)]
+    no_faults: bool,
+}
+
+/// The statuses an injected fault ends a command with.
+const FAULT_STATUSES: [Status; 8] = [
+    Status::INTERNAL_ERROR,
+    Status::UNRECOVERED_READ_ERROR,
+    Status::ZONE_READ_ONLY,
+    Status::ZONE_OFFLINE,
+    Status::ZONE_FULL,
+    Status::ZONE_INVALID_WRITE,
+    Status::ZONE_TOO_MANY_ACTIVE,
+    Status::CAPACITY_EXCEEDED,
+];
+
+/// A fault a seed meets: from `at_ns` on, the next command of `kind` ends with `status`.
+#[derive(Clone, Copy)]
+struct Fault {
+    kind: CommandKind,
+    status: Status,
+    at_ns: u64,
 }
 
 /// The workloads a seed draws from. kv: db_bench overwrite, random keys, one sync in 16;
@@ -126,6 +150,7 @@ impl Mix {
 struct Forced {
     workload: Option<&'static str>,
     scheme: Option<&'static str>,
+    no_faults: bool,
 }
 
 const SCHEMES: [&str; 3] = ["no", "zstd", "cc"];
@@ -146,6 +171,10 @@ struct Outcome {
     blocks_checked: u64,
     /// Reads and scans checked before the cut.
     reads_checked: usize,
+    /// A fault was set, was met by a command, stopped the workload with an error naming it.
+    fault_injected: bool,
+    fault_fired: bool,
+    fault_reported: bool,
     /// The cut came before the file system was made: only the device was checked.
     before_mkfs: bool,
 }
@@ -234,9 +263,29 @@ fn one(
     } else {
         design
     };
+    // Its own stream too: the regression seeds replay with --no-faults.
+    let mut f = rng.stream("fault");
+    let fault = (!forced.no_faults && f.below(4) == 0).then(|| Fault {
+        kind: [CommandKind::Write, CommandKind::Read, CommandKind::ZoneMgmt][f.below(3) as usize],
+        status: FAULT_STATUSES[f.below(FAULT_STATUSES.len() as u64) as usize],
+        at_ns: f.below(cut_ns),
+    });
     let label = if workload == "raw" { "raw" } else { scheme };
-    one_cut(seed, rng, workload, scheme, design, cut_ns, dir, verbose)
-        .map_err(|e| (label, design, cut_ns, e))
+    one_cut(
+        seed, rng, workload, scheme, design, cut_ns, fault, dir, verbose,
+    )
+    .map_err(|e| {
+        let e = match fault {
+            Some(f) => format!(
+                "{e} [{workload}; fault from {:.3} ms: the next {:?} command ends {}]",
+                f.at_ns as f64 / 1e6,
+                f.kind,
+                f.status.name()
+            ),
+            None => format!("{e} [{workload}]"),
+        };
+        (label, design, cut_ns, e)
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -247,6 +296,7 @@ fn one_cut(
     scheme: &'static str,
     design: &'static str,
     cut_ns: u64,
+    fault: Option<Fault>,
     dir: &std::path::Path,
     verbose: bool,
 ) -> Result<Outcome, String> {
@@ -402,9 +452,28 @@ fn one_cut(
             }
         });
     }
+    if let Some(f) = fault {
+        let (sim2, dev2) = (sim.clone(), dev.clone());
+        sim.spawn(async move {
+            sim2.sleep(SimDuration::from_ns(f.at_ns)).await;
+            dev2.with(|c| c.faults_mut().refusals.push_back((f.kind, f.status)));
+        });
+    }
     sim.run_until(SimInstant::from_ns(cut_ns));
+    // An injected fault may stop the workload, with an error that names it; any other error
+    // is a failure.
+    let fired = dev.with(|c| c.faults_mut().fired);
+    let mut fault_reported = false;
     if let Some(e) = failed.borrow_mut().take() {
-        return Err(format!("before the cut: {e}"));
+        match fault {
+            Some(f) if fired > 0 && e.contains(f.status.name()) => {
+                if verbose {
+                    eprintln!("the injected fault stopped the workload: {e}");
+                }
+                fault_reported = true
+            }
+            _ => return Err(format!("before the cut: {e}")),
+        }
     }
     sim.power_cut();
     let ctl = dev
@@ -436,6 +505,9 @@ fn one_cut(
         }
     }
     let mut out = Outcome {
+        fault_injected: fault.is_some(),
+        fault_fired: fired > 0,
+        fault_reported,
         workload,
         scheme,
         design,
@@ -468,6 +540,15 @@ fn one_cut(
     let checked = sim.block_on(async move {
         let fs = Rc::new(ZoneFs::mount(io).await.map_err(|e| format!("mount: {e}"))?);
         if verbose {
+            let mut all: Vec<String> = fs.list();
+            all.sort();
+            eprintln!(
+                "files: {}",
+                all.iter()
+                    .map(|n| format!("{n} {}", fs.size(n).unwrap_or(0)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
             for name in fs.list() {
                 if name.ends_with(".log") {
                     let ex = fs.extents(&name).unwrap_or_default();
@@ -552,6 +633,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let forced = Forced {
         workload: pick("workload", &a.workload, &WORKLOADS)?,
         scheme: pick("scheme", &a.scheme, &ALL_SCHEMES)?,
+        no_faults: a.no_faults,
     };
     let mut replay_flags = String::new();
     if let Some(w) = forced.workload {
@@ -560,9 +642,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if let Some(s) = forced.scheme {
         replay_flags += &format!(" --scheme {s}");
     }
+    if forced.no_faults {
+        replay_flags += " --no-faults";
+    }
     let wall = std::time::Instant::now();
     let (mut ran, mut failures, mut acked, mut synced, mut keys, mut early) = (0, 0, 0, 0, 0, 0);
     let (mut reads, mut blocks) = (0, 0);
+    let (mut injected, mut fired, mut reported) = (0, 0, 0);
     let mut by_workload: BTreeMap<&str, u64> = BTreeMap::new();
     let mut by_scheme: BTreeMap<&str, u64> = BTreeMap::new();
     let mut by_design: BTreeMap<&str, u64> = BTreeMap::new();
@@ -585,6 +671,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 keys += o.keys_checked;
                 reads += o.reads_checked;
                 blocks += o.blocks_checked;
+                injected += u64::from(o.fault_injected);
+                fired += u64::from(o.fault_fired);
+                reported += u64::from(o.fault_reported);
                 early += u64::from(o.before_mkfs);
                 *by_workload.entry(o.workload).or_default() += 1;
                 if o.workload != "raw" {
@@ -611,7 +700,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         "torture: {ran} seeds, {ran} power cuts ({early} before mkfs finished), {acked} store \
          writes acknowledged ({synced} up to a sync), {keys} keys checked after power-on, \
          {reads} reads and scans checked before the cut, {blocks} raw zone blocks read back, \
-         {failures} failed; workloads: {}; schemes: {}; devices: {}; {:.1} s",
+         {injected} faults injected ({fired} met a command, {reported} stopped the workload \
+         with an error naming them), {failures} failed; workloads: {}; schemes: {}; devices: {}; {:.1} s",
         count(&by_workload),
         count(&by_scheme),
         count(&by_design),

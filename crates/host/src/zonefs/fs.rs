@@ -850,9 +850,11 @@ impl ZoneFs {
             }
             let mut u = f.meta.clone();
             u.extents = f.meta.extents[f.synced..].to_vec();
+            let from = f.synced;
             f.synced = f.meta.extents.len();
-            Record::Update(u)
+            (Record::Update(u), from)
         };
+        let (rec, from) = rec;
         if closing {
             let z = self
                 .st
@@ -864,7 +866,15 @@ impl ZoneFs {
                 self.release_zone(z).await?;
             }
         }
-        self.log(rec).await
+        let logged = self.log(rec).await;
+        if logged.is_err() {
+            // Not logged (or not known to be): the next sync logs these extents again (replay
+            // keeps an extent once).
+            if let Some(f) = self.st.borrow_mut().files.get_mut(&id) {
+                f.synced = f.synced.min(from);
+            }
+        }
+        logged
     }
 
     /// Open `name` for appending through a 1 MiB buffer.
