@@ -11,23 +11,11 @@ use host::{HostIo, IoConfig};
 use sim::cpu::CpuPool;
 use sim::{Rng, Sim};
 
-fn device() -> (Sim, DeviceHandle) {
-    let mut cfg = presets::test_min();
-    cfg.nand.blocks_per_plane = 64; // 64 zones of 256 KiB
-                                    // The store holds a WAL, the MANIFEST, a flush and a compaction output at once; ZenFS
-                                    // keeps 3 open zones back.
-    cfg.zones.max_open = 6;
-    let sim = Sim::new(1);
-    let dev = DeviceHandle::new(&sim, Controller::in_memory(cfg).expect("valid"));
-    (sim, dev)
-}
+mod common;
+use common::{host, key, value};
 
-fn host(sim: &Sim, dev: &DeviceHandle) -> Rc<HostIo> {
-    Rc::new(HostIo::new(
-        dev,
-        Rc::new(CpuPool::new(sim, 2)),
-        IoConfig::default(),
-    ))
+fn device() -> (Sim, DeviceHandle) {
+    common::store_device(64)
 }
 
 fn small() -> DbOptions {
@@ -37,18 +25,6 @@ fn small() -> DbOptions {
         target_file_size: 64 << 10,
         ..DbOptions::default()
     }
-}
-
-fn key(i: u64) -> Vec<u8> {
-    format!("key{i:08}").into_bytes()
-}
-
-fn value(rng: &mut Rng, i: u64) -> Vec<u8> {
-    let mut v = format!("value-{i}-").into_bytes();
-    let mut tail = vec![0u8; 60 + rng.below(80) as usize];
-    rng.fill(&mut tail);
-    v.extend(tail);
-    v
 }
 
 #[test]

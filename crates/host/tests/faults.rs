@@ -6,29 +6,13 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use device::{presets, CommandKind, Controller, DeviceHandle, Status};
+use device::{CommandKind, Controller, Status};
 use host::lsm::db::{Db, DbOptions};
 use host::zonefs::ZoneFs;
-use host::{HostIo, IoConfig};
-use sim::cpu::CpuPool;
-use sim::{Rng, Sim};
+use sim::Rng;
 
-fn device(zones: u32) -> (Sim, DeviceHandle) {
-    let mut cfg = presets::test_min();
-    cfg.nand.blocks_per_plane = zones; // zones of 256 KiB
-    cfg.zones.max_open = 6;
-    let sim = Sim::new(1);
-    let dev = DeviceHandle::new(&sim, Controller::in_memory(cfg).expect("valid"));
-    (sim, dev)
-}
-
-fn host(sim: &Sim, dev: &DeviceHandle) -> Rc<HostIo> {
-    Rc::new(HostIo::new(
-        dev,
-        Rc::new(CpuPool::new(sim, 2)),
-        IoConfig::default(),
-    ))
-}
+mod common;
+use common::{host, key, value};
 
 fn small() -> DbOptions {
     DbOptions {
@@ -39,18 +23,6 @@ fn small() -> DbOptions {
         block_cache_bytes: 0,
         ..DbOptions::default()
     }
-}
-
-fn key(i: u64) -> Vec<u8> {
-    format!("key{i:08}").into_bytes()
-}
-
-fn value(rng: &mut Rng, i: u64) -> Vec<u8> {
-    let mut v = format!("value-{i}-").into_bytes();
-    let mut tail = vec![0u8; 60 + rng.below(80) as usize];
-    rng.fill(&mut tail);
-    v.extend(tail);
-    v
 }
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -78,7 +50,7 @@ fn survive(
     fault: impl FnOnce(&mut Controller) + 'static,
     clear: impl FnOnce(&mut Controller) + 'static,
 ) -> Seen {
-    let (sim, dev) = device(zones);
+    let (sim, dev) = common::store_device(zones);
     let io = host(&sim, &dev);
     let dev2 = dev.clone();
     let seen = sim.block_on(async move {
