@@ -233,6 +233,9 @@ pub struct Controller {
     pub(crate) tcssd: Option<Tcssd>,
     /// Faults injected by tests and torture (none unless asked for).
     faults: Faults,
+    /// Deallocated or Unwritten Logical Block Error: reads of such blocks fail instead of
+    /// returning zeros (Set Features, Error Recovery). Off at power-on.
+    pub(crate) dulbe: bool,
 }
 
 impl Controller {
@@ -375,6 +378,7 @@ impl Controller {
             balloon,
             tcssd,
             faults: Faults::default(),
+            dulbe: false,
             chunks: vec![Vec::new(); layout.zone_count as usize],
             engine: Engine::new(config.compression.codec, profile),
             staging: Vec::new(),
@@ -589,6 +593,16 @@ impl Controller {
         self.set_state(index as usize, state);
     }
 
+    /// Set Features, Error Recovery (FID 05h), CDW11 bit 16: DULBE, on a design that
+    /// deallocates (tcssd); INVALID_FIELD elsewhere. Off again at power-on.
+    pub fn set_dulbe(&mut self, on: bool) -> Status {
+        if self.tcssd.is_none() {
+            return Status::INVALID_FIELD;
+        }
+        self.dulbe = on;
+        Status::SUCCESS
+    }
+
     /// The faults injected so far, to add to or clear (media errors, refused commands).
     pub fn faults_mut(&mut self) -> &mut Faults {
         &mut self.faults
@@ -616,6 +630,7 @@ impl Controller {
     /// write pointers kept), as a ZNS drive's open zones do across a power cycle; the
     /// capacitor-protected write buffer kept everything acknowledged.
     pub fn power_cycle(&mut self) {
+        self.dulbe = false;
         for zi in 0..self.zones.len() {
             if self.zones[zi].state.is_open() {
                 self.set_state(zi, ZoneState::Closed);

@@ -53,6 +53,7 @@ statuses! {
     ZONE_TOO_MANY_OPEN = (1, 0xbe), "the open zone limit is reached";
     ZONE_INVALID_TRANSITION = (1, 0xbf), "the zone state transition is not allowed";
     UNRECOVERED_READ_ERROR = (2, 0x81), "the media could not return the data";
+    DEALLOCATED_OR_UNWRITTEN_BLOCK = (2, 0x87), "the block is deallocated or was never written (DULBE is on)";
 }
 
 impl Status {

@@ -580,6 +580,9 @@ impl Controller {
         for (i, out) in data.chunks_exact_mut(BLOCK as usize).enumerate() {
             let t = self.tcssd.as_mut().expect("tcssd design");
             let Some(e) = t.get(slba + i as u64) else {
+                if self.dulbe {
+                    return Err(Status::DEALLOCATED_OR_UNWRITTEN_BLOCK);
+                }
                 out.fill(0);
                 continue;
             };

@@ -280,3 +280,25 @@ fn an_image_keeps_the_map_and_gc_goes_on_after_reopening() {
     drop(d);
     let _ = std::fs::remove_file(&path);
 }
+
+/// DULBE (Set Features, Error Recovery): reads of never-written or deallocated blocks fail
+/// with their status instead of returning zeros; off again at power-on; refused on zoned
+/// designs, which deallocate nothing.
+#[test]
+fn dulbe_makes_reads_of_unwritten_and_deallocated_blocks_fail() {
+    let mut d = Dev::new(presets::test_tcssd());
+    let mut rng = Rng::new(2);
+    let data = blocks(&mut rng, 4, 2);
+    assert_eq!(write(&mut d, 0, &data), Status::SUCCESS);
+    assert_eq!(d.read(8, 1).0, Status::SUCCESS, "zeros while DULBE is off");
+    assert_eq!(d.c.set_dulbe(true), Status::SUCCESS);
+    assert_eq!(d.read(0, 4), (Status::SUCCESS, data.clone()));
+    assert_eq!(d.read(3, 2).0, Status::DEALLOCATED_OR_UNWRITTEN_BLOCK);
+    let c = d.submit(Command::Deallocate { slba: 1, nlb: 1 });
+    assert_eq!(c.status, Status::SUCCESS);
+    assert_eq!(d.read(1, 1).0, Status::DEALLOCATED_OR_UNWRITTEN_BLOCK);
+    assert_eq!(d.read(0, 1).0, Status::SUCCESS);
+    d.c.power_cycle();
+    assert_eq!(d.read(1, 1).0, Status::SUCCESS, "off after a power cycle");
+    assert_eq!(Dev::min().c.set_dulbe(true), Status::INVALID_FIELD);
+}

@@ -588,6 +588,55 @@ impl HostIo {
         Ok(())
     }
 
+    /// Emulated zones after a power cut (what dm-zoned reads back from its metadata): each
+    /// zone's write pointer is where its written blocks end, found with the device's DULBE
+    /// (reads of never-written or deallocated blocks fail) by bisection, as zones are written
+    /// in order and a Reset deallocates the whole zone. A zone comes back Empty, Closed or
+    /// Full by that write pointer (a Finish that moved it without writing is not seen: the
+    /// zone comes back Closed at its last written block, which a ZNS host takes as it would a
+    /// zone the drive closed).
+    pub async fn recover_emulated_zones(&self) -> Result<(), IoError> {
+        let Some(zones) = &self.emulated else {
+            return Ok(());
+        };
+        let status = self.dev.with(|c| c.set_dulbe(true));
+        device_status(status, "set features (DULBE)", 0)?;
+        let mut block = vec![0u8; self.lba_bytes as usize];
+        let mut found = Vec::with_capacity(zones.borrow().len());
+        for zi in 0..zones.borrow().len() {
+            let (zslba, cap) = {
+                let z = &zones.borrow()[zi];
+                (z.zslba, z.capacity)
+            };
+            let (mut lo, mut hi) = (0u64, cap);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                match self.read((zslba + mid) * self.lba_bytes, &mut block).await {
+                    Ok(()) => lo = mid + 1,
+                    Err(e) if e.status() == Some(Status::DEALLOCATED_OR_UNWRITTEN_BLOCK) => {
+                        hi = mid
+                    }
+                    Err(e) => {
+                        self.dev.with(|c| c.set_dulbe(false));
+                        return Err(e);
+                    }
+                }
+            }
+            found.push(lo);
+        }
+        self.dev.with(|c| c.set_dulbe(false));
+        for (z, written) in zones.borrow_mut().iter_mut().zip(found) {
+            z.wp = z.zslba + written;
+            z.byte_wp = written * self.lba_bytes;
+            z.state = match written {
+                0 => ZoneState::Empty,
+                w if w == z.capacity => ZoneState::Full,
+                _ => ZoneState::Closed,
+            };
+        }
+        Ok(())
+    }
+
     /// A zone management action on zone `zone`.
     pub async fn zone_action(&self, zone: u32, action: ZoneAction) -> Result<(), IoError> {
         if self.emulated.is_some() {
