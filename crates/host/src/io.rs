@@ -602,12 +602,13 @@ impl HostIo {
         let status = self.dev.with(|c| c.set_dulbe(true));
         device_status(status, "set features (DULBE)", 0)?;
         let mut block = vec![0u8; self.lba_bytes as usize];
-        let mut found = Vec::with_capacity(zones.borrow().len());
-        for zi in 0..zones.borrow().len() {
-            let (zslba, cap) = {
-                let z = &zones.borrow()[zi];
-                (z.zslba, z.capacity)
-            };
+        let spans: Vec<(u64, u64)> = zones
+            .borrow()
+            .iter()
+            .map(|z| (z.zslba, z.capacity))
+            .collect();
+        let mut found = Vec::with_capacity(spans.len());
+        for (zslba, cap) in spans {
             let (mut lo, mut hi) = (0u64, cap);
             while lo < hi {
                 let mid = (lo + hi) / 2;
