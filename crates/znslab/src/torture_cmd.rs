@@ -54,6 +54,10 @@ pub struct Args {
     /// schemes run on the cczns design).
     #[arg(long)]
     scheme: Option<String>,
+    /// Run on this device design on every seed instead of a drawn one: cczns, zns, balloon,
+    /// tcssd (a compressing block SSD under zones the host emulates; store workloads only).
+    #[arg(long)]
+    design: Option<String>,
     /// Inject no faults (by default one seed in four meets one before its cut: the next
     /// write, read or zone command refused with a failure status).
     #[arg(long)]
@@ -83,6 +87,8 @@ struct Fault {
 /// The workloads a seed draws from. kv: db_bench overwrite, random keys, one sync in 16;
 /// fillbatch: db_bench fillseq with `--batch_size` 1-16, one sync in 8; ycsb-a: half reads of
 /// hot keys, half updates; ycsb-e: short scans, reads, updates; raw: fio on the bare zones.
+/// Every device design torture runs on.
+const ALL_DESIGNS: [&str; 4] = ["cczns", "zns", "balloon", "tcssd"];
 const WORKLOADS: [&str; 5] = ["kv", "fillbatch", "ycsb-a", "ycsb-e", "raw"];
 /// Every scheme the store runs under torture.
 const ALL_SCHEMES: [&str; 8] = [
@@ -150,6 +156,7 @@ impl Mix {
 struct Forced {
     workload: Option<&'static str>,
     scheme: Option<&'static str>,
+    design: Option<&'static str>,
     no_faults: bool,
 }
 
@@ -250,6 +257,11 @@ fn one(
     let workload = forced
         .workload
         .unwrap_or(WORKLOADS[mix.below(WORKLOADS.len() as u64) as usize]);
+    // Raw zones need a zoned device.
+    let workload = match (workload, forced.design) {
+        ("raw", Some("tcssd")) => "kv",
+        (w, _) => w,
+    };
     let siblings: &[&'static str] = match drawn {
         "zstd" => &["zstd", "snappy", "zstdpc", "qat"],
         "cc" => &["cc", "cc-single-dr", "cc-single-cw"],
@@ -258,10 +270,23 @@ fn one(
     let scheme = forced
         .scheme
         .unwrap_or(siblings[mix.below(siblings.len() as u64) as usize]);
+    // A store workload with a host scheme may run on the compressing block SSD, zones
+    // emulated by the host (a stream of its own again).
+    let mut d = rng.stream("design");
     let design = if scheme.starts_with("cc") {
         "cczns"
+    } else if let Some(forced) = forced.design {
+        forced
+    } else if workload != "raw" && d.below(4) == 0 {
+        "tcssd"
     } else {
         design
+    };
+    // A design fixed on the command line that CCZNS commands cannot run on: a drawn cc
+    // scheme gives way to no compression.
+    let (scheme, design) = match forced.design {
+        Some(f) if f != "cczns" && scheme.starts_with("cc") => ("no", f),
+        _ => (scheme, design),
     };
     // Its own stream too: the regression seeds replay with --no-faults.
     let mut f = rng.stream("fault");
@@ -305,6 +330,7 @@ fn one_cut(
     let mut cfg = match design {
         "zns" => presets::test_min(),
         "balloon" => presets::test_balloon(),
+        "tcssd" => presets::test_tcssd(),
         _ => presets::test_cczns(),
     };
     cfg.nand.blocks_per_plane = 64; // 64 zones of 256 KiB
@@ -484,9 +510,10 @@ fn one_cut(
     let mut ctl = Controller::open_image(&path).map_err(|e| format!("reopening: {e}"))?;
     ctl.power_cycle();
 
-    // The device: legal zones.
+    // The device: legal zones (a conventional namespace has none of its own).
     let lay = ctl.layout().clone();
-    for zi in 0..ctl.zone_count() {
+    let zoned = design != "tcssd";
+    for zi in (0..ctl.zone_count()).filter(|_| zoned) {
         let z = ctl.zone(zi);
         let start = zi as u64 * lay.zone_size_lbas;
         let legal = match z.state {
@@ -538,6 +565,10 @@ fn one_cut(
     // The writes in flight count as more writes, never synced.
     log.extend(pending.take());
     let checked = sim.block_on(async move {
+        // On emulated zones the host first finds its zones again on the drive.
+        io.recover_emulated_zones()
+            .await
+            .map_err(|e| format!("recovering the emulated zones: {e}"))?;
         let fs = Rc::new(ZoneFs::mount(io).await.map_err(|e| format!("mount: {e}"))?);
         if verbose {
             let mut all: Vec<String> = fs.list();
@@ -633,14 +664,26 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let forced = Forced {
         workload: pick("workload", &a.workload, &WORKLOADS)?,
         scheme: pick("scheme", &a.scheme, &ALL_SCHEMES)?,
+        design: pick("design", &a.design, &ALL_DESIGNS)?,
         no_faults: a.no_faults,
     };
+    if let (Some(d), Some(s)) = (forced.design, forced.scheme) {
+        if d != "cczns" && s.starts_with("cc") {
+            anyhow::bail!("--scheme {s} needs --design cczns (CCZNS commands), not {d}");
+        }
+    }
+    if forced.design == Some("tcssd") && forced.workload == Some("raw") {
+        anyhow::bail!("--workload raw runs on zoned designs only, not tcssd");
+    }
     let mut replay_flags = String::new();
     if let Some(w) = forced.workload {
         replay_flags += &format!(" --workload {w}");
     }
     if let Some(s) = forced.scheme {
         replay_flags += &format!(" --scheme {s}");
+    }
+    if let Some(d) = forced.design {
+        replay_flags += &format!(" --design {d}");
     }
     if forced.no_faults {
         replay_flags += " --no-faults";

@@ -609,6 +609,29 @@ fn torture_cuts_power_and_checks_what_came_back() {
             .expect("a count");
         assert!(n > 0, "{w}: {s}");
     }
+    // On the compressing block SSD the host finds its emulated zones again after the cut.
+    let o = znslab(&[
+        "torture",
+        "--seeds",
+        "3",
+        "--design",
+        "tcssd",
+        "--dir",
+        &dir.path(""),
+    ]);
+    assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("devices: tcssd 3"),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = znslab(&["torture", "--design", "tcssd", "--scheme", "cc"]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("needs --design cczns"),
+        "{}",
+        text(&o.stderr)
+    );
     // A workload or scheme that does not exist is refused by name.
     let o = znslab(&["torture", "--workload", "tpcc"]);
     assert!(!o.status.success());
@@ -632,6 +655,8 @@ fn torture_seed(seed: &str, scheme: &str) {
         "kv",
         "--scheme",
         scheme,
+        "--design",
+        "cczns",
         "--no-faults",
         "--dir",
         &dir.path(""),
@@ -680,6 +705,8 @@ fn torture_seed_768_a_failed_manifest_sync_left_a_ghost_edit() {
         "fillbatch",
         "--scheme",
         "zstdpc",
+        "--design",
+        "cczns",
         "--dir",
         &dir.path(""),
     ]);
