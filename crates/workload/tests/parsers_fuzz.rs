@@ -69,3 +69,26 @@ fn mutated_ycsb_property_files_give_configs_or_errors() {
             .map_err(|e| e.to_string())
     });
 }
+
+/// Found by `cargo fuzz run fio_jobfile` (artifact oom-18e9940b): `numjobs=14608047` built
+/// 14.6 M jobs and ran out of memory. Past fio's 4096 jobs it is an error naming the option.
+#[test]
+fn fuzz_fio_jobfile_oom_numjobs_past_fios_limit_is_refused() {
+    let text = "[r]\nstonewall\nrw=read\nnumjobs=000014608047\n[w]\nrw=write\n";
+    let e = parse_jobfile(text)
+        .and_then(|s| build_jobs(&s))
+        .expect_err("refused");
+    assert!(e.to_string().contains("numjobs"), "{e}");
+    assert!(e.to_string().contains("4096"), "{e}");
+    // Over several sections too.
+    let text = "[a]\nnumjobs=4000\n[b]\nnumjobs=97\n";
+    assert!(parse_jobfile(text).and_then(|s| build_jobs(&s)).is_err());
+    let text = "[a]\nnumjobs=4000\n[b]\nnumjobs=96\n";
+    assert_eq!(
+        parse_jobfile(text)
+            .and_then(|s| build_jobs(&s))
+            .map(|j| j.len())
+            .ok(),
+        Some(4096)
+    );
+}

@@ -297,6 +297,9 @@ fn apply(spec: &mut JobSpec, job: &str, key: &str, value: Option<&str>) -> Resul
     Ok(())
 }
 
+/// fio's `FIO_MAX_JOBS`: jobs (numjobs clones included) one run may have.
+pub const MAX_JOBS: usize = 4096;
+
 /// Combine `[global]` sections with each job section and expand numjobs into clones.
 pub fn build_jobs(sections: &[Section]) -> Result<Vec<JobSpec>, FioError> {
     let mut global = JobSpec::default();
@@ -335,6 +338,13 @@ pub fn build_jobs(sections: &[Section]) -> Result<Vec<JobSpec>, FioError> {
         }
         if spec.time_based && spec.runtime_ns.is_none() {
             return Err(FioError::option(&s.name, "time_based", "needs a runtime"));
+        }
+        if jobs.len() as u64 + spec.numjobs as u64 > MAX_JOBS as u64 {
+            return Err(FioError::option(
+                &s.name,
+                "numjobs",
+                &format!("the jobs would number more than fio's limit of {MAX_JOBS}"),
+            ));
         }
         for clone in 0..spec.numjobs {
             jobs.push(JobSpec {
