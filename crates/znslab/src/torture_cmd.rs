@@ -1,17 +1,22 @@
 //! `znslab torture`: seeded power cuts through the device, the file system and the store.
 //!
-//! Each seed picks a scheme (no compression, host ZSTD, or CCZNS's device compression on
-//! padding zones) and a device design (CCZNS; for the host schemes also plain ZNS or
-//! Balloon-ZNS), and runs a random mix of puts, deletes and synced writes on the store, on
-//! zonefs, on a small device kept in an image file, until a random virtual instant. Then
-//! the power goes: every host task is dropped where it stands (`Sim::power_cut`: memtables,
-//! file-system state, commands waiting for completions); the device keeps what its
-//! capacitor-protected buffer held, which is every command it took (its tables are saved as
-//! its capacitors would, and read back from the image). At power-on its open zones are closed.
-//! Then it is checked: zone states and write pointers are legal, the file system mounts, the
-//! store opens, every write acknowledged as synced (and all before it) reads back with a value
-//! written at or after it, and nothing reads back that was never written. A failing seed
-//! prints the one command that replays it.
+//! Each seed draws a workload (db_bench overwrite or fillbatch, YCSB A or E, or fio on the raw
+//! zones: see `WORKLOADS` and `torture_raw`), a compression scheme for the store (any of
+//! eight, CCZNS's on the cczns design) and a device design (CCZNS, plain ZNS, Balloon-ZNS, or a
+//! compressing block SSD under zones the host emulates), on a small device kept in an image
+//! file, and runs until a random virtual instant; one seed in four meets an injected fault
+//! first (the next write, read or zone command refused with a failure status), which may stop
+//! the workload with an error naming it. Reads and scans before the cut must see the last
+//! acknowledged values. Then the power goes: every host task is dropped where it stands
+//! (`Sim::power_cut`: memtables, file-system state, commands waiting for completions); the
+//! device keeps what its capacitor-protected buffer held, which is every command it took (its
+//! tables are saved as its capacitors would, and read back from the image). At power-on its
+//! open zones are closed and its faults are gone. Then it is checked: zone states and write
+//! pointers are legal, the file system mounts (on emulated zones after the host found them
+//! again), the store opens, every write acknowledged as synced (and all before it) reads back
+//! with a value written at or after it, nothing reads back that was never written, and raw
+//! zones hold their patterns below their write pointers. A failing seed prints the one command
+//! that replays it.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
