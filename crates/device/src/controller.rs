@@ -16,10 +16,16 @@ use crate::config::{Design, DeviceConfig, FlushUnit};
 use crate::engine::{Engine, EngineCounters};
 use crate::faults::Faults;
 use crate::layout::Layout;
+use crate::memo::DecompressMemo;
 use crate::status::Status;
 use crate::storage::{ImageFile, Storage};
 use crate::tcssd::Tcssd;
 use crate::zone::{Zone, ZoneDescriptor, ZoneState};
+
+/// Decompressed chunks a device remembers to spare the emulator the codec's work on chunks
+/// read again (speed only; virtual time is the same without it). 256 MiB holds a default-scale
+/// `reproduce cczns` run's tables whole.
+pub const DECOMPRESS_MEMO_BYTES: usize = 256 << 20;
 
 /// Opening or creating a device failed.
 #[derive(Debug, thiserror::Error)]
@@ -227,6 +233,8 @@ pub struct Controller {
     pub(crate) engine: Engine,
     /// Reused buffer for compressed bytes on their way to or from storage.
     pub(crate) staging: Vec<u8>,
+    /// Chunks decompressed lately (emulator speed only; see `memo.rs`).
+    pub(crate) memo: DecompressMemo,
     /// Balloon-ZNS storage manager (balloon design only).
     pub(crate) balloon: Option<Balloon>,
     /// The transparently compressing SSD's FTL (tcssd design only).
@@ -306,6 +314,7 @@ impl Controller {
     /// CCZNS: rebuild every zone's chunk records and byte write pointer from the OOB of its
     /// pages, as the device firmware would at power-on.
     fn rebuild_from_oob(&mut self) -> io::Result<()> {
+        self.memo.clear();
         let Storage::Image(img) = &self.storage else {
             return Ok(());
         };
@@ -382,6 +391,7 @@ impl Controller {
             chunks: vec![Vec::new(); layout.zone_count as usize],
             engine: Engine::new(config.compression.codec, profile),
             staging: Vec::new(),
+            memo: DecompressMemo::new(layout.zone_count as usize, DECOMPRESS_MEMO_BYTES),
             zone_flash: vec![ZoneFlash::default(); layout.zone_count as usize],
             zones,
             open_count: 0,
@@ -630,12 +640,23 @@ impl Controller {
     /// write pointers kept), as a ZNS drive's open zones do across a power cycle; the
     /// capacitor-protected write buffer kept everything acknowledged.
     pub fn power_cycle(&mut self) {
+        self.memo.clear();
         self.dulbe = false;
         for zi in 0..self.zones.len() {
             if self.zones[zi].state.is_open() {
                 self.set_state(zi, ZoneState::Closed);
             }
         }
+    }
+
+    /// Bytes of decompressed chunks this device may remember (0: none); see `memo.rs`.
+    pub fn set_decompress_memo_bytes(&mut self, bytes: usize) {
+        self.memo = DecompressMemo::new(self.zones.len(), bytes);
+    }
+
+    /// Decompressed reads' chunks found in the memo and not (emulator statistics).
+    pub fn decompress_memo_hits(&self) -> (u64, u64) {
+        (self.memo.hits, self.memo.misses)
     }
 
     pub fn close(mut self) -> io::Result<()> {

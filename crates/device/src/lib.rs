@@ -24,6 +24,7 @@ mod engine;
 mod faults;
 mod handle;
 mod layout;
+mod memo;
 pub mod presets;
 mod status;
 mod storage;

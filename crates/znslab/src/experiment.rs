@@ -56,6 +56,11 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
         None => Controller::in_memory(e.device.clone()),
     }
     .map_err(|err| anyhow!("{err}"))?;
+    // The emulator's memo of decompressed chunks (speed only) sized to hold the dataset, so
+    // that scans re-reading tables cost a copy rather than the codec: 256 MiB to 1 GiB.
+    let dataset = e.load.recordcount * (e.load.fieldcount * e.load.fieldlength) as u64;
+    let mut ctl = ctl;
+    ctl.set_decompress_memo_bytes(dataset.clamp(256 << 20, 1 << 30) as usize);
     // Removes the image however the run ends.
     struct RemoveOnDrop(Option<std::path::PathBuf>);
     impl Drop for RemoveOnDrop {

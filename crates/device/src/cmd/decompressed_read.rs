@@ -98,36 +98,61 @@ impl Controller {
         let last = chosen[take - 1];
         let stored_to = last.offset + last.post as u64;
 
-        // Apply: read the stored bytes, decompress each chunk in place in the output.
+        // Apply: decompress each chunk into the output, or copy it from the memo; the stored
+        // bytes are read only when some chunk is not there.
+        let all_remembered = self.chunks[zi][first..first + take]
+            .iter()
+            .all(|r| r.raw || self.memo.contains(zi, r.offset));
         let mut staged = std::mem::take(&mut self.staging);
         staged.clear();
-        staged.resize((stored_to - stored_from) as usize, 0);
-        let read = self
-            .storage
-            .read(zi as u32, stored_from, &mut staged, 0, &mut [])
-            .map_err(|_| Status::INTERNAL_ERROR);
-        if let Err(s) = read {
-            self.staging = staged;
-            return Err(s);
+        if !all_remembered {
+            staged.resize((stored_to - stored_from) as usize, 0);
+            let read = self
+                .storage
+                .read(zi as u32, stored_from, &mut staged, 0, &mut [])
+                .map_err(|_| Status::INTERNAL_ERROR);
+            if let Err(s) = read {
+                self.staging = staged;
+                return Err(s);
+            }
         }
         let mut pos = 0usize;
         let mut failed = false;
-        for r in &self.chunks[zi][first..first + take] {
-            let src_at = (r.offset - stored_from) as usize;
-            let src = &staged[src_at..src_at + r.post as usize];
+        for k in first..first + take {
+            let r = self.chunks[zi][k];
             let dst = &mut data[pos..pos + r.pre as usize];
-            if r.raw {
-                dst.copy_from_slice(src);
-            } else if self
-                .engine
-                .coder
-                .decompress(self.engine.codec, src, dst)
-                .is_err()
-            {
-                failed = true;
-                break;
-            }
             pos += r.pre as usize;
+            if r.raw && all_remembered {
+                // A raw chunk is its stored bytes; read just them.
+                if self
+                    .storage
+                    .read(zi as u32, r.offset, dst, 0, &mut [])
+                    .is_err()
+                {
+                    self.staging = staged;
+                    return Err(Status::INTERNAL_ERROR);
+                }
+                continue;
+            }
+            let src_at = (r.offset - stored_from) as usize;
+            let src = staged.get(src_at..src_at + r.post as usize);
+            if r.raw {
+                dst.copy_from_slice(src.expect("stored bytes read"));
+            } else if let Some(b) = self.memo.get(zi, r.offset) {
+                dst.copy_from_slice(b);
+            } else {
+                let src = src.expect("stored bytes read");
+                if self
+                    .engine
+                    .coder
+                    .decompress(self.engine.codec, src, dst)
+                    .is_err()
+                {
+                    failed = true;
+                    break;
+                }
+                self.memo.insert(zi, r.offset, dst);
+            }
         }
         self.staging = staged;
         if failed {

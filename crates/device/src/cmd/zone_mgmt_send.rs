@@ -118,6 +118,7 @@ impl Controller {
                     .reset(zi as u32)
                     .map_err(|_| Status::INTERNAL_ERROR)?;
                 self.chunks[zi].clear();
+                self.memo.forget_zone(zi);
                 let done = if self.balloon.is_some() {
                     self.balloon_reset(zi, ready)
                 } else {
