@@ -343,7 +343,7 @@ pub fn build_jobs(sections: &[Section]) -> Result<Vec<JobSpec>, FioError> {
             return Err(FioError::option(
                 &s.name,
                 "numjobs",
-                &format!("the jobs would number more than fio's limit of {MAX_JOBS}"),
+                format!("the jobs would number more than fio's limit of {MAX_JOBS}"),
             ));
         }
         for clone in 0..spec.numjobs {
