@@ -114,7 +114,9 @@ impl BlockBuilder {
 
     /// The finished block's bytes; the builder is empty again afterwards.
     pub fn finish(&mut self) -> Vec<u8> {
-        let mut out = std::mem::take(&mut self.buf);
+        // The next block starts with this one's room (no regrowing entry by entry).
+        let room = self.buf.capacity();
+        let mut out = std::mem::replace(&mut self.buf, Vec::with_capacity(room));
         for r in &self.restarts {
             out.extend_from_slice(&r.to_le_bytes());
         }
