@@ -1462,14 +1462,18 @@ impl Inner {
                 .any(|f| f.smallest.as_slice() <= k && k <= f.largest.as_slice())
         };
         let mut kept: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(entries.len());
-        let mut last_user: Option<Vec<u8>> = None;
+        // The last user key kept or dropped (one buffer, not one allocation per entry).
+        let mut last_user: Vec<u8> = Vec::new();
+        let mut any = false;
         for (k, v) in entries {
             let (uk, _, t) =
                 key::parse(&k).ok_or_else(|| DbError::Corrupt("internal key in an SST".into()))?;
-            if last_user.as_deref() == Some(uk) {
+            if any && last_user == uk {
                 continue; // an older version, shadowed
             }
-            last_user = Some(uk.to_vec());
+            any = true;
+            last_user.clear();
+            last_user.extend_from_slice(uk);
             if t == ValueType::Deletion && !deeper_overlap(uk) {
                 continue;
             }
