@@ -8,16 +8,17 @@
 //!
 //! A chunk's stored bytes never change while its zone holds it (zones are written once between
 //! resets), so a chunk is known by its zone, the zone's generation (bumped by every reset) and
-//! its byte offset. Entries leave first in, first out when the byte budget is spent.
+//! its byte offset. Entries leave first in, first out when the byte budget is spent. A BTreeMap
+//! like everywhere below the CLI (tests/layers.rs): no iteration order left to chance.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 type Key = (u32, u32, u64);
 
 pub(crate) struct DecompressMemo {
     budget: usize,
     used: usize,
-    map: HashMap<Key, Box<[u8]>>,
+    map: BTreeMap<Key, Box<[u8]>>,
     order: VecDeque<Key>,
     /// Each zone's generation: its resets so far.
     generation: Vec<u32>,
@@ -30,7 +31,7 @@ impl DecompressMemo {
         DecompressMemo {
             budget,
             used: 0,
-            map: HashMap::new(),
+            map: BTreeMap::new(),
             order: VecDeque::new(),
             generation: vec![0; zones],
             hits: 0,
