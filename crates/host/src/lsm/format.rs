@@ -191,6 +191,46 @@ pub fn read_block(
     what: &'static str,
     coder: &mut Coder,
 ) -> Result<Vec<u8>, FormatError> {
+    // Tail blocks only (read once per table open), so the copy does not matter.
+    let mut scratch = Vec::new();
+    read_block_into(file, h, what, coder, &mut scratch).map(<[u8]>::to_vec)
+}
+
+/// [`read_block`] without a copy: a block stored raw is borrowed from `file`, a compressed
+/// one is decompressed into `scratch` (reused across calls, so no allocation per lookup).
+pub fn read_block_into<'a>(
+    file: &'a [u8],
+    h: BlockHandle,
+    what: &'static str,
+    coder: &mut Coder,
+    scratch: &'a mut Vec<u8>,
+) -> Result<&'a [u8], FormatError> {
+    let (contents, t) = checked_contents(file, h, what)?;
+    if t == 0 {
+        return Ok(contents);
+    }
+    let codec = codec_of_type(t)
+        .ok_or_else(|| corrupt(what, h.offset, format!("unknown compression type {t}")))?;
+    let (raw_len, n) =
+        get_varint(contents).ok_or_else(|| corrupt(what, h.offset, "bad raw length"))?;
+    if raw_len > 1 << 31 {
+        return Err(corrupt(what, h.offset, "raw length over 2 GiB"));
+    }
+    scratch.clear();
+    scratch.resize(raw_len as usize, 0);
+    coder
+        .decompress(codec, &contents[n..], scratch)
+        .map_err(|e| corrupt(what, h.offset, e.to_string()))?;
+    Ok(scratch)
+}
+
+/// A block's contents and compression type, after checking that its handle lies inside the
+/// file and its checksum matches.
+fn checked_contents<'a>(
+    file: &'a [u8],
+    h: BlockHandle,
+    what: &'static str,
+) -> Result<(&'a [u8], u8), FormatError> {
     let end = h
         .offset
         .checked_add(h.on_disk())
@@ -206,21 +246,7 @@ pub fn read_block(
     if checksum(contents, t) != sum {
         return Err(corrupt(what, h.offset, "checksum mismatch"));
     }
-    if t == 0 {
-        return Ok(contents.to_vec());
-    }
-    let codec = codec_of_type(t)
-        .ok_or_else(|| corrupt(what, h.offset, format!("unknown compression type {t}")))?;
-    let (raw_len, n) =
-        get_varint(contents).ok_or_else(|| corrupt(what, h.offset, "bad raw length"))?;
-    if raw_len > 1 << 31 {
-        return Err(corrupt(what, h.offset, "raw length over 2 GiB"));
-    }
-    let mut raw = vec![0u8; raw_len as usize];
-    coder
-        .decompress(codec, &contents[n..], &mut raw)
-        .map_err(|e| corrupt(what, h.offset, e.to_string()))?;
-    Ok(raw)
+    Ok((contents, t))
 }
 
 /// The footer: checksum type, metaindex and index handles, format version, magic.

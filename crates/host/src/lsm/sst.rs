@@ -8,6 +8,7 @@
 //! noting: index keys are the block's last key (RocksDB shortens them), index handles are full
 //! (format_version 4's delta encoding is not used), properties are a handful of counters.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use codec::{Codec, Coder};
@@ -15,7 +16,7 @@ use codec::{Codec, Coder};
 use super::bloom::{self, BloomBuilder};
 use super::format::{
     cc_pack_sizes, cc_unpack_sizes, checksum, corrupt, get_varint, put_varint, read_block,
-    read_footer, write_block, write_footer, BlockHandle, FormatError, TRAILER,
+    read_block_into, read_footer, write_block, write_footer, BlockHandle, FormatError, TRAILER,
 };
 use super::key::{self, ValueType};
 
@@ -129,16 +130,19 @@ impl BlockBuilder {
 }
 
 /// A decoded block, for iteration and seeks.
-pub struct Block {
-    data: Vec<u8>,
+pub struct Block<'a> {
+    /// Borrowed from the table's bytes when the block is stored raw, or from its scratch
+    /// buffer when it was decompressed: no copy and no allocation per lookup.
+    data: Cow<'a, [u8]>,
     restarts_at: usize,
     restarts: usize,
     /// File offset, for error messages.
     offset: u64,
 }
 
-impl Block {
-    pub fn new(data: Vec<u8>, offset: u64) -> Result<Block, FormatError> {
+impl<'a> Block<'a> {
+    pub fn new(data: impl Into<Cow<'a, [u8]>>, offset: u64) -> Result<Block<'a>, FormatError> {
+        let data = data.into();
         let bad = |why: &str| corrupt("block", offset, why);
         if data.len() < 4 {
             return Err(bad("shorter than its restart count"));
@@ -602,6 +606,8 @@ pub struct Table {
     index_bytes: usize,
     filter: Option<Vec<u8>>,
     coder: Coder,
+    /// Where a compressed data block is decompressed, reused by every lookup.
+    scratch: Vec<u8>,
     /// The data block the last `get` read (None if the filter or index answered).
     last_block: Option<BlockRead>,
 }
@@ -630,7 +636,7 @@ fn tail_block(
 
 /// What a table's tail holds: index block, filter, properties.
 struct Tail {
-    index: Block,
+    index: Block<'static>,
     filter: Option<Vec<u8>>,
 }
 
@@ -752,6 +758,7 @@ impl Table {
             index_bytes: t.index.data.len(),
             filter: t.filter,
             coder,
+            scratch: Vec::new(),
             last_block: None,
         })
     }
@@ -788,6 +795,7 @@ impl Table {
             index_bytes: t.index.data.len(),
             filter: t.filter,
             coder,
+            scratch: Vec::new(),
             last_block: None,
         })
     }
@@ -812,7 +820,7 @@ impl Table {
         self.cc.as_ref().map(|_| self.base)
     }
 
-    fn data_block(&mut self, v: &[u8]) -> Result<Block, FormatError> {
+    fn data_block(&mut self, v: &[u8]) -> Result<Block<'_>, FormatError> {
         let (h, _) =
             BlockHandle::decode(v).ok_or_else(|| corrupt("index entry", 0, "bad block handle"))?;
         let Some(cc) = &self.cc else {
@@ -822,10 +830,14 @@ impl Table {
                 raw: h.size,
                 cc: false,
             });
-            return Block::new(
-                read_block(&self.file, h, "data block", &mut self.coder)?,
-                h.offset,
-            );
+            let raw = read_block_into(
+                &self.file,
+                h,
+                "data block",
+                &mut self.coder,
+                &mut self.scratch,
+            )?;
+            return Block::new(raw, h.offset);
         };
         let i = cc
             .chunks
@@ -839,7 +851,7 @@ impl Table {
             cc: true,
         });
         let chunk = &cc.blocks[cc.starts[i]..cc.starts[i] + c.pre as usize];
-        let raw = read_block(
+        let raw = read_block_into(
             chunk,
             BlockHandle {
                 offset: 0,
@@ -847,6 +859,7 @@ impl Table {
             },
             "data block",
             &mut self.coder,
+            &mut self.scratch,
         )?;
         Block::new(raw, h.offset)
     }
@@ -943,11 +956,10 @@ impl TableCursor<'_> {
             };
             let handle = handle.clone();
             self.next_block += 1;
-            let block = self.table.data_block(&handle)?;
+            self.buf = self.table.data_block(&handle)?.entries()?;
             if let Some(h) = self.table.last_block {
                 self.blocks_read.push(h);
             }
-            self.buf = block.entries()?;
             self.pos = self
                 .buf
                 .partition_point(|(k, _)| key::compare(k, &self.target) == Ordering::Less);
