@@ -410,11 +410,22 @@ impl Report<'_> {
             .iter()
             .filter_map(|v| v["wall_s"].as_f64())
             .sum();
+        let present = self.results.iter().filter(|v| !v.is_null()).count();
+        // With --resume, runs from earlier invocations are not in the last one's wall time.
+        let last = if wall_s.is_finite() {
+            format!(
+                "The invocation that ran the last of them took {wall_s:.0} s of wall time on \
+                 this machine (runs kept by --resume not included)."
+            )
+        } else {
+            String::new()
+        };
         writeln!(
             md,
             "# znslab reproduce cczns — scale {s} ({} records per Load, {} operations per workload)\n\n\
-             {} runs; wall time {wall_s:.0} s on this machine (the runs' own wall times add up to \
-             {run_wall:.0} s); simulated time {virt:.0} s in all.\n\
+             {present} of {} runs here. Their own wall times add up to {run_wall:.0} s (one core \
+             each; with --jobs J the runs take about that over J), their simulated time to \
+             {virt:.0} s. {last}\n\
              Paper: CCZNS (HPCA'25) §V-C/D. Each figure below is znslab's, beside the paper's \
              where the paper states it.\n",
             (20e6 * s).round(),

@@ -1641,7 +1641,7 @@ impl Inner {
                         continue;
                     }
                     let hit = sst.table.get(k, seq)?;
-                    // The data block comes from the device (there is no block cache yet).
+                    // The data block: from the block cache, or read from the device.
                     if let Some(h) = sst.table.last_block() {
                         // A cached block costs neither a device read nor a decompression.
                         let cached = self.cache.borrow_mut().lookup(sst.number, h.offset);
