@@ -2,7 +2,9 @@
 //! lookup finds without a device read or a decompression. Keys are (file number, block offset);
 //! each block is charged its uncompressed size. Ordered maps keep eviction deterministic.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
 
 #[derive(Default)]
 pub struct BlockCache {
@@ -82,6 +84,62 @@ impl BlockCache {
     }
 }
 
+/// Data blocks the store's tables decompressed for lookups and scans, kept so that a block read
+/// again is not decompressed again. Speed only: [`BlockCache`] decides what a read costs in
+/// virtual time, and every figure is the same with or without this (RocksDB's cache holds
+/// uncompressed blocks, so a real cache hit does not decompress either). Keys are (table id,
+/// block offset); ids come from [`next_table_id`](Self::next_table_id) and are never reused, so
+/// a deleted table's blocks are never served, only left to age out. First in, first out within
+/// a byte budget.
+pub struct DecodedBlocks {
+    budget: usize,
+    used: usize,
+    map: BTreeMap<(u64, u64), Rc<[u8]>>,
+    order: VecDeque<(u64, u64)>,
+    next_id: u64,
+}
+
+/// One store's decoded blocks, shared by its tables.
+pub type SharedDecodedBlocks = Rc<RefCell<DecodedBlocks>>;
+
+impl DecodedBlocks {
+    pub fn shared(budget: usize) -> SharedDecodedBlocks {
+        Rc::new(RefCell::new(DecodedBlocks {
+            budget,
+            used: 0,
+            map: BTreeMap::new(),
+            order: VecDeque::new(),
+            next_id: 0,
+        }))
+    }
+
+    pub fn next_table_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    pub fn get(&self, table: u64, offset: u64) -> Option<Rc<[u8]>> {
+        self.map.get(&(table, offset)).cloned()
+    }
+
+    pub fn insert(&mut self, table: u64, offset: u64, block: &[u8]) {
+        if block.len() > self.budget || self.map.contains_key(&(table, offset)) {
+            return;
+        }
+        while self.used + block.len() > self.budget {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(b) = self.map.remove(&old) {
+                self.used -= b.len();
+            }
+        }
+        self.used += block.len();
+        self.map.insert((table, offset), Rc::from(block));
+        self.order.push_back((table, offset));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +159,23 @@ mod tests {
         assert_eq!(c.used_bytes(), 0);
         assert!(!c.lookup(1, 0));
         assert_eq!((c.hits, c.misses), (4, 2));
+    }
+
+    #[test]
+    fn decoded_blocks_keep_a_budget_and_tell_tables_apart() {
+        let d = DecodedBlocks::shared(10);
+        let mut d = d.borrow_mut();
+        let (a, b) = (d.next_table_id(), d.next_table_id());
+        assert_ne!(a, b);
+        d.insert(a, 0, b"abcd");
+        d.insert(b, 0, b"efgh");
+        assert_eq!(d.get(a, 0).as_deref(), Some(&b"abcd"[..]));
+        assert_eq!(d.get(b, 0).as_deref(), Some(&b"efgh"[..]));
+        d.insert(a, 4096, b"ijkl"); // 12 bytes > 10: the oldest goes
+        assert_eq!(d.get(a, 0), None);
+        assert_eq!(d.get(a, 4096).as_deref(), Some(&b"ijkl"[..]));
+        d.insert(a, 8192, b"more than ten bytes"); // larger than the budget: not kept
+        assert_eq!(d.get(a, 8192), None);
+        assert_eq!(d.used, 8);
     }
 }

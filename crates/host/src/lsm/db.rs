@@ -23,6 +23,7 @@ use std::rc::Rc;
 use sim::sync::{Mutex, Notify};
 use sim::SimDuration;
 
+use super::cache::{DecodedBlocks, SharedDecodedBlocks};
 use super::format::{get_varint, put_varint, FormatError};
 use super::key::{self, ValueType};
 use super::log::{read_log, LogWriter};
@@ -559,6 +560,9 @@ struct Inner {
     fs: Rc<ZoneFs>,
     opts: DbOptions,
     cache: std::cell::RefCell<super::cache::BlockCache>,
+    /// Blocks the tables decompressed, kept for the emulator's speed (as much as the block
+    /// cache holds); no figure depends on it.
+    decoded: SharedDecodedBlocks,
     st: Mutex<State>,
     stats: std::cell::RefCell<DbStats>,
     /// The background flush and compaction workers are running (RocksDB's max_background_jobs
@@ -629,6 +633,12 @@ async fn read_table(fs: &ZoneFs, name: &str) -> Result<Table, DbError> {
     let mut blocks = Vec::new();
     dr_region(fs, name, &chunks, u64::MAX, true, true, &mut blocks).await?;
     Ok(Table::open_cc(tail, region, blocks)?)
+}
+
+/// A new table that keeps its decoded blocks in the store's `decoded`.
+fn shared(mut table: Table, decoded: &SharedDecodedBlocks) -> Table {
+    table.share_decoded(decoded);
+    table
 }
 
 /// Issue the compressed writes a CCZNS table's builder has ready, handing the device's stored
@@ -852,8 +862,10 @@ impl Inner {
         }
         let mut levels: Vec<Vec<Sst>> = (0..opts.num_levels.max(2)).map(|_| Vec::new()).collect();
         let live: Vec<u64> = files.iter().map(|f| f.1).collect();
+        let decoded = DecodedBlocks::shared(opts.block_cache_bytes.min(usize::MAX as u64) as usize);
         for (level, number, size, smallest, largest) in files {
-            let table = read_table(&fs, &sst_name(number)).await?;
+            let mut table = read_table(&fs, &sst_name(number)).await?;
+            table.share_decoded(&decoded);
             let l = levels
                 .get_mut(level as usize)
                 .ok_or_else(|| DbError::Corrupt(format!("MANIFEST: level {level}")))?;
@@ -903,7 +915,7 @@ impl Inner {
         if !mem.is_empty() {
             let number = next_file;
             next_file += 1;
-            let sst = Self::write_sst(&fs, &opts, &mem, number).await?;
+            let sst = Self::write_sst(&fs, &opts, &decoded, &mem, number).await?;
             edit.added.push((
                 0,
                 sst.number,
@@ -961,6 +973,7 @@ impl Inner {
         let db = Inner {
             fs,
             cache: std::cell::RefCell::new(super::cache::BlockCache::new(opts.block_cache_bytes)),
+            decoded,
             opts,
             flush_running: std::cell::Cell::new(false),
             compact_running: std::cell::Cell::new(false),
@@ -988,6 +1001,7 @@ impl Inner {
     async fn write_sst(
         fs: &Rc<ZoneFs>,
         opts: &DbOptions,
+        decoded: &SharedDecodedBlocks,
         mem: &MemTable,
         number: u64,
     ) -> Result<Sst, DbError> {
@@ -995,6 +1009,7 @@ impl Inner {
         Self::write_table(
             fs,
             opts,
+            decoded,
             entries.iter().map(|(k, v)| (k.as_slice(), *v)),
             number,
             Lifetime::Medium,
@@ -1006,6 +1021,7 @@ impl Inner {
     async fn write_table<'a>(
         fs: &Rc<ZoneFs>,
         opts: &DbOptions,
+        decoded: &SharedDecodedBlocks,
         entries: impl Iterator<Item = (&'a [u8], &'a [u8])>,
         number: u64,
         lifetime: Lifetime,
@@ -1030,7 +1046,7 @@ impl Inner {
                 shape: (props.entries, props.data_raw_bytes, props.data_blocks),
                 smallest: smallest.unwrap_or_default(),
                 largest,
-                table: Table::open(bytes)?,
+                table: shared(Table::open(bytes)?, decoded),
             });
         }
         // CCZNS: data blocks leave in compressed writes as the write buffer fills; the index
@@ -1054,7 +1070,7 @@ impl Inner {
             shape: (props.entries, props.data_raw_bytes, props.data_blocks),
             smallest: smallest.unwrap_or_default(),
             largest,
-            table: Table::open_cc(tail, props.data_bytes, blocks)?,
+            table: shared(Table::open_cc(tail, props.data_bytes, blocks)?, decoded),
         })
     }
 
@@ -1271,7 +1287,7 @@ impl Inner {
             st.next_file += 1;
             st.next_file - 1
         };
-        let sst = Self::write_sst(&self.fs, &self.opts, &imm, number).await?;
+        let sst = Self::write_sst(&self.fs, &self.opts, &self.decoded, &imm, number).await?;
         let (e, raw, blocks) = sst.shape;
         self.build_cpu(0, &[(e, raw, blocks)]).await;
         let mut st = self.st.lock().await;
@@ -1553,6 +1569,7 @@ impl Inner {
             let sst = Self::write_table(
                 &self.fs,
                 &self.opts,
+                &self.decoded,
                 kept[start..end]
                     .iter()
                     .map(|(k, v)| (k.as_slice(), v.as_slice())),

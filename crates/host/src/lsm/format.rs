@@ -193,21 +193,22 @@ pub fn read_block(
 ) -> Result<Vec<u8>, FormatError> {
     // Tail blocks only (read once per table open), so the copy does not matter.
     let mut scratch = Vec::new();
-    read_block_into(file, h, what, coder, &mut scratch).map(<[u8]>::to_vec)
+    read_block_into(file, h, what, coder, &mut scratch).map(|(b, _)| b.to_vec())
 }
 
 /// [`read_block`] without a copy: a block stored raw is borrowed from `file`, a compressed
 /// one is decompressed into `scratch` (reused across calls, so no allocation per lookup).
+/// Also says whether it was decompressed.
 pub fn read_block_into<'a>(
     file: &'a [u8],
     h: BlockHandle,
     what: &'static str,
     coder: &mut Coder,
     scratch: &'a mut Vec<u8>,
-) -> Result<&'a [u8], FormatError> {
+) -> Result<(&'a [u8], bool), FormatError> {
     let (contents, t) = checked_contents(file, h, what)?;
     if t == 0 {
-        return Ok(contents);
+        return Ok((contents, false));
     }
     let codec = codec_of_type(t)
         .ok_or_else(|| corrupt(what, h.offset, format!("unknown compression type {t}")))?;
@@ -221,7 +222,7 @@ pub fn read_block_into<'a>(
     coder
         .decompress(codec, &contents[n..], scratch)
         .map_err(|e| corrupt(what, h.offset, e.to_string()))?;
-    Ok(scratch)
+    Ok((scratch, true))
 }
 
 /// A block's contents and compression type, after checking that its handle lies inside the

@@ -10,10 +10,12 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::rc::Rc;
 
 use codec::{Codec, Coder};
 
 use super::bloom::{self, BloomBuilder};
+use super::cache::SharedDecodedBlocks;
 use super::format::{
     cc_pack_sizes, cc_unpack_sizes, checksum, corrupt, get_varint, put_varint, read_block,
     read_block_into, read_footer, write_block, write_footer, BlockHandle, FormatError, TRAILER,
@@ -608,6 +610,10 @@ pub struct Table {
     coder: Coder,
     /// Where a compressed data block is decompressed, reused by every lookup.
     scratch: Vec<u8>,
+    /// The store's decoded blocks and this table's id there (None: decompress every time).
+    decoded: Option<(SharedDecodedBlocks, u64)>,
+    /// The decoded block the last lookup took from `decoded`.
+    current: Option<Rc<[u8]>>,
     /// The data block the last `get` read (None if the filter or index answered).
     last_block: Option<BlockRead>,
 }
@@ -759,6 +765,8 @@ impl Table {
             filter: t.filter,
             coder,
             scratch: Vec::new(),
+            decoded: None,
+            current: None,
             last_block: None,
         })
     }
@@ -796,6 +804,8 @@ impl Table {
             filter: t.filter,
             coder,
             scratch: Vec::new(),
+            decoded: None,
+            current: None,
             last_block: None,
         })
     }
@@ -820,7 +830,16 @@ impl Table {
         self.cc.as_ref().map(|_| self.base)
     }
 
-    fn data_block(&mut self, v: &[u8]) -> Result<Block<'_>, FormatError> {
+    /// Keep the blocks this table decompresses for lookups and scans in the store's shared
+    /// [`DecodedBlocks`](super::cache::DecodedBlocks), and take them from there.
+    pub fn share_decoded(&mut self, decoded: &SharedDecodedBlocks) {
+        let id = decoded.borrow_mut().next_table_id();
+        self.decoded = Some((decoded.clone(), id));
+    }
+
+    /// The data block at index entry `v`. `keep`: a lookup's or a scan's, which may come from
+    /// and go to the decoded blocks (a compaction's read of every block does not).
+    fn data_block(&mut self, v: &[u8], keep: bool) -> Result<Block<'_>, FormatError> {
         let (h, _) =
             BlockHandle::decode(v).ok_or_else(|| corrupt("index entry", 0, "bad block handle"))?;
         let Some(cc) = &self.cc else {
@@ -830,13 +849,21 @@ impl Table {
                 raw: h.size,
                 cc: false,
             });
-            let raw = read_block_into(
+            let decoded = self.decoded.as_ref().filter(|_| keep);
+            if let Some(block) = decoded.and_then(|(d, id)| d.borrow().get(*id, h.offset)) {
+                let block = &**self.current.insert(block);
+                return Block::new(block, h.offset);
+            }
+            let (raw, decompressed) = read_block_into(
                 &self.file,
                 h,
                 "data block",
                 &mut self.coder,
                 &mut self.scratch,
             )?;
+            if let (Some((d, id)), true) = (decoded, decompressed) {
+                d.borrow_mut().insert(*id, h.offset, raw);
+            }
             return Block::new(raw, h.offset);
         };
         let i = cc
@@ -860,7 +887,8 @@ impl Table {
             "data block",
             &mut self.coder,
             &mut self.scratch,
-        )?;
+        )?
+        .0;
         Block::new(raw, h.offset)
     }
 
@@ -894,7 +922,7 @@ impl Table {
             return Ok(None);
         };
         let handle = handle.clone();
-        let block = self.data_block(&handle)?;
+        let block = self.data_block(&handle, true)?;
         match block.seek(&target, key::compare)? {
             Some((k, v)) => {
                 let (uk, _, t) = key::parse(&k)
@@ -930,7 +958,7 @@ impl Table {
         let mut out = Vec::new();
         for i in 0..self.index_entries.len() {
             let handle = self.index_entries[i].1.clone();
-            out.extend(self.data_block(&handle)?.entries()?);
+            out.extend(self.data_block(&handle, false)?.entries()?);
         }
         Ok(out)
     }
@@ -956,7 +984,7 @@ impl TableCursor<'_> {
             };
             let handle = handle.clone();
             self.next_block += 1;
-            self.buf = self.table.data_block(&handle)?.entries()?;
+            self.buf = self.table.data_block(&handle, true)?.entries()?;
             if let Some(h) = self.table.last_block {
                 self.blocks_read.push(h);
             }
