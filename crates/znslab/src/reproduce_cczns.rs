@@ -83,13 +83,14 @@ impl Run {
 
     /// This run's JSON in `out` from an earlier invocation, if it was made at scale `s` with
     /// `seed` and ended without an error.
-    fn earlier_result(&self, out: &Path, s: f64, seed: u64) -> Option<Value> {
+    fn earlier_result(&self, out: &Path, s: f64, seed: u64, scaled: bool) -> Option<Value> {
         let text = std::fs::read_to_string(out.join(self.file_name())).ok()?;
         let v: Value = serde_json::from_str(&text).ok()?;
         let (records, ops) = self.counts(s);
         (v["records"] == records
             && v["operations"] == ops
             && v["seed"] == seed
+            && v["device_scaled"].as_bool().unwrap_or(false) == scaled
             && v["error"].is_null())
         .then_some(v)
     }
@@ -163,7 +164,13 @@ fn store_options(s: f64, block_kib: usize) -> host::lsm::db::DbOptions {
     o
 }
 
-fn one(r: &Run, s: f64, seed: u64, images: Option<&Path>) -> anyhow::Result<(String, Value)> {
+fn one(
+    r: &Run,
+    s: f64,
+    seed: u64,
+    scale_device: bool,
+    images: Option<&Path>,
+) -> anyhow::Result<(String, Value)> {
     let sch = scheme::by_name(r.scheme).context("scheme")?;
     let mut opts = store_options(s, r.block_kib);
     sch.apply(&mut opts);
@@ -192,8 +199,18 @@ fn one(r: &Run, s: f64, seed: u64, images: Option<&Path>) -> anyhow::Result<(Str
             Ok((w.to_string(), c))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut device = crate::load_device(sch.device)?;
+    if scale_device {
+        // Zones are whole blocks on half the dies: fewer pages per block, smaller zones.
+        let n = &mut device.nand;
+        n.pages_per_block =
+            ((n.pages_per_block as f64 * s).round() as u32).max(n.pages_per_program);
+        device
+            .layout()
+            .map_err(|e| anyhow::anyhow!("--scale-device at scale {s}: {e}"))?;
+    }
     let e = crate::experiment::Experiment {
-        device: crate::load_device(sch.device)?,
+        device,
         mkfs: opts.mkfs_options(Default::default()),
         opts,
         // The paper's VM: 16 cores.
@@ -211,6 +228,7 @@ fn one(r: &Run, s: f64, seed: u64, images: Option<&Path>) -> anyhow::Result<(Str
     v["records"] = json!(records);
     v["operations"] = json!(ops);
     v["seed"] = json!(seed);
+    v["device_scaled"] = json!(scale_device);
     Ok((r.file_name(), v))
 }
 
@@ -274,7 +292,7 @@ pub fn reproduce(args: Args) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|r| {
                 args.resume
-                    .then(|| r.earlier_result(&out, s, seed))
+                    .then(|| r.earlier_result(&out, s, seed, args.scale_device))
                     .flatten()
             })
             .collect();
@@ -293,7 +311,7 @@ pub fn reproduce(args: Args) -> anyhow::Result<ExitCode> {
             );
         }
         let (fresh, wall) = run_parallel(&args, "cczns", &todo, |r| {
-            one(r, s, seed, images.as_deref())
+            one(r, s, seed, args.scale_device, images.as_deref())
         })?;
         if let Some(d) = &images {
             let _ = std::fs::remove_dir(d);

@@ -66,6 +66,13 @@ pub struct Args {
     /// included, take ~30 GB at 0.1). Default: `<output>/images` above scale 0.02.
     #[arg(long)]
     pub(crate) image_dir: Option<PathBuf>,
+    /// cczns: shrink each run's device with the workload: flash blocks, and so zones and
+    /// capacity, scaled by S (the paper's 128 zones of 1 GB become 128 zones of S GB). The store
+    /// keeps as many SSTs per zone as at S=1 and fills the device as far as the paper's 20 M
+    /// records fill 128 GB, so a scheme that runs out of space there (single-chunk CW, §V-D)
+    /// runs out here. Off by default: the paper's device at every scale.
+    #[arg(long)]
+    pub(crate) scale_device: bool,
 }
 
 /// One run of the figure: a pattern at an I/O size for a scheme.

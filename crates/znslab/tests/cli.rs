@@ -798,6 +798,41 @@ fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
         text(&o.stderr)
     );
     assert!(text(&o.stderr).contains("done ("), "{}", text(&o.stderr));
+    // --scale-device: the same run on a device shrunk with the workload (128 zones of S GB
+    // instead of 1 GB) is another experiment too, and its device holds ~64 MiB, not 128 GiB.
+    let o = znslab(&[
+        "reproduce",
+        "cczns",
+        "--scale",
+        "0.0005",
+        "--seed",
+        "2",
+        "--only",
+        "ablation-cc-single-dr",
+        "--resume",
+        "--scale-device",
+        "--output",
+        &out,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("0 of 1 runs kept"),
+        "{}",
+        text(&o.stderr)
+    );
+    let run: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.0.join("r/ablation-cc-single-dr-amazon-4k-20m.json"))
+            .expect("run JSON"),
+    )
+    .expect("JSON");
+    assert_eq!(run["device_scaled"], true);
+    assert!(run["error"].is_null(), "{}", run["error"]);
+    let fs = &run["zonefs"];
+    let capacity = ["free_bytes", "used_bytes", "reclaimable_bytes"]
+        .iter()
+        .map(|k| fs[k].as_u64().expect("zonefs bytes"))
+        .sum::<u64>();
+    assert!(capacity < 128 << 20, "{capacity} bytes");
     // A filter that matches nothing is refused by name.
     let o = znslab(&[
         "reproduce",
