@@ -11,15 +11,12 @@
 //! its byte offset. Entries leave first in, first out when the byte budget is spent. A BTreeMap
 //! like everywhere below the CLI (tests/layers.rs): no iteration order left to chance.
 
-use std::collections::{BTreeMap, VecDeque};
+use sim::ByteMemo;
 
 type Key = (u32, u32, u64);
 
 pub(crate) struct DecompressMemo {
-    budget: usize,
-    used: usize,
-    map: BTreeMap<Key, Box<[u8]>>,
-    order: VecDeque<Key>,
+    chunks: ByteMemo<Key>,
     /// Each zone's generation: its resets so far.
     generation: Vec<u32>,
     pub hits: u64,
@@ -29,10 +26,7 @@ pub(crate) struct DecompressMemo {
 impl DecompressMemo {
     pub fn new(zones: usize, budget: usize) -> DecompressMemo {
         DecompressMemo {
-            budget,
-            used: 0,
-            map: BTreeMap::new(),
-            order: VecDeque::new(),
+            chunks: ByteMemo::new(budget),
             generation: vec![0; zones],
             hits: 0,
             misses: 0,
@@ -46,7 +40,7 @@ impl DecompressMemo {
     /// The decompressed bytes of the chunk at `offset` of `zone`, if remembered.
     pub fn get(&mut self, zone: usize, offset: u64) -> Option<&[u8]> {
         let key = self.key(zone, offset);
-        match self.map.get(&key) {
+        match self.chunks.get(&key) {
             Some(b) => {
                 self.hits += 1;
                 Some(b)
@@ -60,28 +54,12 @@ impl DecompressMemo {
 
     /// Whether the chunk is remembered (counts nothing).
     pub fn contains(&self, zone: usize, offset: u64) -> bool {
-        self.map.contains_key(&self.key(zone, offset))
+        self.chunks.contains(&self.key(zone, offset))
     }
 
     pub fn insert(&mut self, zone: usize, offset: u64, bytes: &[u8]) {
-        if bytes.len() > self.budget {
-            return;
-        }
-        while self.used + bytes.len() > self.budget {
-            let Some(old) = self.order.pop_front() else {
-                break;
-            };
-            if let Some(b) = self.map.remove(&old) {
-                self.used -= b.len();
-            }
-        }
         let key = self.key(zone, offset);
-        if let Some(b) = self.map.insert(key, bytes.into()) {
-            self.used -= b.len();
-        } else {
-            self.order.push_back(key);
-        }
-        self.used += bytes.len();
+        self.chunks.insert(key, bytes);
     }
 
     /// Zone `zone` was reset: what it held is gone (its entries age out unread).
@@ -91,9 +69,7 @@ impl DecompressMemo {
 
     /// Forget everything (the chunk records were rebuilt).
     pub fn clear(&mut self) {
-        self.map.clear();
-        self.order.clear();
-        self.used = 0;
+        self.chunks.clear();
         for g in &mut self.generation {
             *g = g.wrapping_add(1);
         }
@@ -120,12 +96,12 @@ mod tests {
         m.insert(0, 8, &[4; 4]);
         assert_eq!(m.get(1, 0), None);
         assert_eq!(m.get(0, 8), Some(&[4u8; 4][..]));
-        assert!(m.used <= 10);
+        assert!(m.chunks.used() <= 10);
         // Larger than the budget: not kept.
         m.insert(1, 4, &[5; 11]);
         assert_eq!(m.get(1, 4), None);
         m.clear();
         assert_eq!(m.get(0, 8), None);
-        assert_eq!(m.used, 0);
+        assert_eq!(m.chunks.used(), 0);
     }
 }

@@ -3,8 +3,10 @@
 //! each block is charged its uncompressed size. Ordered maps keep eviction deterministic.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::rc::Rc;
+
+use sim::ByteMemo;
 
 #[derive(Default)]
 pub struct BlockCache {
@@ -92,10 +94,7 @@ impl BlockCache {
 /// a deleted table's blocks are never served, only left to age out. First in, first out within
 /// a byte budget.
 pub struct DecodedBlocks {
-    budget: usize,
-    used: usize,
-    map: BTreeMap<(u64, u64), Rc<[u8]>>,
-    order: VecDeque<(u64, u64)>,
+    blocks: ByteMemo<(u64, u64)>,
     next_id: u64,
 }
 
@@ -105,10 +104,7 @@ pub type SharedDecodedBlocks = Rc<RefCell<DecodedBlocks>>;
 impl DecodedBlocks {
     pub fn shared(budget: usize) -> SharedDecodedBlocks {
         Rc::new(RefCell::new(DecodedBlocks {
-            budget,
-            used: 0,
-            map: BTreeMap::new(),
-            order: VecDeque::new(),
+            blocks: ByteMemo::new(budget),
             next_id: 0,
         }))
     }
@@ -119,24 +115,11 @@ impl DecodedBlocks {
     }
 
     pub fn get(&self, table: u64, offset: u64) -> Option<Rc<[u8]>> {
-        self.map.get(&(table, offset)).cloned()
+        self.blocks.get(&(table, offset)).cloned()
     }
 
     pub fn insert(&mut self, table: u64, offset: u64, block: &[u8]) {
-        if block.len() > self.budget || self.map.contains_key(&(table, offset)) {
-            return;
-        }
-        while self.used + block.len() > self.budget {
-            let Some(old) = self.order.pop_front() else {
-                break;
-            };
-            if let Some(b) = self.map.remove(&old) {
-                self.used -= b.len();
-            }
-        }
-        self.used += block.len();
-        self.map.insert((table, offset), Rc::from(block));
-        self.order.push_back((table, offset));
+        self.blocks.insert((table, offset), block);
     }
 }
 
@@ -176,6 +159,6 @@ mod tests {
         assert_eq!(d.get(a, 4096).as_deref(), Some(&b"ijkl"[..]));
         d.insert(a, 8192, b"more than ten bytes"); // larger than the budget: not kept
         assert_eq!(d.get(a, 8192), None);
-        assert_eq!(d.used, 8);
+        assert_eq!(d.blocks.used(), 8);
     }
 }
