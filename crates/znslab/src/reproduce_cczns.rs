@@ -83,14 +83,15 @@ impl Run {
 
     /// This run's JSON in `out` from an earlier invocation, if it was made at scale `s` with
     /// `seed` and ended without an error.
-    fn earlier_result(&self, out: &Path, s: f64, seed: u64, scaled: bool) -> Option<Value> {
+    fn earlier_result(&self, out: &Path, s: f64, seed: u64, setup: Setup) -> Option<Value> {
         let text = std::fs::read_to_string(out.join(self.file_name())).ok()?;
         let v: Value = serde_json::from_str(&text).ok()?;
         let (records, ops) = self.counts(s);
         (v["records"] == records
             && v["operations"] == ops
             && v["seed"] == seed
-            && v["device_scaled"].as_bool().unwrap_or(false) == scaled
+            && v["device_scaled"].as_bool().unwrap_or(false) == setup.scale_device
+            && v["threads"].as_u64().unwrap_or(1) == setup.threads as u64
             && v["error"].is_null())
         .then_some(v)
     }
@@ -164,11 +165,18 @@ fn store_options(s: f64, block_kib: usize) -> host::lsm::db::DbOptions {
     o
 }
 
+/// How a run is set up beyond its scale and seed (all in its JSON, so --resume can compare).
+#[derive(Clone, Copy)]
+struct Setup {
+    scale_device: bool,
+    threads: usize,
+}
+
 fn one(
     r: &Run,
     s: f64,
     seed: u64,
-    scale_device: bool,
+    setup: Setup,
     images: Option<&Path>,
 ) -> anyhow::Result<(String, Value)> {
     let sch = scheme::by_name(r.scheme).context("scheme")?;
@@ -185,6 +193,7 @@ fn one(
     load.load_file(workload_text("a"))?;
     load.recordcount = records;
     load.operationcount = ops;
+    load.threads = setup.threads;
     let runs = r
         .runs
         .iter()
@@ -193,6 +202,7 @@ fn one(
             c.load_file(workload_text(w))?;
             c.recordcount = records;
             c.operationcount = ops;
+            c.threads = setup.threads;
             if w.ends_with("uniform") {
                 c.set("requestdistribution", "uniform")?;
             }
@@ -200,7 +210,7 @@ fn one(
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut device = crate::load_device(sch.device)?;
-    if scale_device {
+    if setup.scale_device {
         // Zones are whole blocks on half the dies: fewer pages per block, smaller zones.
         let n = &mut device.nand;
         n.pages_per_block =
@@ -228,7 +238,8 @@ fn one(
     v["records"] = json!(records);
     v["operations"] = json!(ops);
     v["seed"] = json!(seed);
-    v["device_scaled"] = json!(scale_device);
+    v["device_scaled"] = json!(setup.scale_device);
+    v["threads"] = json!(setup.threads);
     Ok((r.file_name(), v))
 }
 
@@ -260,6 +271,10 @@ pub fn reproduce(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let seed = args.seed;
+    let setup = Setup {
+        scale_device: args.scale_device,
+        threads: args.threads as usize,
+    };
     let (results, wall_s) = if args.report_only {
         let results: Vec<Value> = runs
             .iter()
@@ -292,7 +307,7 @@ pub fn reproduce(args: Args) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|r| {
                 args.resume
-                    .then(|| r.earlier_result(&out, s, seed, args.scale_device))
+                    .then(|| r.earlier_result(&out, s, seed, setup))
                     .flatten()
             })
             .collect();
@@ -311,7 +326,7 @@ pub fn reproduce(args: Args) -> anyhow::Result<ExitCode> {
             );
         }
         let (fresh, wall) = run_parallel(&args, "cczns", &todo, |r| {
-            one(r, s, seed, args.scale_device, images.as_deref())
+            one(r, s, seed, setup, images.as_deref())
         })?;
         if let Some(d) = &images {
             let _ = std::fs::remove_dir(d);

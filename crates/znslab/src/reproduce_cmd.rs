@@ -75,6 +75,10 @@ pub struct Args {
     /// 66 to 42 kops/s), so throughput is the default's to read. Off by default.
     #[arg(long)]
     pub(crate) scale_device: bool,
+    /// cczns: YCSB client threads in every phase (YCSB's threadcount; the paper does not say
+    /// how many it ran, YCSB's default is 1).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub(crate) threads: u16,
 }
 
 /// One run of the figure: a pattern at an I/O size for a scheme.

@@ -798,8 +798,9 @@ fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
         text(&o.stderr)
     );
     assert!(text(&o.stderr).contains("done ("), "{}", text(&o.stderr));
-    // --scale-device: the same run on a device shrunk with the workload (128 zones of S GB
-    // instead of 1 GB) is another experiment too, and its device holds ~64 MiB, not 128 GiB.
+    // --scale-device (and two YCSB threads): the same run on a device shrunk with the workload
+    // (128 zones of S GB instead of 1 GB) is another experiment too, and its device holds
+    // ~64 MiB, not 128 GiB.
     let o = znslab(&[
         "reproduce",
         "cczns",
@@ -811,6 +812,8 @@ fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
         "ablation-cc-single-dr",
         "--resume",
         "--scale-device",
+        "--threads",
+        "2",
         "--output",
         &out,
     ]);
@@ -826,6 +829,7 @@ fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
     )
     .expect("JSON");
     assert_eq!(run["device_scaled"], true);
+    assert_eq!(run["threads"], 2);
     assert!(run["error"].is_null(), "{}", run["error"]);
     let fs = &run["zonefs"];
     let capacity = ["free_bytes", "used_bytes", "reclaimable_bytes"]
