@@ -21,6 +21,11 @@ use workload::ycsb::YcsbConfig;
 use super::reproduce_cmd::{output_dir, run_parallel, Args, Describe};
 
 const DATASETS: [&str; 3] = ["amazon", "reddit", "random"];
+
+/// The model's version, in every run's JSON: --resume keeps only runs made by the same one.
+/// Bump it in a commit that changes any figure (not in one that only makes runs faster).
+/// 2: lookups read the device without holding the store's lock (RocksDB's way).
+const MODEL_VERSION: u64 = 2;
 /// The paper's seven schemes, then a transparently compressing block SSD (not in its figures;
 /// its columns have no paper figure beside them).
 const MAIN_SCHEMES: [&str; 8] = [
@@ -92,6 +97,7 @@ impl Run {
             && v["seed"] == seed
             && v["device_scaled"].as_bool().unwrap_or(false) == setup.scale_device
             && v["threads"].as_u64().unwrap_or(1) == setup.threads as u64
+            && v["model_version"].as_u64().unwrap_or(1) == MODEL_VERSION
             && v["error"].is_null())
         .then_some(v)
     }
@@ -240,6 +246,7 @@ fn one(
     v["seed"] = json!(seed);
     v["device_scaled"] = json!(setup.scale_device);
     v["threads"] = json!(setup.threads);
+    v["model_version"] = json!(MODEL_VERSION);
     Ok((r.file_name(), v))
 }
 

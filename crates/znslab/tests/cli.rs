@@ -740,6 +740,11 @@ fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
     .expect("JSON");
     assert_eq!(run["phases"][0]["phase"], "load");
     assert!(
+        run["model_version"].as_u64().is_some(),
+        "{}",
+        run["model_version"]
+    );
+    assert!(
         run["phases"][1]["throughput_ops_per_s"]
             .as_f64()
             .expect("C")

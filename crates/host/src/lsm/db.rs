@@ -18,6 +18,7 @@
 //! runs inline or on `compression_parallel_threads` threads (ZSTDPC). SSTs are also kept
 //! whole in the simulator's memory to parse from (the simulated host pays the device reads).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use sim::sync::{Mutex, Notify};
@@ -572,6 +573,10 @@ struct Inner {
     /// Woken after every background job: stalled writers and waiters re-check.
     progress: Notify,
     bg_error: std::cell::RefCell<Option<String>>,
+    /// Tables a lookup is reading from the device, and how many lookups read each.
+    pins: std::cell::RefCell<BTreeMap<u64, u32>>,
+    /// Tables a compaction retired, deleted once no lookup reads them.
+    doomed: std::cell::RefCell<BTreeSet<u64>>,
 }
 
 fn wal_name(n: u64) -> String {
@@ -700,6 +705,42 @@ async fn dr_region(
         i = end;
     }
     Ok(())
+}
+
+/// The tables one lookup reads from the device after releasing the store's lock: counted in
+/// `Inner::pins` while it lives, so a compaction does not delete them under it.
+struct FilePins<'a> {
+    pins: &'a std::cell::RefCell<BTreeMap<u64, u32>>,
+    files: Vec<u64>,
+}
+
+impl<'a> FilePins<'a> {
+    fn new(
+        pins: &'a std::cell::RefCell<BTreeMap<u64, u32>>,
+        files: impl Iterator<Item = u64>,
+    ) -> FilePins<'a> {
+        let files: Vec<u64> = files.collect();
+        let mut p = pins.borrow_mut();
+        for &f in &files {
+            *p.entry(f).or_default() += 1;
+        }
+        drop(p);
+        FilePins { pins, files }
+    }
+}
+
+impl Drop for FilePins<'_> {
+    fn drop(&mut self) {
+        let mut p = self.pins.borrow_mut();
+        for f in &self.files {
+            if let Some(n) = p.get_mut(f) {
+                *n -= 1;
+                if *n == 0 {
+                    p.remove(f);
+                }
+            }
+        }
+    }
 }
 
 /// The bytes a decompressed read at `offset` returned are the table's own chunks there.
@@ -979,6 +1020,8 @@ impl Inner {
             compact_running: std::cell::Cell::new(false),
             progress: Notify::new(),
             bg_error: std::cell::RefCell::new(None),
+            pins: Default::default(),
+            doomed: Default::default(),
             st: Mutex::new(State {
                 mem: MemTable::default(),
                 imm: None,
@@ -1072,6 +1115,26 @@ impl Inner {
             largest,
             table: shared(Table::open_cc(tail, props.data_bytes, blocks)?, decoded),
         })
+    }
+
+    /// Delete the tables compactions retired that no lookup is reading any more.
+    async fn delete_retired_tables(&self) -> Result<(), DbError> {
+        let free: Vec<u64> = {
+            let pins = self.pins.borrow();
+            let doomed = self.doomed.borrow();
+            doomed
+                .iter()
+                .copied()
+                .filter(|n| !pins.contains_key(n))
+                .collect()
+        };
+        for n in free {
+            // Taken out first: another task may get here while this one awaits the delete.
+            if self.doomed.borrow_mut().remove(&n) {
+                self.fs.delete(&sst_name(n)).await?;
+            }
+        }
+        Ok(())
     }
 
     fn check_bg(&self) -> Result<(), DbError> {
@@ -1617,8 +1680,9 @@ impl Inner {
         st.levels[out_level].sort_by(|a, b| a.smallest.cmp(&b.smallest));
         for n in dead {
             self.cache.borrow_mut().forget_file(n);
-            self.fs.delete(&sst_name(n)).await?;
+            self.doomed.borrow_mut().insert(n);
         }
+        self.delete_retired_tables().await?;
         let mut s = self.stats.borrow_mut();
         s.compactions += 1;
         s.compaction_read_bytes += read;
@@ -1645,57 +1709,78 @@ impl Inner {
         k: &[u8],
         tables_read: &mut u64,
     ) -> Result<Option<Vec<u8>>, DbError> {
-        let mut st = self.st.lock().await;
-        let seq = st.last_seq;
-        let mut found = st.mem.get(k, seq);
-        if found.is_none() {
-            found = st.imm.as_ref().and_then(|m| m.get(k, seq));
-        }
-        if found.is_none() {
-            'levels: for (l, files) in st.levels.iter_mut().enumerate() {
-                for sst in files.iter_mut() {
-                    if k < sst.smallest.as_slice() || k > sst.largest.as_slice() {
-                        continue;
-                    }
-                    let hit = sst.table.get(k, seq)?;
-                    // The data block: from the block cache, or read from the device.
-                    if let Some(h) = sst.table.last_block() {
-                        // A cached block costs neither a device read nor a decompression.
-                        let cached = self.cache.borrow_mut().lookup(sst.number, h.offset);
-                        if !cached {
-                            let name = sst_name(sst.number);
-                            if h.cc {
-                                // CCZNS: a single-chunk DR sized by the block's raw size; what
-                                // comes back must be the block the table holds.
-                                let mut buf = Vec::new();
-                                self.fs
-                                    .decompressed_read(
-                                        &name, h.offset, h.stored, false, h.raw, &mut buf,
-                                    )
-                                    .await?;
-                                check_bytes(&sst.table, &name, h.offset, &buf)?;
-                            } else {
-                                *tables_read += 1;
-                                let mut buf = vec![0u8; h.stored as usize];
-                                self.fs.read(&name, h.offset, &mut buf).await?;
-                            }
-                            self.cache.borrow_mut().insert(
-                                sst.number,
-                                h.offset,
-                                cache_charge(&h, &self.opts),
-                            );
+        // Under the lock, CPU only: the memtables, then each table's filter, index and block
+        // (held in memory), and the block cache's verdict on each data block touched. The
+        // device reads of the blocks the cache lacks come after the lock is released, as
+        // RocksDB reads from a referenced version without its mutex: other readers, flushes and
+        // compactions go on meanwhile, and the files read stay until the reads are done.
+        let mut misses: Vec<(u64, BlockRead, Option<Vec<u8>>)> = Vec::new();
+        let found = {
+            let mut st = self.st.lock().await;
+            let seq = st.last_seq;
+            let mut found = st.mem.get(k, seq);
+            if found.is_none() {
+                found = st.imm.as_ref().and_then(|m| m.get(k, seq));
+            }
+            if found.is_none() {
+                'levels: for (l, files) in st.levels.iter_mut().enumerate() {
+                    for sst in files.iter_mut() {
+                        if k < sst.smallest.as_slice() || k > sst.largest.as_slice() {
+                            continue;
                         }
-                    }
-                    if let Some(h) = hit {
-                        found = Some(h);
-                        break 'levels;
-                    }
-                    if l > 0 {
-                        break; // levels below L0 hold at most one file for a key
+                        let hit = sst.table.get(k, seq)?;
+                        // A cached block costs neither a device read nor a decompression.
+                        if let Some(h) = sst.table.last_block() {
+                            if !self.cache.borrow_mut().lookup(sst.number, h.offset) {
+                                // CCZNS: what the DR returns must be the table's own block.
+                                let expect = h.cc.then(|| {
+                                    sst.table.cc_block(h.offset, h.raw).unwrap_or(&[]).to_vec()
+                                });
+                                misses.push((sst.number, h, expect));
+                            }
+                        }
+                        if let Some(h) = hit {
+                            found = Some(h);
+                            break 'levels;
+                        }
+                        if l > 0 {
+                            break; // levels below L0 hold at most one file for a key
+                        }
                     }
                 }
             }
+            found
+        };
+        let pins = FilePins::new(&self.pins, misses.iter().map(|m| m.0));
+        for (number, h, expect) in misses {
+            let name = sst_name(number);
+            if let Some(expect) = expect {
+                // CCZNS: a single-chunk DR sized by the block's raw size.
+                let mut buf = Vec::new();
+                self.fs
+                    .decompressed_read(&name, h.offset, h.stored, false, h.raw, &mut buf)
+                    .await?;
+                if buf != expect {
+                    return Err(DbError::Corrupt(format!(
+                        "{name}: the decompressed read at {} returned other bytes than were \
+                         written",
+                        h.offset
+                    )));
+                }
+            } else {
+                *tables_read += 1;
+                let mut buf = vec![0u8; h.stored as usize];
+                self.fs.read(&name, h.offset, &mut buf).await?;
+            }
+            // A table a compaction retired meanwhile keeps no cached blocks.
+            if !self.doomed.borrow().contains(&number) {
+                self.cache
+                    .borrow_mut()
+                    .insert(number, h.offset, cache_charge(&h, &self.opts));
+            }
         }
+        drop(pins);
+        self.delete_retired_tables().await?;
         Ok(match found {
             Some((ValueType::Value, v)) => Some(v),
             _ => None,

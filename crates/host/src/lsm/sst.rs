@@ -825,6 +825,15 @@ impl Table {
         cc.blocks.get(cc.starts[i]..cc.starts[i] + bytes.len()) == Some(bytes)
     }
 
+    /// The `len` bytes of this CCZNS table's chunks from the one at `offset` on (what a
+    /// decompressed read there returns), if it has a chunk there.
+    pub fn cc_block(&self, offset: u64, len: u64) -> Option<&[u8]> {
+        let cc = self.cc.as_ref()?;
+        let i = cc.chunks.binary_search_by_key(&offset, |c| c.offset).ok()?;
+        cc.blocks
+            .get(cc.starts[i]..cc.starts[i].checked_add(len as usize)?)
+    }
+
     /// Bytes of the data region (a CCZNS table), where the plain bytes start.
     pub fn cc_region(&self) -> Option<u64> {
         self.cc.as_ref().map(|_| self.base)
