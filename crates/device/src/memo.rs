@@ -8,8 +8,8 @@
 //!
 //! A chunk's stored bytes never change while its zone holds it (zones are written once between
 //! resets), so a chunk is known by its zone, the zone's generation (bumped by every reset) and
-//! its byte offset. Entries leave first in, first out when the byte budget is spent. A BTreeMap
-//! like everywhere below the CLI (tests/layers.rs): no iteration order left to chance.
+//! its byte offset. Entries leave first in, first out when the byte budget is spent
+//! ([`sim::ByteMemo`]).
 
 use sim::ByteMemo;
 

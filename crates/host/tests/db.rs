@@ -27,6 +27,14 @@ fn small() -> DbOptions {
     }
 }
 
+/// `small()` without a block cache: every lookup that reaches a table reads the device.
+fn uncached() -> DbOptions {
+    DbOptions {
+        block_cache_bytes: 0,
+        ..small()
+    }
+}
+
 #[test]
 fn reads_see_the_newest_write_across_memtable_and_l0() {
     let (sim, dev) = device();
@@ -434,11 +442,7 @@ fn concurrent_lookups_read_the_device_side_by_side() {
     let sim2 = sim.clone();
     let (alone, together) = sim.block_on(async move {
         let fs = Rc::new(ZoneFs::mkfs(io.clone(), 0).await.expect("mkfs"));
-        let opts = DbOptions {
-            block_cache_bytes: 0,
-            ..small()
-        };
-        let db = Db::open(fs, opts).await.expect("opens");
+        let db = Db::open(fs, uncached()).await.expect("opens");
         for i in 0..4000u64 {
             db.put(&key(i), &[7u8; 100], false).await.expect("puts");
         }
@@ -480,11 +484,7 @@ fn lookups_beside_compactions_never_lose_the_table_they_read() {
     let sim2 = sim.clone();
     sim.block_on(async move {
         let fs = Rc::new(ZoneFs::mkfs(io.clone(), 0).await.expect("mkfs"));
-        let opts = DbOptions {
-            block_cache_bytes: 0,
-            ..small()
-        };
-        let db = Db::open(fs.clone(), opts).await.expect("opens");
+        let db = Db::open(fs.clone(), uncached()).await.expect("opens");
         // A key's value never changes, so a reader knows what it must get.
         let val = |i: u64| [i.to_le_bytes().as_slice(), &[i as u8; 200]].concat();
         for i in 0..3000u64 {

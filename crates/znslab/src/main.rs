@@ -15,12 +15,12 @@ mod ycsb_cmd;
 
 use std::process::ExitCode;
 
+use clap::{Parser, Subcommand};
+
 /// mimalloc, not glibc's malloc: a long run's heap of GBs (tables, device memo, block buffers)
 /// made glibc spend 15-20 % of the run finding free chunks. Speed only; no figure depends on it.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-use clap::{Parser, Subcommand};
 
 /// Emulate NVMe ZNS SSDs (and the host software on them) on one virtual clock.
 #[derive(Parser)]

@@ -26,6 +26,7 @@ const DATASETS: [&str; 3] = ["amazon", "reddit", "random"];
 /// Bump it in a commit that changes any figure (not in one that only makes runs faster).
 /// 2: lookups read the device without holding the store's lock (RocksDB's way).
 const MODEL_VERSION: u64 = 2;
+
 /// The paper's seven schemes, then a transparently compressing block SSD (not in its figures;
 /// its columns have no paper figure beside them).
 const MAIN_SCHEMES: [&str; 8] = [
@@ -87,7 +88,7 @@ impl Run {
     }
 
     /// This run's JSON in `out` from an earlier invocation, if it was made at scale `s` with
-    /// `seed` and ended without an error.
+    /// `seed`, the same `setup` and model version, and ended without an error.
     fn earlier_result(&self, out: &Path, s: f64, seed: u64, setup: Setup) -> Option<Value> {
         let text = std::fs::read_to_string(out.join(self.file_name())).ok()?;
         let v: Value = serde_json::from_str(&text).ok()?;

@@ -743,9 +743,15 @@ impl Drop for FilePins<'_> {
     }
 }
 
-/// The bytes a decompressed read at `offset` returned are the table's own chunks there.
-fn check_bytes(table: &Table, name: &str, offset: u64, bytes: &[u8]) -> Result<(), DbError> {
-    if table.cc_matches(offset, bytes) {
+/// The bytes a decompressed read at `offset` returned are the table's own chunks there
+/// (`expected`: [`Table::cc_bytes`] at `offset`, as long as what came back).
+fn check_bytes(
+    expected: Option<&[u8]>,
+    name: &str,
+    offset: u64,
+    bytes: &[u8],
+) -> Result<(), DbError> {
+    if expected == Some(bytes) {
         Ok(())
     } else {
         Err(DbError::Corrupt(format!(
@@ -903,10 +909,10 @@ impl Inner {
         }
         let mut levels: Vec<Vec<Sst>> = (0..opts.num_levels.max(2)).map(|_| Vec::new()).collect();
         let live: Vec<u64> = files.iter().map(|f| f.1).collect();
-        let decoded = DecodedBlocks::shared(opts.block_cache_bytes.min(usize::MAX as u64) as usize);
+        let decoded =
+            DecodedBlocks::shared(usize::try_from(opts.block_cache_bytes).unwrap_or(usize::MAX));
         for (level, number, size, smallest, largest) in files {
-            let mut table = read_table(&fs, &sst_name(number)).await?;
-            table.share_decoded(&decoded);
+            let table = shared(read_table(&fs, &sst_name(number)).await?, &decoded);
             let l = levels
                 .get_mut(level as usize)
                 .ok_or_else(|| DbError::Corrupt(format!("MANIFEST: level {level}")))?;
@@ -1734,7 +1740,7 @@ impl Inner {
                             if !self.cache.borrow_mut().lookup(sst.number, h.offset) {
                                 // CCZNS: what the DR returns must be the table's own block.
                                 let expect = h.cc.then(|| {
-                                    sst.table.cc_block(h.offset, h.raw).unwrap_or(&[]).to_vec()
+                                    sst.table.cc_bytes(h.offset, h.raw).unwrap_or(&[]).to_vec()
                                 });
                                 misses.push((sst.number, h, expect));
                             }
@@ -1760,13 +1766,7 @@ impl Inner {
                 self.fs
                     .decompressed_read(&name, h.offset, h.stored, false, h.raw, &mut buf)
                     .await?;
-                if buf != expect {
-                    return Err(DbError::Corrupt(format!(
-                        "{name}: the decompressed read at {} returned other bytes than were \
-                         written",
-                        h.offset
-                    )));
-                }
+                check_bytes(Some(&expect), &name, h.offset, &buf)?;
             } else {
                 *tables_read += 1;
                 let mut buf = vec![0u8; h.stored as usize];
@@ -1779,8 +1779,11 @@ impl Inner {
                     .insert(number, h.offset, cache_charge(&h, &self.opts));
             }
         }
-        drop(pins);
-        self.delete_retired_tables().await?;
+        // The last reader of a table a compaction retired meanwhile deletes it.
+        if !pins.files.is_empty() {
+            drop(pins);
+            self.delete_retired_tables().await?;
+        }
         Ok(match found {
             Some((ValueType::Value, v)) => Some(v),
             _ => None,
@@ -1955,7 +1958,12 @@ impl Inner {
         let hi = chunks[end - 1].offset + chunks[end - 1].post as u64;
         let mut buf = Vec::new();
         dr_chunks(&self.fs, &name, &chunks[i..end], &mut buf).await?;
-        check_bytes(table, &name, offset, &buf)?;
+        check_bytes(
+            table.cc_bytes(offset, buf.len() as u64),
+            &name,
+            offset,
+            &buf,
+        )?;
         Ok((offset, hi))
     }
 

@@ -815,19 +815,9 @@ impl Table {
         self.cc.as_ref().map_or(&[], |c| &c.chunks)
     }
 
-    /// Whether `bytes` are exactly this CCZNS table's chunks from the one at `offset` on
-    /// (what a decompressed read there returned).
-    pub fn cc_matches(&self, offset: u64, bytes: &[u8]) -> bool {
-        let Some(cc) = &self.cc else { return false };
-        let Ok(i) = cc.chunks.binary_search_by_key(&offset, |c| c.offset) else {
-            return false;
-        };
-        cc.blocks.get(cc.starts[i]..cc.starts[i] + bytes.len()) == Some(bytes)
-    }
-
     /// The `len` bytes of this CCZNS table's chunks from the one at `offset` on (what a
     /// decompressed read there returns), if it has a chunk there.
-    pub fn cc_block(&self, offset: u64, len: u64) -> Option<&[u8]> {
+    pub fn cc_bytes(&self, offset: u64, len: u64) -> Option<&[u8]> {
         let cc = self.cc.as_ref()?;
         let i = cc.chunks.binary_search_by_key(&offset, |c| c.offset).ok()?;
         cc.blocks
