@@ -29,7 +29,9 @@ use super::format::{get_varint, put_varint, FormatError};
 use super::key::{self, ValueType};
 use super::log::{read_log, LogWriter};
 use super::memtable::{MemTable, WriteBatch};
-use super::sst::{self, BlockRead, CcChunk, Table, TableBuilder, TableCursor, TableOptions};
+use super::sst::{
+    self, BlockRead, CcBlocks, CcChunk, Table, TableBuilder, TableCursor, TableOptions,
+};
 use crate::zonefs::{FileWriter, FsError, Lifetime, MkfsOptions, ZoneFs};
 
 /// Store options (RocksDB 8.11's defaults where they exist).
@@ -1720,7 +1722,7 @@ impl Inner {
         // device reads of the blocks the cache lacks come after the lock is released, as
         // RocksDB reads from a referenced version without its mutex: other readers, flushes and
         // compactions go on meanwhile, and the files read stay until the reads are done.
-        let mut misses: Vec<(u64, BlockRead, Option<Vec<u8>>)> = Vec::new();
+        let mut misses: Vec<(u64, BlockRead, Option<Rc<CcBlocks>>)> = Vec::new();
         let found = {
             let mut st = self.st.lock().await;
             let seq = st.last_seq;
@@ -1739,10 +1741,8 @@ impl Inner {
                         if let Some(h) = sst.table.last_block() {
                             if !self.cache.borrow_mut().lookup(sst.number, h.offset) {
                                 // CCZNS: what the DR returns must be the table's own block.
-                                let expect = h.cc.then(|| {
-                                    sst.table.cc_bytes(h.offset, h.raw).unwrap_or(&[]).to_vec()
-                                });
-                                misses.push((sst.number, h, expect));
+                                let cc = sst.table.cc_blocks().filter(|_| h.cc);
+                                misses.push((sst.number, h, cc));
                             }
                         }
                         if let Some(h) = hit {
@@ -1758,15 +1758,15 @@ impl Inner {
             found
         };
         let pins = FilePins::new(&self.pins, misses.iter().map(|m| m.0));
-        for (number, h, expect) in misses {
+        for (number, h, cc) in misses {
             let name = sst_name(number);
-            if let Some(expect) = expect {
+            if let Some(cc) = cc {
                 // CCZNS: a single-chunk DR sized by the block's raw size.
                 let mut buf = Vec::new();
                 self.fs
                     .decompressed_read(&name, h.offset, h.stored, false, h.raw, &mut buf)
                     .await?;
-                check_bytes(Some(&expect), &name, h.offset, &buf)?;
+                check_bytes(cc.bytes(h.offset, h.raw), &name, h.offset, &buf)?;
             } else {
                 *tables_read += 1;
                 let mut buf = vec![0u8; h.stored as usize];
@@ -1816,6 +1816,10 @@ impl Inner {
         start: &[u8],
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, DbError> {
+        // Under the lock, CPU only: the merge of the memtables and the tables' blocks (held
+        // in memory). The device reads of the blocks it decoded come after the lock is
+        // released, as a RocksDB iterator reads from a referenced version without the mutex
+        // (see `get_locked`).
         let mut st = self.st.lock().await;
         let target = key::lookup_key(start, key::MAX_SEQUENCE);
         // Sources in internal-key order: the memtables (in memory) and a cursor per table
@@ -1893,6 +1897,28 @@ impl Inner {
                 blocks.extend(c.into_blocks_read());
             }
         }
+        // CCZNS tables' chunks, to size the prefetches and check what they return.
+        let mut cc_tables: BTreeMap<u64, Rc<CcBlocks>> = BTreeMap::new();
+        for (number, h) in &blocks {
+            if h.cc && !cc_tables.contains_key(number) {
+                let cc = st
+                    .levels
+                    .iter()
+                    .flatten()
+                    .find(|f| f.number == *number)
+                    .and_then(|f| f.table.cc_blocks())
+                    .ok_or_else(|| {
+                        DbError::Corrupt(format!(
+                            "{}: scanned but not a CCZNS table of the version",
+                            sst_name(*number)
+                        ))
+                    })?;
+                cc_tables.insert(*number, cc);
+            }
+        }
+        drop(st);
+        let files: BTreeSet<u64> = blocks.iter().map(|b| b.0).collect();
+        let pins = FilePins::new(&self.pins, files.into_iter());
         // The blocks the scan decoded come from the device unless cached, through each file's
         // implicit readahead.
         let mut prefetch: Option<(u64, Readahead)> = None;
@@ -1907,7 +1933,8 @@ impl Inner {
                 let inside = cc_buffered
                     .is_some_and(|(n, lo, hi)| n == number && lo <= h.offset && h.offset < hi);
                 if !inside {
-                    let range = self.cc_prefetch(&st, number, h.offset).await?;
+                    let cc = cc_tables.get(&number).expect("gathered above");
+                    let range = self.cc_prefetch(cc, number, h.offset).await?;
                     cc_buffered = Some((number, range.0, range.1));
                 }
             } else {
@@ -1920,9 +1947,17 @@ impl Inner {
                     self.fs.read(&sst_name(number), h.offset, &mut buf).await?;
                 }
             }
-            self.cache
-                .borrow_mut()
-                .insert(number, h.offset, cache_charge(&h, &self.opts));
+            // A table a compaction retired meanwhile keeps no cached blocks.
+            if !self.doomed.borrow().contains(&number) {
+                self.cache
+                    .borrow_mut()
+                    .insert(number, h.offset, cache_charge(&h, &self.opts));
+            }
+        }
+        // The last reader of a table a compaction retired meanwhile deletes it.
+        if !pins.files.is_empty() {
+            drop(pins);
+            self.delete_retired_tables().await?;
         }
         Ok(out)
     }
@@ -1932,20 +1967,13 @@ impl Inner {
     /// multi-chunk DR is off), checked against the table. Returns the compressed range read.
     async fn cc_prefetch(
         &self,
-        st: &State,
+        table: &CcBlocks,
         number: u64,
         offset: u64,
     ) -> Result<(u64, u64), DbError> {
         let cc = self.opts.cc.clone().unwrap_or_default();
         let name = sst_name(number);
-        let table = &st
-            .levels
-            .iter()
-            .flatten()
-            .find(|f| f.number == number)
-            .ok_or_else(|| DbError::Corrupt(format!("{name}: scanned but not in the version")))?
-            .table;
-        let chunks = table.cc_chunks();
+        let chunks = table.chunks();
         let i = chunks
             .binary_search_by_key(&offset, |c| c.offset)
             .map_err(|_| DbError::Corrupt(format!("{name}: no chunk at {offset}")))?;
@@ -1958,12 +1986,7 @@ impl Inner {
         let hi = chunks[end - 1].offset + chunks[end - 1].post as u64;
         let mut buf = Vec::new();
         dr_chunks(&self.fs, &name, &chunks[i..end], &mut buf).await?;
-        check_bytes(
-            table.cc_bytes(offset, buf.len() as u64),
-            &name,
-            offset,
-            &buf,
-        )?;
+        check_bytes(table.bytes(offset, buf.len() as u64), &name, offset, &buf)?;
         Ok((offset, hi))
     }
 

@@ -601,7 +601,7 @@ pub struct Table {
     /// Where `file` starts in the table (a CCZNS table's data region length; 0 otherwise).
     base: u64,
     /// A CCZNS table's data blocks (with trailers, decompressed) and where each is.
-    cc: Option<CcBlocks>,
+    cc: Option<Rc<CcBlocks>>,
     /// The index block's entries (separator key, data block handle), decoded once at open;
     /// lookups and cursors binary-search them. Its raw size counts as pinned memory.
     index_entries: Vec<Entry>,
@@ -618,11 +618,32 @@ pub struct Table {
     last_block: Option<BlockRead>,
 }
 
-struct CcBlocks {
+/// A CCZNS table's data blocks as the device decompresses them (with trailers) and its
+/// chunks. Shared ([`Table::cc_blocks`]): a read the store issues after releasing its lock
+/// checks what the device returned against them even if a compaction retires the table.
+pub struct CcBlocks {
     blocks: Vec<u8>,
     chunks: Vec<CcChunk>,
     /// Where each chunk starts in `blocks`.
     starts: Vec<usize>,
+}
+
+impl CcBlocks {
+    /// The chunks, in file order.
+    pub fn chunks(&self) -> &[CcChunk] {
+        &self.chunks
+    }
+
+    /// The `len` bytes of the chunks from the one at `offset` on (what a decompressed read
+    /// there returns), if a chunk starts there.
+    pub fn bytes(&self, offset: u64, len: u64) -> Option<&[u8]> {
+        let i = self
+            .chunks
+            .binary_search_by_key(&offset, |c| c.offset)
+            .ok()?;
+        self.blocks
+            .get(self.starts[i]..self.starts[i].checked_add(len as usize)?)
+    }
 }
 
 /// A block of the table's tail (handles count from the table's start, the bytes from `base`).
@@ -794,11 +815,11 @@ impl Table {
         Ok(Table {
             file: tail,
             base,
-            cc: Some(CcBlocks {
+            cc: Some(Rc::new(CcBlocks {
                 blocks,
                 chunks,
                 starts,
-            }),
+            })),
             index_entries,
             index_bytes: t.index.data.len(),
             filter: t.filter,
@@ -818,10 +839,12 @@ impl Table {
     /// The `len` bytes of this CCZNS table's chunks from the one at `offset` on (what a
     /// decompressed read there returns), if it has a chunk there.
     pub fn cc_bytes(&self, offset: u64, len: u64) -> Option<&[u8]> {
-        let cc = self.cc.as_ref()?;
-        let i = cc.chunks.binary_search_by_key(&offset, |c| c.offset).ok()?;
-        cc.blocks
-            .get(cc.starts[i]..cc.starts[i].checked_add(len as usize)?)
+        self.cc.as_ref()?.bytes(offset, len)
+    }
+
+    /// A CCZNS table's blocks and chunks, shared (None for a plain table).
+    pub fn cc_blocks(&self) -> Option<Rc<CcBlocks>> {
+        self.cc.clone()
     }
 
     /// Bytes of the data region (a CCZNS table), where the plain bytes start.
