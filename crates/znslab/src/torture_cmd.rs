@@ -121,6 +121,8 @@ struct Mix {
     hot: bool,
     /// One write (batch) in this many is synced.
     sync_one_in: u64,
+    /// Reader tasks beside the writer (lookups and scans of hot keys).
+    readers: usize,
 }
 
 impl Mix {
@@ -132,6 +134,7 @@ impl Mix {
             sequential: false,
             hot: false,
             sync_one_in: 16,
+            readers: 0,
         };
         match workload {
             "fillbatch" => Mix {
@@ -143,12 +146,14 @@ impl Mix {
             "ycsb-a" => Mix {
                 read_pct: 50,
                 hot: true,
+                readers: 2,
                 ..kv
             },
             "ycsb-e" => Mix {
                 read_pct: 10,
                 scan_pct: 40,
                 hot: true,
+                readers: 2,
                 ..kv
             },
             _ => kv,
@@ -198,6 +203,14 @@ fn key(k: u64) -> Vec<u8> {
     format!("key{k:06}").into_bytes()
 }
 
+/// The number in a key `key()` made.
+fn key_number(k: &[u8]) -> Option<u64> {
+    std::str::from_utf8(k.strip_prefix(b"key")?)
+        .ok()?
+        .parse()
+        .ok()
+}
+
 fn value(rng: &mut Rng, seq: usize) -> Vec<u8> {
     let mut v = format!("v{seq}-").into_bytes();
     let words = ["zone ", "flash ", "the ", "index ", "of ", "host "];
@@ -208,6 +221,69 @@ fn value(rng: &mut Rng, seq: usize) -> Vec<u8> {
 }
 
 /// A value or key for a message: its first bytes, or "nothing".
+/// A reader beside the writer: lookups and 8-key scans of hot keys, each value checked to
+/// be one the writer issued for its key (which one depends on the race with the writer), scan
+/// keys in order from the start key. Stops at the first error or wrong value, in `failed`.
+fn spawn_reader(
+    sim: &Sim,
+    db: &Db,
+    mut rng: Rng,
+    issued: &Rc<RefCell<BTreeMap<u64, Vec<Vec<u8>>>>>,
+    reads_checked: &Rc<Cell<usize>>,
+    failed: &Rc<RefCell<Option<String>>>,
+) {
+    let (db, issued, reads_checked, failed) = (
+        db.clone(),
+        issued.clone(),
+        reads_checked.clone(),
+        failed.clone(),
+    );
+    sim.spawn(async move {
+        let run = async {
+            let was_issued = |k: u64, v: &[u8]| {
+                issued
+                    .borrow()
+                    .get(&k)
+                    .is_some_and(|vs| vs.iter().any(|w| w == v))
+            };
+            loop {
+                let top = rng.below(KEYS) + 1;
+                let k = rng.below(top);
+                if rng.below(2) == 0 {
+                    let got = db.get(&key(k)).await.map_err(|e| e.to_string())?;
+                    if let Some(v) = got.as_deref().filter(|v| !was_issued(k, v)) {
+                        return Err(format!(
+                            "before the cut, a reader got for key {k} {}, never written",
+                            show(Some(v))
+                        ));
+                    }
+                } else {
+                    let got = db.scan(&key(k), 8).await.map_err(|e| e.to_string())?;
+                    let mut last: Option<u64> = None;
+                    for (kb, v) in &got {
+                        let n = key_number(kb).filter(|&n| n >= k && last.is_none_or(|l| n > l));
+                        let Some(n) = n.filter(|&n| was_issued(n, v)) else {
+                            return Err(format!(
+                                "before the cut, a reader's scan from key {k} returned key {} \
+                                 with {}: out of order or never written",
+                                show(Some(kb)),
+                                show(Some(v))
+                            ));
+                        };
+                        last = Some(n);
+                    }
+                }
+                reads_checked.set(reads_checked.get() + 1);
+            }
+            #[allow(unreachable_code)]
+            Ok::<(), String>(())
+        };
+        if let Err(e) = run.await {
+            failed.borrow_mut().get_or_insert(e);
+        }
+    });
+}
+
 fn show(v: Option<&[u8]>) -> String {
     v.map_or("nothing".to_string(), |v| {
         String::from_utf8_lossy(&v[..v.len().min(24)]).into_owned()
@@ -381,6 +457,16 @@ fn one_cut(
         let mut wl = rng.stream("workload");
         let mix = Mix::of(workload);
         let reads_checked = reads_checked.clone();
+        // YCSB's workloads also get readers beside the writer, as YCSB runs several client
+        // threads: lookups and scans that read tables after releasing the store's lock while
+        // flushes and compactions retire them.
+        let readers: Vec<Rng> = (0..mix.readers)
+            .map(|i| rng.stream(&format!("reader-{i}")))
+            .collect();
+        // Every value the writer has issued per key (acknowledged or not): what a reader
+        // beside it may see.
+        let issued: Rc<RefCell<BTreeMap<u64, Vec<Vec<u8>>>>> = Rc::default();
+        let sim2 = sim.clone();
         sim.spawn(async move {
             let run = async {
                 let fs = Rc::new(
@@ -390,6 +476,9 @@ fn one_cut(
                 );
                 made.set(true);
                 let db = Db::open(fs, opts).await.map_err(|e| e.to_string())?;
+                for rl in readers {
+                    spawn_reader(&sim2, &db, rl, &issued, &reads_checked, &failed);
+                }
                 // The last acknowledged value of every key written (None: deleted).
                 let mut latest: BTreeMap<u64, Option<Vec<u8>>> = BTreeMap::new();
                 let mut next_key = 0u64;
@@ -464,6 +553,11 @@ fn one_cut(
                         }
                         writes.push((k, v));
                     }
+                    for (k, v) in &writes {
+                        if let Some(v) = v {
+                            issued.borrow_mut().entry(*k).or_default().push(v.clone());
+                        }
+                    }
                     *pending.borrow_mut() = writes.clone();
                     db.write(&batch, sync).await.map_err(|e| e.to_string())?;
                     pending.borrow_mut().clear();
@@ -479,7 +573,7 @@ fn one_cut(
                 Ok::<(), String>(())
             };
             if let Err(e) = run.await {
-                *failed.borrow_mut() = Some(e);
+                failed.borrow_mut().get_or_insert(e);
             }
         });
     }

@@ -118,6 +118,11 @@ struct IoZone {
     /// Owned by a writer (or by a GC migration).
     busy: bool,
     finished: bool,
+    /// A Reset or Finish of it is in flight, or chosen to come: no other task picks it for a
+    /// writer or another action meanwhile (several tasks delete, allocate and finish side by
+    /// side; a zone reset twice may lose a new file's data, one finished beside its reset
+    /// ends Full where zonefs thinks it empty).
+    in_action: bool,
 }
 
 /// Zone finishes, resets and GC work, as ZenFS's metrics count them.
@@ -473,7 +478,7 @@ impl ZoneFs {
                 let st = self.st.borrow();
                 let mut best: Option<(u32, usize)> = None;
                 for (i, z) in st.zones.iter().enumerate() {
-                    if z.busy || z.used == 0 || z.remaining() == 0 {
+                    if z.busy || z.in_action || z.used == 0 || z.remaining() == 0 {
                         continue;
                     }
                     let d = lifetime_diff(z.lifetime, lifetime);
@@ -492,13 +497,13 @@ impl ZoneFs {
                 let empty = st
                     .zones
                     .iter()
-                    .position(|z| z.wp == 0 && !z.busy && !z.finished);
+                    .position(|z| z.wp == 0 && !z.busy && !z.finished && !z.in_action);
                 // The idle partial zone with the least room left, to finish for a token.
                 let cheapest = st
                     .zones
                     .iter()
                     .enumerate()
-                    .filter(|(_, z)| !z.busy && z.is_active())
+                    .filter(|(_, z)| !z.busy && !z.in_action && z.is_active())
                     .min_by_key(|(_, z)| z.remaining())
                     .map(|(i, _)| i);
                 match (best, empty) {
@@ -550,32 +555,50 @@ impl ZoneFs {
     /// (ZenFS's ApplyFinishThreshold).
     async fn apply_finish_threshold(&self) -> Result<(), FsError> {
         let victims: Vec<usize> = {
-            let st = self.st.borrow();
+            let mut st = self.st.borrow_mut();
             let pct = st.sb.finish_threshold as u64;
             if pct == 0 {
                 return Ok(());
             }
-            st.zones
-                .iter()
-                .enumerate()
-                .filter(|(_, z)| !z.busy && z.is_active() && z.remaining() * 100 < z.capacity * pct)
-                .map(|(i, _)| i)
-                .collect()
+            let mut victims = Vec::new();
+            for (i, z) in st.zones.iter_mut().enumerate() {
+                if !z.busy
+                    && !z.in_action
+                    && z.is_active()
+                    && z.remaining() * 100 < z.capacity * pct
+                {
+                    z.in_action = true; // chosen: no writer takes it before its turn
+                    victims.push(i);
+                }
+            }
+            victims
         };
+        let mut result = Ok(());
         for i in victims {
-            self.st.borrow_mut().counters.finished_by_threshold += 1;
-            self.finish_zone(i).await?;
+            if result.is_ok() {
+                self.st.borrow_mut().counters.finished_by_threshold += 1;
+                result = self.finish_zone(i).await;
+            }
+            self.st.borrow_mut().zones[i].in_action = false;
         }
-        Ok(())
+        result
     }
 
     async fn finish_zone(&self, i: usize) -> Result<(), FsError> {
         // Marked first: another allocation running while the Finish is in flight must not
-        // pick this zone (found with concurrent flush and compaction writers).
-        self.st.borrow_mut().zones[i].finished = true;
-        self.io
+        // pick this zone (found with concurrent flush and compaction writers), nor a deletion
+        // reset it.
+        {
+            let mut st = self.st.borrow_mut();
+            st.zones[i].finished = true;
+            st.zones[i].in_action = true;
+        }
+        let done = self
+            .io
             .zone_action(i as u32 + META_ZONES, ZoneAction::Finish)
-            .await?;
+            .await;
+        self.st.borrow_mut().zones[i].in_action = false;
+        done?;
         Ok(())
     }
 
@@ -1133,7 +1156,11 @@ impl ZoneFs {
                 .enumerate()
                 .filter(|(_, z)| {
                     let garbage = 100 - 100 * z.used / z.capacity.max(1);
-                    !z.busy && z.remaining() == 0 && z.used > 0 && garbage > threshold
+                    !z.busy
+                        && !z.in_action
+                        && z.remaining() == 0
+                        && z.used > 0
+                        && garbage > threshold
                 })
                 .map(|(i, _)| i)
                 .collect()
@@ -1278,27 +1305,39 @@ impl ZoneFs {
 
     /// Reset every idle IO zone that holds no live data (ZenFS's ResetUnusedIOZones).
     async fn reset_unused(&self) -> Result<(), FsError> {
+        // Chosen and marked at once: several tasks delete files side by side (a compaction,
+        // the last lookup of a retired table), and a victim chosen by two would be reset twice,
+        // the second time perhaps after a new file was allocated in it.
         let victims: Vec<usize> = {
-            let st = self.st.borrow();
-            st.zones
-                .iter()
-                .enumerate()
-                .filter(|(_, z)| !z.busy && z.used == 0 && (z.wp > 0 || z.finished))
-                .map(|(i, _)| i)
-                .collect()
-        };
-        for i in victims {
-            self.io
-                .zone_action(i as u32 + META_ZONES, ZoneAction::Reset)
-                .await?;
             let mut st = self.st.borrow_mut();
-            st.counters.resets += 1;
-            let z = &mut st.zones[i];
-            z.wp = 0;
-            z.finished = false;
-            z.lifetime = 0;
+            let mut victims = Vec::new();
+            for (i, z) in st.zones.iter_mut().enumerate() {
+                if !z.busy && !z.in_action && z.used == 0 && (z.wp > 0 || z.finished) {
+                    z.in_action = true;
+                    victims.push(i);
+                }
+            }
+            victims
+        };
+        let mut result = Ok(());
+        for i in victims {
+            if result.is_ok() {
+                result = self
+                    .io
+                    .zone_action(i as u32 + META_ZONES, ZoneAction::Reset)
+                    .await;
+                if result.is_ok() {
+                    let mut st = self.st.borrow_mut();
+                    st.counters.resets += 1;
+                    let z = &mut st.zones[i];
+                    z.wp = 0;
+                    z.finished = false;
+                    z.lifetime = 0;
+                }
+            }
+            self.st.borrow_mut().zones[i].in_action = false;
         }
-        Ok(())
+        Ok(result?)
     }
 
     pub fn stats(&self) -> FsStats {
