@@ -199,6 +199,9 @@ struct Outcome {
 /// One acknowledged write: its key and value (None: a delete).
 type Write = (u64, Option<Vec<u8>>);
 
+/// Every value the writer has issued per key, acknowledged or not.
+type Issued = Rc<RefCell<BTreeMap<u64, Vec<Vec<u8>>>>>;
+
 fn key(k: u64) -> Vec<u8> {
     format!("key{k:06}").into_bytes()
 }
@@ -228,7 +231,7 @@ fn spawn_reader(
     sim: &Sim,
     db: &Db,
     mut rng: Rng,
-    issued: &Rc<RefCell<BTreeMap<u64, Vec<Vec<u8>>>>>,
+    issued: &Issued,
     reads_checked: &Rc<Cell<usize>>,
     failed: &Rc<RefCell<Option<String>>>,
 ) {
@@ -465,7 +468,7 @@ fn one_cut(
             .collect();
         // Every value the writer has issued per key (acknowledged or not): what a reader
         // beside it may see.
-        let issued: Rc<RefCell<BTreeMap<u64, Vec<Vec<u8>>>>> = Rc::default();
+        let issued: Issued = Rc::default();
         let sim2 = sim.clone();
         sim.spawn(async move {
             let run = async {

@@ -1151,26 +1151,35 @@ impl ZoneFs {
                 return Ok(());
             }
             let threshold = 100 - GC_SLOPE * (GC_START_LEVEL - free_pct);
-            st.zones
-                .iter()
-                .enumerate()
-                .filter(|(_, z)| {
-                    let garbage = 100 - 100 * z.used / z.capacity.max(1);
-                    !z.busy
-                        && !z.in_action
-                        && z.remaining() == 0
-                        && z.used > 0
-                        && garbage > threshold
-                })
-                .map(|(i, _)| i)
-                .collect()
+            let mut victims = Vec::new();
+            for (i, z) in st.zones.iter_mut().enumerate() {
+                let garbage = 100 - 100 * z.used / z.capacity.max(1);
+                if !z.busy
+                    && !z.in_action
+                    && z.remaining() == 0
+                    && z.used > 0
+                    && garbage > threshold
+                {
+                    // Chosen: a deletion's reset must not empty it under the migration.
+                    z.in_action = true;
+                    victims.push(i);
+                }
+            }
+            victims
         };
+        let mut result = Ok(());
         for zi in victims {
-            self.st.borrow_mut().counters.gc_zones += 1;
-            self.migrate_zone(zi).await?;
-            self.reset_unused().await?;
+            if result.is_ok() {
+                self.st.borrow_mut().counters.gc_zones += 1;
+                result = self.migrate_zone(zi).await;
+            }
+            self.st.borrow_mut().zones[zi].in_action = false;
+            if result.is_ok() {
+                // The zone just emptied (and any other), before the next migration.
+                result = self.reset_unused().await;
+            }
         }
-        Ok(())
+        result
     }
 
     /// Move every extent in zone `zi` of a closed, non-sparse file into a partly written
