@@ -454,6 +454,26 @@ impl Report<'_> {
             .filter_map(|v| v["wall_s"].as_f64())
             .sum();
         let present = self.results.iter().filter(|v| !v.is_null()).count();
+        // Which model made the runs (a report made with --report-only may come from another).
+        let models: std::collections::BTreeSet<u64> = self
+            .results
+            .iter()
+            .filter(|v| !v.is_null())
+            .map(|v| v["model_version"].as_u64().unwrap_or(1))
+            .collect();
+        let listed = models
+            .iter()
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let model = if models.iter().all(|&m| m == MODEL_VERSION) {
+            format!("Model {MODEL_VERSION} made them (`MODEL_VERSION`).")
+        } else {
+            format!(
+                "Model {listed} made them; this build is model {MODEL_VERSION} (`MODEL_VERSION`: \
+                 --resume would run them again)."
+            )
+        };
         // With --resume, runs from earlier invocations are not in the last one's wall time.
         let last = if wall_s.is_finite() {
             format!(
@@ -468,12 +488,18 @@ impl Report<'_> {
             "# znslab reproduce cczns — scale {s} ({} records per Load, {} operations per workload)\n\n\
              {present} of {} runs here. Their own wall times add up to {run_wall:.0} s (one core \
              each; with --jobs J the runs take about that over J), their simulated time to \
-             {virt:.0} s. {last}\n\
+             {virt:.0} s. {}\n\
              Paper: CCZNS (HPCA'25) §V-C/D. Each figure below is znslab's, beside the paper's \
              where the paper states it.\n",
             (20e6 * s).round(),
             (5e6 * s).round(),
-            self.runs.len()
+            self.runs.len(),
+            [last, model]
+                .iter()
+                .filter(|t| !t.is_empty())
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
         )?;
         // Fig. 8: write volume in Load.
         let mut csv = String::from("dataset,scheme,flash_bytes,host_bytes\n");

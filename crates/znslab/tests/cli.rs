@@ -769,7 +769,22 @@ fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
         "{}",
         text(&o.stdout)
     );
-    assert!(dir.0.join("r/report.md").exists());
+    let report = std::fs::read_to_string(dir.0.join("r/report.md")).expect("report");
+    assert!(report.contains("made them (`MODEL_VERSION`)."), "{report}");
+    // A report of runs another model made says so.
+    let json = dir.0.join("r/ablation-cc-single-dr-amazon-4k-20m.json");
+    let kept = std::fs::read_to_string(&json).expect("run JSON");
+    let mut old = run.clone();
+    old["model_version"] = 1.into();
+    std::fs::write(&json, old.to_string()).expect("writes");
+    let o = znslab(&["reproduce", "cczns", "--report-only", "--output", &out]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let report = std::fs::read_to_string(dir.0.join("r/report.md")).expect("report");
+    assert!(
+        report.contains("Model 1 made them; this build is model"),
+        "{report}"
+    );
+    std::fs::write(&json, kept).expect("writes");
     // Resumed at the same scale and seed, the run is kept, not run again.
     let resume = |seed: &str| {
         znslab(&[
