@@ -111,18 +111,23 @@ fn survive(
         }
     });
     if reopen {
-        let io = host(&sim, &dev);
-        let model = seen.model.clone();
-        sim.block_on(async move {
-            let fs = Rc::new(ZoneFs::mount(io).await.expect("mounts"));
-            let db = Db::open(fs, small()).await.expect("reopens");
-            for (k, v) in &model {
-                let got = db.get(k).await.expect("reads after reopening");
-                assert_eq!(got.as_ref(), Some(v), "{}", String::from_utf8_lossy(k));
-            }
-        });
+        reads_back_after_reopening(&sim, &dev, seen.model.clone());
     }
     seen
+}
+
+/// A host comes up again on the device: the file system mounts, the store opens and every
+/// write of `model` reads back.
+fn reads_back_after_reopening(sim: &sim::Sim, dev: &device::DeviceHandle, model: Model) {
+    let io = host(sim, dev);
+    sim.block_on(async move {
+        let fs = Rc::new(ZoneFs::mount(io).await.expect("mounts"));
+        let db = Db::open(fs, small()).await.expect("reopens");
+        for (k, v) in &model {
+            let got = db.get(k).await.expect("reads after reopening");
+            assert_eq!(got.as_ref(), Some(v), "{}", String::from_utf8_lossy(k));
+        }
+    });
 }
 
 #[test]
@@ -224,4 +229,67 @@ fn a_full_device_refuses_writes_clearly_and_keeps_what_was_acknowledged() {
     let seen = survive(24, 1_000_000, false, None, |_| {}, |_| {});
     let e = seen.error.expect("the device fills");
     assert!(e.to_lowercase().contains("space"), "{e}");
+}
+
+/// Found by `znslab torture --workload threads` (seed 1813): writers queued on the store's
+/// lock behind one whose WAL write the device refused were let through, as the store checked
+/// for a stopping error before taking the lock; their records went into a WAL whose framing
+/// had moved past the lost one, and synced writes were acknowledged that did not come back
+/// after a reopen. Now every write that comes after the failed one is refused, whoever made it.
+#[test]
+fn writers_queued_behind_a_failed_wal_write_are_refused_too() {
+    let (sim, dev) = common::store_device(64);
+    let io = host(&sim, &dev);
+    let dev2 = dev.clone();
+    let sim2 = sim.clone();
+    let model = sim.block_on(async move {
+        let fs = Rc::new(ZoneFs::mkfs(io, 0).await.expect("mkfs"));
+        let db = Db::open(fs, small()).await.expect("opens");
+        for i in 0..100u64 {
+            db.put(&key(i), b"before", true).await.expect("puts");
+        }
+        dev2.with(|c| {
+            c.faults_mut()
+                .refusals
+                .push_back((CommandKind::Write, Status::INTERNAL_ERROR))
+        });
+        // Four writers, each with its own keys, synced puts until one of them fails.
+        #[derive(Default)]
+        struct Shared {
+            model: Model,
+            failed: bool,
+            acked_after_a_failure: u64,
+        }
+        let shared = Rc::new(std::cell::RefCell::new(Shared::default()));
+        let mut tasks = Vec::new();
+        for w in 0..4u64 {
+            let (db, shared) = (db.clone(), shared.clone());
+            tasks.push(sim2.spawn(async move {
+                let mut rng = Rng::new(w);
+                for i in 0..50u64 {
+                    let (k, v) = (key(1000 + i * 4 + w), value(&mut rng, i));
+                    match db.put(&k, &v, true).await {
+                        Ok(()) => {
+                            let mut s = shared.borrow_mut();
+                            s.acked_after_a_failure += u64::from(s.failed);
+                            s.model.insert(k, v);
+                        }
+                        Err(_) => shared.borrow_mut().failed = true,
+                    }
+                }
+            }));
+        }
+        for t in tasks {
+            t.await;
+        }
+        let s = shared.borrow();
+        assert!(s.failed, "the refused write went unreported");
+        assert_eq!(
+            s.acked_after_a_failure, 0,
+            "writes acknowledged after a failed one"
+        );
+        s.model.clone()
+    });
+    // Whatever was acknowledged comes back after a reopen.
+    reads_back_after_reopening(&sim, &dev, model);
 }

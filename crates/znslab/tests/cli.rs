@@ -586,6 +586,7 @@ fn torture_cuts_power_and_checks_what_came_back() {
     // Each workload on its own: reads checked before the cut, raw blocks read back after.
     for (w, counted) in [
         ("ycsb-e", "reads and scans checked before the cut"),
+        ("threads", "reads and scans checked before the cut"),
         ("raw", "raw zone blocks read back"),
         ("fillbatch", "keys checked after power-on"),
     ] {

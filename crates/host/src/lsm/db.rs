@@ -1165,8 +1165,10 @@ impl Inner {
         // Stalls: a full memtable while the previous one is still flushing, or L0 at its stop
         // trigger, hold the writer until background work makes room (RocksDB's write stalls).
         let mut st = loop {
-            self.check_bg()?;
             let mut st = self.st.lock().await;
+            // Checked holding the lock: a writer queued behind one whose WAL write failed must
+            // not append after it (the log writer's framing has moved past the lost record).
+            self.check_bg()?;
             let t0 = self.fs.io().sim().now();
             if st.mem.bytes() >= self.opts.write_buffer_size {
                 if st.imm.is_some() {
