@@ -1,22 +1,22 @@
 //! `znslab torture`: seeded power cuts through the device, the file system and the store.
 //!
 //! Each seed draws a workload (db_bench overwrite or fillbatch, YCSB A or E, db_bench with four
-//! writer threads, or fio on the raw zones: see `WORKLOADS` and `torture_raw`), a compression scheme for the store (any of
-//! eight, CCZNS's on the cczns design) and a device design (CCZNS, plain ZNS, Balloon-ZNS, or a
-//! compressing block SSD under zones the host emulates), on a small device kept in an image
-//! file, and runs until a random virtual instant; one seed in four meets an injected fault
-//! first (the next write, read or zone command refused with a failure status), which may stop
-//! the workload with an error naming it. Reads and scans before the cut must see the last
-//! acknowledged values. Then the power goes: every host task is dropped where it stands
-//! (`Sim::power_cut`: memtables, file-system state, commands waiting for completions); the
-//! device keeps what its capacitor-protected buffer held, which is every command it took (its
-//! tables are saved as its capacitors would, and read back from the image). At power-on its
-//! open zones are closed and its faults are gone. Then it is checked: zone states and write
-//! pointers are legal, the file system mounts (on emulated zones after the host found them
-//! again), the store opens, every write acknowledged as synced (and all before it) reads back
-//! with a value written at or after it, nothing reads back that was never written, and raw
-//! zones hold their patterns below their write pointers. A failing seed prints the one command
-//! that replays it.
+//! writer threads, or fio on the raw zones: see `WORKLOADS` and `torture_raw`), a compression
+//! scheme for the store (any of eight, CCZNS's on the cczns design) and a device design
+//! (CCZNS, plain ZNS, Balloon-ZNS, or a compressing block SSD under zones the host emulates),
+//! on a small device kept in an image file, and runs until a random virtual instant; one seed
+//! in four meets an injected fault first (the next write, read or zone command refused with a
+//! failure status), which may stop the workload with an error naming it. Reads and scans
+//! before the cut must see the last acknowledged values. Then the power goes: every host task
+//! is dropped where it stands (`Sim::power_cut`: memtables, file-system state, commands
+//! waiting for completions); the device keeps what its capacitor-protected buffer held, which
+//! is every command it took (its tables are saved as its capacitors would, and read back from
+//! the image). At power-on its open zones are closed and its faults are gone. Then it is
+//! checked: zone states and write pointers are legal, the file system mounts (on emulated
+//! zones after the host found them again), the store opens, every write acknowledged as
+//! synced (and all its writer made before it) reads back with a value written at or after it,
+//! nothing reads back that was never written, and raw zones hold their patterns below their
+//! write pointers. A failing seed prints the one command that replays it.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -407,7 +407,7 @@ fn check_scan(
     }
 }
 
-/// Every value the writer has issued per key, acknowledged or not.
+/// Every value the writers have issued per key, acknowledged or not.
 type Issued = Rc<RefCell<BTreeMap<u64, Vec<Vec<u8>>>>>;
 
 fn key(k: u64) -> Vec<u8> {

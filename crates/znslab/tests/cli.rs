@@ -786,6 +786,37 @@ fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
         "{report}"
     );
     std::fs::write(&json, kept).expect("writes");
+    // The ablations' baseline is CC's Fig. 11 run at 4 KiB, whose C also comes right after
+    // its Load (the main run's C comes after A and B have warmed the cache).
+    let o = znslab(&[
+        "reproduce",
+        "cczns",
+        "--scale",
+        "0.0005",
+        "--only",
+        "fig11-cc-amazon-4k",
+        "--output",
+        &out,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let base: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.0.join("r/fig11-cc-amazon-4k-20m.json")).expect("run JSON"),
+    )
+    .expect("JSON");
+    assert_eq!(base["phases"][1]["phase"], "c");
+    let c = base["phases"][1]["throughput_ops_per_s"]
+        .as_f64()
+        .expect("C");
+    let report = std::fs::read_to_string(dir.0.join("r/report.md")).expect("report");
+    let row = format!(
+        "| cc | {:.1} | {:.1} |",
+        base["phases"][0]["throughput_ops_per_s"]
+            .as_f64()
+            .expect("Load")
+            / 1e3,
+        c / 1e3
+    );
+    assert!(report.contains(&row), "{row} in {report}");
     // Resumed at the same scale and seed, the run is kept, not run again.
     let resume = |seed: &str| {
         znslab(&[
