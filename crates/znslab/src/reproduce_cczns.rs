@@ -372,6 +372,12 @@ fn phase<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
     v["phases"].as_array()?.iter().find(|p| p["phase"] == name)
 }
 
+/// The mean, NaN (shown as n/a) when there is nothing to average: a folder without the
+/// runs it would compare.
+fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
 fn pct(a: f64, b: f64) -> String {
     if b == 0.0 || !a.is_finite() || !b.is_finite() {
         return "n/a".into();
@@ -439,7 +445,7 @@ impl Report<'_> {
             .map(|d| self.metric("cc", d, ph, key) / self.metric(other, d, ph, key))
             .filter(|x| x.is_finite())
             .collect();
-        r.iter().sum::<f64>() / r.len().max(1) as f64
+        mean(&r)
     }
 
     fn write(&self, out: &Path, wall_s: f64) -> anyhow::Result<()> {
@@ -658,7 +664,7 @@ impl Report<'_> {
                 })
                 .filter(|x| x.is_finite())
                 .collect();
-            let m = r.iter().sum::<f64>() / r.len().max(1) as f64;
+            let m = mean(&r);
             writeln!(
                 md,
                 "- vs {}: {} [{}]",

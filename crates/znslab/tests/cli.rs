@@ -752,6 +752,14 @@ fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
             > 0.0
     );
     assert!(run["io"]["decompressed_reads"].as_u64().expect("DRs") > 0);
+    // The emulator's own cost per phase: wall time, and chunks the device's memo held or not.
+    let emu = &run["phases"][1]["emulator"];
+    assert!(emu["wall_s"].as_f64().expect("wall") > 0.0, "{emu}");
+    let memo = |k: &str| emu[k].as_u64().expect("memo counts");
+    assert!(
+        memo("decompress_memo_hits") + memo("decompress_memo_misses") > 0,
+        "{emu}"
+    );
     for f in [
         "report.md",
         "summary.json",
@@ -772,6 +780,9 @@ fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
     );
     let report = std::fs::read_to_string(dir.0.join("r/report.md")).expect("report");
     assert!(report.contains("made them (`MODEL_VERSION`)."), "{report}");
+    // Without the main runs there is nothing to compare CC with: n/a, not -100%.
+    assert!(report.contains("- vs N: n/a"), "{report}");
+    assert!(!report.contains("-100.0%"), "{report}");
     // A report of runs another model made says so.
     let json = dir.0.join("r/ablation-cc-single-dr-amazon-4k-20m.json");
     let kept = std::fs::read_to_string(&json).expect("run JSON");
