@@ -15,8 +15,9 @@
 //! checked: zone states and write pointers are legal, the file system mounts (on emulated
 //! zones after the host found them again), the store opens, every write acknowledged as
 //! synced (and all its writer made before it) reads back with a value written at or after it,
-//! nothing reads back that was never written, and raw zones hold their patterns below their
-//! write pointers. A failing seed prints the one command that replays it.
+//! nothing reads back that was never written, the store as a whole holds what a prefix of the
+//! acknowledged batches in WAL order left (point-in-time recovery), and raw zones hold their
+//! patterns below their write pointers. A failing seed prints the one command that replays it.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -217,6 +218,9 @@ type Write = (u64, Option<Vec<u8>>);
 struct WriterLog {
     /// Its acknowledged writes, in order.
     acked: Vec<Write>,
+    /// Of each acknowledged write: its sequence number (its place in the WAL among every
+    /// writer's) and whether it ends its batch.
+    acked_at: Vec<(u64, bool)>,
     /// Its writes up to here were acknowledged by (or before) a synced write of its own.
     synced: usize,
     /// Its batch in flight at the cut (issued, not acknowledged): it may or may not persist.
@@ -248,6 +252,89 @@ impl WriterLog {
             }
         }
     }
+}
+
+/// After power-on the store must hold what a prefix of the acknowledged batches left, in
+/// their WAL order (sequence numbers), a prefix reaching at least the newest synced batch: the
+/// WAL is written in order and recovered to a point in time (RocksDB's point-in-time recovery),
+/// so a batch never comes back without every batch before it, nor in part. A key holding a
+/// value of its writer's batch in flight at the cut fits any prefix (that batch's place in
+/// the order is unknown). `observed`: every key's value after power-on.
+fn check_prefix(
+    logs: &[WriterLog],
+    observed: &BTreeMap<u64, Option<Vec<u8>>>,
+) -> Result<(), String> {
+    let writers = logs.len().max(1) as u64;
+    // Every acknowledged write in WAL order: (sequence, ends its batch, key, value).
+    let mut ops: Vec<(u64, bool, u64, Option<&Vec<u8>>)> = logs
+        .iter()
+        .flat_map(|l| {
+            l.acked_at
+                .iter()
+                .zip(&l.acked)
+                .map(|(&(seq, end), (k, v))| (seq, end, *k, v.as_ref()))
+        })
+        .collect();
+    ops.sort_by_key(|o| o.0);
+    let synced = logs
+        .iter()
+        .filter(|l| l.synced > 0)
+        .map(|l| l.acked_at[l.synced - 1].0)
+        .max();
+    let seen = |k: u64| observed.get(&k).and_then(|v| v.as_ref());
+    let in_flight = |k: u64| {
+        logs[(k % writers) as usize]
+            .pending
+            .iter()
+            .any(|(pk, pv)| *pk == k && pv.as_ref() == seen(k))
+    };
+    // Each key's value after the prefix so far (absent: never written).
+    let mut state: BTreeMap<u64, Option<&Vec<u8>>> = BTreeMap::new();
+    let fits = |state: &BTreeMap<u64, Option<&Vec<u8>>>, k: u64| {
+        state.get(&k).copied().flatten() == seen(k) || in_flight(k)
+    };
+    let mut differ = observed.keys().filter(|&&k| !fits(&state, k)).count();
+    // The prefix of no batch fits when nothing was synced.
+    let mut best = (differ, None);
+    if differ == 0 && synced.is_none() {
+        return Ok(());
+    }
+    for &(seq, end, k, v) in &ops {
+        let before = fits(&state, k);
+        state.insert(k, v);
+        match (before, fits(&state, k)) {
+            (true, false) => differ += 1,
+            (false, true) => differ -= 1,
+            _ => {}
+        }
+        if end && synced.is_none_or(|s| seq >= s) {
+            if differ == 0 {
+                return Ok(());
+            }
+            if differ < best.0 || best.1.is_none() {
+                best = (differ, Some(seq));
+            }
+        }
+    }
+    // None fits: name a key that differs from the prefix that came closest.
+    let p = best.1;
+    let mut state: BTreeMap<u64, Option<&Vec<u8>>> = BTreeMap::new();
+    for &(_, _, k, v) in ops.iter().take_while(|o| p.is_some_and(|p| o.0 <= p)) {
+        state.insert(k, v);
+    }
+    let k = observed.keys().copied().find(|&k| !fits(&state, k));
+    Err(format!(
+        "after power-on the store holds no prefix of the acknowledged writes in WAL order \
+         ({} writes, the newest synced at sequence {synced:?}): at best, up to sequence {p:?}, \
+         {} keys differ{}",
+        ops.len(),
+        best.0,
+        k.map_or(String::new(), |k| format!(
+            ", key {k} reads {} where that prefix left {}",
+            show(seen(k).map(|v| &v[..])),
+            show(state.get(&k).copied().flatten().map(|v| &v[..]))
+        ))
+    ))
 }
 
 /// One writer task of a store workload: writes (and reads back) its own keys.
@@ -346,13 +433,19 @@ impl Writer {
                 }
             }
             self.logs.borrow_mut()[self.w].pending = writes.clone();
-            db.write(&batch, sync).await.map_err(|e| e.to_string())?;
+            let seq = db
+                .write_seq(&batch, sync)
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or("an empty batch")?;
             for (k, v) in &writes {
                 latest.insert(*k, v.clone());
             }
             let mut logs = self.logs.borrow_mut();
             let log = &mut logs[self.w];
             log.pending.clear();
+            let n = writes.len() as u64;
+            log.acked_at.extend((0..n).map(|i| (seq + i, i + 1 == n)));
             log.acked.extend(writes);
             if sync {
                 log.synced = log.acked.len();
@@ -857,11 +950,13 @@ fn one_cut(
         for l in &logs {
             l.allowed_values(&mut allowed);
         }
+        let mut observed = BTreeMap::new();
         for k in 0..KEYS {
             let got = db
                 .get(&key(k))
                 .await
                 .map_err(|e| format!("reading key {k}: {e}"))?;
+            observed.insert(k, got.clone());
             let ok = match allowed.get(&k) {
                 Some(a) => a.contains(&got.as_ref()),
                 None => got.is_none(),
@@ -880,6 +975,7 @@ fn one_cut(
                 ));
             }
         }
+        check_prefix(&logs, &observed)?;
         Ok::<usize, String>(KEYS as usize)
     })?;
     out.keys_checked = checked;
@@ -1053,10 +1149,57 @@ mod tests {
     }
 
     #[test]
+    fn after_power_on_the_store_holds_a_prefix_of_the_wal_order() {
+        let v = |s: &str| Some(s.as_bytes().to_vec());
+        // Two writers (even and odd keys). Writer 0: batch {k0=a, k2=b} at sequences 1-2,
+        // then k0=c at 5. Writer 1: k1=x at 3, k3=y at 4 (separate batches); its k5=z in
+        // flight at the cut.
+        let logs = |synced0: usize| {
+            vec![
+                WriterLog {
+                    acked: vec![(0, v("a")), (2, v("b")), (0, v("c"))],
+                    acked_at: vec![(1, false), (2, true), (5, true)],
+                    synced: synced0,
+                    pending: vec![],
+                },
+                WriterLog {
+                    acked: vec![(1, v("x")), (3, v("y"))],
+                    acked_at: vec![(3, true), (4, true)],
+                    synced: 0,
+                    pending: vec![(5, v("z"))],
+                },
+            ]
+        };
+        let seen = |vals: [Option<Vec<u8>>; 6]| -> BTreeMap<u64, Option<Vec<u8>>> {
+            vals.into_iter()
+                .enumerate()
+                .map(|(k, v)| (k as u64, v))
+                .collect()
+        };
+        let ok = |synced0, vals| check_prefix(&logs(synced0), &seen(vals));
+        // Nothing, the first batch, up to k1, up to k3, everything: prefixes.
+        assert_eq!(ok(0, [None, None, None, None, None, None]), Ok(()));
+        assert_eq!(ok(0, [v("a"), None, v("b"), None, None, None]), Ok(()));
+        assert_eq!(ok(0, [v("a"), v("x"), v("b"), v("y"), None, None]), Ok(()));
+        assert_eq!(ok(0, [v("c"), v("x"), v("b"), v("y"), None, None]), Ok(()));
+        // The batch in flight fits anywhere.
+        assert_eq!(ok(0, [v("a"), None, v("b"), None, None, v("z")]), Ok(()));
+        // A later write without an earlier one (each key alone would pass), half a batch,
+        // and less than the newest synced write: no prefix.
+        let e = ok(0, [None, v("x"), None, None, None, None]).unwrap_err();
+        assert!(e.contains("no prefix"), "{e}");
+        assert!(ok(0, [v("c"), None, v("b"), v("y"), None, None]).is_err());
+        assert!(ok(0, [v("a"), None, None, None, None, None]).is_err());
+        assert!(ok(2, [None, None, None, None, None, None]).is_err());
+        assert_eq!(ok(2, [v("a"), None, v("b"), None, None, None]), Ok(()));
+    }
+
+    #[test]
     fn after_power_on_a_key_may_hold_what_came_from_its_writers_last_sync_on() {
         let w = |k, v: &str| (k, Some(v.as_bytes().to_vec()));
         let log = WriterLog {
             acked: vec![w(0, "1"), w(0, "2"), w(2, "3"), (0, None), w(0, "4")],
+            acked_at: Vec::new(),
             synced: 3,
             pending: vec![w(2, "5"), w(4, "6")],
         };

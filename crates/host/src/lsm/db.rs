@@ -834,19 +834,25 @@ impl Db {
 
     /// Apply a batch; with `sync` the WAL is durable before this returns.
     pub async fn write(&self, batch: &WriteBatch, sync: bool) -> Result<(), DbError> {
+        self.inner.write(batch, sync).await.map(|_| ())
+    }
+
+    /// `write`, returning the sequence number the batch's first operation took: its place in
+    /// the WAL among every writer's batches (None for an empty batch, which writes nothing).
+    pub async fn write_seq(&self, batch: &WriteBatch, sync: bool) -> Result<Option<u64>, DbError> {
         self.inner.write(batch, sync).await
     }
 
     pub async fn put(&self, k: &[u8], v: &[u8], sync: bool) -> Result<(), DbError> {
         let mut b = WriteBatch::default();
         b.put(k, v);
-        self.inner.write(&b, sync).await
+        self.write(&b, sync).await
     }
 
     pub async fn delete(&self, k: &[u8], sync: bool) -> Result<(), DbError> {
         let mut b = WriteBatch::default();
         b.delete(k);
-        self.inner.write(&b, sync).await
+        self.write(&b, sync).await
     }
 
     /// Flush the memtable and wait until background work (flushes, compactions) is done.
@@ -1156,9 +1162,13 @@ impl Inner {
         }
     }
 
-    async fn write(self: &Rc<Self>, batch: &WriteBatch, sync: bool) -> Result<(), DbError> {
+    async fn write(
+        self: &Rc<Self>,
+        batch: &WriteBatch,
+        sync: bool,
+    ) -> Result<Option<u64>, DbError> {
         if batch.ops.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         self.cpu(self.opts.cpu.write_ns * batch.ops.len() as u64)
             .await;
@@ -1226,7 +1236,7 @@ impl Inner {
             let sim = self.fs.io().sim().clone();
             sim.sleep(SimDuration::from_ns(ns)).await;
         }
-        Ok(())
+        Ok(Some(seq))
     }
 
     /// The memtable becomes immutable (to be flushed) and writes go to a new one and a new WAL.
