@@ -65,17 +65,17 @@ impl<K: Ord + Clone> ByteMemo<K> {
                 queued = false;
                 continue;
             }
-            let Some((b, read)) = self.map.get(&old) else {
-                continue; // (cannot happen: every queued key is mapped but `key`)
-            };
-            if read.replace(false) {
+            if self
+                .map
+                .get(&old)
+                .is_some_and(|(_, read)| read.replace(false))
+            {
                 // Read since the hand last passed: a second chance at the back. Bits are
                 // cleared as the hand goes, so a full turn finds one to evict.
                 self.order.push_back(old);
-                continue;
+            } else if let Some((b, _)) = self.map.remove(&old) {
+                self.used -= b.len();
             }
-            self.used -= b.len();
-            self.map.remove(&old);
         }
         self.map
             .insert(key.clone(), (bytes.into(), Cell::new(false)));

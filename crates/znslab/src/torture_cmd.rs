@@ -217,10 +217,7 @@ type Write = (u64, Option<Vec<u8>>);
 #[derive(Default)]
 struct WriterLog {
     /// Its acknowledged writes, in order.
-    acked: Vec<Write>,
-    /// Of each acknowledged write: its sequence number (its place in the WAL among every
-    /// writer's) and whether it ends its batch.
-    acked_at: Vec<(u64, bool)>,
+    acked: Vec<Acked>,
     /// Its writes up to here were acknowledged by (or before) a synced write of its own.
     synced: usize,
     /// Its batch in flight at the cut (issued, not acknowledged): it may or may not persist.
@@ -229,18 +226,31 @@ struct WriterLog {
 
 type Logs = Rc<RefCell<Vec<WriterLog>>>;
 
+/// One acknowledged write, with its sequence number (its place in the WAL among every
+/// writer's) and whether it ends its batch.
+struct Acked {
+    key: u64,
+    value: Option<Vec<u8>>,
+    seq: u64,
+    ends_batch: bool,
+}
+
 impl WriterLog {
     /// Per key of this writer: the values it may hold after power-on — every value written
     /// from its last synced write on (the synced one included, and the batch in flight, never
     /// synced), or, with no synced write, any written value or none at all.
     fn allowed_values<'a>(&'a self, allowed: &mut BTreeMap<u64, Vec<Option<&'a Vec<u8>>>>) {
         let mut last_synced: BTreeMap<u64, usize> = BTreeMap::new();
-        for (i, (k, _)) in self.acked[..self.synced].iter().enumerate() {
-            last_synced.insert(*k, i);
+        for (i, a) in self.acked[..self.synced].iter().enumerate() {
+            last_synced.insert(a.key, i);
         }
-        for (i, (k, v)) in self.acked.iter().chain(&self.pending).enumerate() {
-            let from = last_synced.get(k).copied();
-            let a = allowed.entry(*k).or_insert_with(|| {
+        let writes = self.acked.iter().map(|a| (a.key, &a.value));
+        for (i, (k, v)) in writes
+            .chain(self.pending.iter().map(|(k, v)| (*k, v)))
+            .enumerate()
+        {
+            let from = last_synced.get(&k).copied();
+            let a = allowed.entry(k).or_insert_with(|| {
                 if from.is_none() {
                     vec![None]
                 } else {
@@ -265,21 +275,13 @@ fn check_prefix(
     observed: &BTreeMap<u64, Option<Vec<u8>>>,
 ) -> Result<(), String> {
     let writers = logs.len().max(1) as u64;
-    // Every acknowledged write in WAL order: (sequence, ends its batch, key, value).
-    let mut ops: Vec<(u64, bool, u64, Option<&Vec<u8>>)> = logs
-        .iter()
-        .flat_map(|l| {
-            l.acked_at
-                .iter()
-                .zip(&l.acked)
-                .map(|(&(seq, end), (k, v))| (seq, end, *k, v.as_ref()))
-        })
-        .collect();
-    ops.sort_by_key(|o| o.0);
+    // Every acknowledged write in WAL order.
+    let mut ops: Vec<&Acked> = logs.iter().flat_map(|l| &l.acked).collect();
+    ops.sort_by_key(|a| a.seq);
     let synced = logs
         .iter()
         .filter(|l| l.synced > 0)
-        .map(|l| l.acked_at[l.synced - 1].0)
+        .map(|l| l.acked[l.synced - 1].seq)
         .max();
     let seen = |k: u64| observed.get(&k).and_then(|v| v.as_ref());
     let in_flight = |k: u64| {
@@ -294,33 +296,32 @@ fn check_prefix(
         state.get(&k).copied().flatten() == seen(k) || in_flight(k)
     };
     let mut differ = observed.keys().filter(|&&k| !fits(&state, k)).count();
-    // The prefix of no batch fits when nothing was synced.
-    let mut best = (differ, None);
-    if differ == 0 && synced.is_none() {
-        return Ok(());
-    }
-    for &(seq, end, k, v) in &ops {
-        let before = fits(&state, k);
-        state.insert(k, v);
-        match (before, fits(&state, k)) {
+    // The prefix that came closest: (keys that differ, up to which sequence; None: no batch,
+    // a prefix only when nothing was synced).
+    let mut best = synced.is_none().then_some((differ, None));
+    for a in &ops {
+        let before = fits(&state, a.key);
+        state.insert(a.key, a.value.as_ref());
+        match (before, fits(&state, a.key)) {
             (true, false) => differ += 1,
             (false, true) => differ -= 1,
             _ => {}
         }
-        if end && synced.is_none_or(|s| seq >= s) {
-            if differ == 0 {
-                return Ok(());
-            }
-            if differ < best.0 || best.1.is_none() {
-                best = (differ, Some(seq));
-            }
+        if a.ends_batch
+            && synced.is_none_or(|s| a.seq >= s)
+            && best.is_none_or(|(fewest, _)| differ < fewest)
+        {
+            best = Some((differ, Some(a.seq)));
         }
     }
+    let (fewest, p) = best.unwrap_or((differ, None));
+    if fewest == 0 {
+        return Ok(());
+    }
     // None fits: name a key that differs from the prefix that came closest.
-    let p = best.1;
     let mut state: BTreeMap<u64, Option<&Vec<u8>>> = BTreeMap::new();
-    for &(_, _, k, v) in ops.iter().take_while(|o| p.is_some_and(|p| o.0 <= p)) {
-        state.insert(k, v);
+    for a in ops.iter().take_while(|a| p.is_some_and(|p| a.seq <= p)) {
+        state.insert(a.key, a.value.as_ref());
     }
     let k = observed.keys().copied().find(|&k| !fits(&state, k));
     Err(format!(
@@ -328,7 +329,7 @@ fn check_prefix(
          ({} writes, the newest synced at sequence {synced:?}): at best, up to sequence {p:?}, \
          {} keys differ{}",
         ops.len(),
-        best.0,
+        fewest,
         k.map_or(String::new(), |k| format!(
             ", key {k} reads {} where that prefix left {}",
             show(seen(k).map(|v| &v[..])),
@@ -445,8 +446,13 @@ impl Writer {
             let log = &mut logs[self.w];
             log.pending.clear();
             let n = writes.len() as u64;
-            log.acked_at.extend((0..n).map(|i| (seq + i, i + 1 == n)));
-            log.acked.extend(writes);
+            log.acked
+                .extend((0..).zip(writes).map(|(i, (key, value))| Acked {
+                    key,
+                    value,
+                    seq: seq + i,
+                    ends_batch: i + 1 == n,
+                }));
             if sync {
                 log.synced = log.acked.len();
             }
@@ -473,7 +479,7 @@ fn check_scan(
         let right = if owns(n) {
             latest.get(&n).and_then(|v| v.as_ref()) == Some(v)
         } else {
-            issued.get(&n).is_some_and(|vs| vs.iter().any(|w| w == v))
+            was_issued(issued, n, v)
         };
         if !right {
             return wrong(format!(
@@ -502,6 +508,11 @@ fn check_scan(
 
 /// Every value the writers have issued per key, acknowledged or not.
 type Issued = Rc<RefCell<BTreeMap<u64, Vec<Vec<u8>>>>>;
+
+/// Whether a writer issued `v` for key `k`: what a reader beside the writers may see.
+fn was_issued(issued: &BTreeMap<u64, Vec<Vec<u8>>>, k: u64, v: &[u8]) -> bool {
+    issued.get(&k).is_some_and(|vs| vs.iter().any(|w| w == v))
+}
 
 fn key(k: u64) -> Vec<u8> {
     format!("key{k:06}").into_bytes()
@@ -544,12 +555,7 @@ fn spawn_reader(
     );
     sim.spawn(async move {
         let run = async {
-            let was_issued = |k: u64, v: &[u8]| {
-                issued
-                    .borrow()
-                    .get(&k)
-                    .is_some_and(|vs| vs.iter().any(|w| w == v))
-            };
+            let was_issued = |k: u64, v: &[u8]| was_issued(&issued.borrow(), k, v);
             loop {
                 let top = rng.below(KEYS) + 1;
                 let k = rng.below(top);
@@ -943,9 +949,7 @@ fn one_cut(
         let db = Db::open(fs, opts)
             .await
             .map_err(|e| format!("store open: {e}"))?;
-        // Per key: the values it may hold now — every value written from its last synced
-        // write on (the synced one included), or, with no synced write, any written value or
-        // none at all.
+        // Per key: the values it may hold now (`WriterLog::allowed_values`).
         let mut allowed: BTreeMap<u64, Vec<Option<&Vec<u8>>>> = BTreeMap::new();
         for l in &logs {
             l.allowed_values(&mut allowed);
@@ -1154,17 +1158,25 @@ mod tests {
         // Two writers (even and odd keys). Writer 0: batch {k0=a, k2=b} at sequences 1-2,
         // then k0=c at 5. Writer 1: k1=x at 3, k3=y at 4 (separate batches); its k5=z in
         // flight at the cut.
+        let at = |key, value: &str, seq, ends_batch| Acked {
+            key,
+            value: v(value),
+            seq,
+            ends_batch,
+        };
         let logs = |synced0: usize| {
             vec![
                 WriterLog {
-                    acked: vec![(0, v("a")), (2, v("b")), (0, v("c"))],
-                    acked_at: vec![(1, false), (2, true), (5, true)],
+                    acked: vec![
+                        at(0, "a", 1, false),
+                        at(2, "b", 2, true),
+                        at(0, "c", 5, true),
+                    ],
                     synced: synced0,
                     pending: vec![],
                 },
                 WriterLog {
-                    acked: vec![(1, v("x")), (3, v("y"))],
-                    acked_at: vec![(3, true), (4, true)],
+                    acked: vec![at(1, "x", 3, true), at(3, "y", 4, true)],
                     synced: 0,
                     pending: vec![(5, v("z"))],
                 },
@@ -1197,9 +1209,17 @@ mod tests {
     #[test]
     fn after_power_on_a_key_may_hold_what_came_from_its_writers_last_sync_on() {
         let w = |k, v: &str| (k, Some(v.as_bytes().to_vec()));
+        let acked = [w(0, "1"), w(0, "2"), w(2, "3"), (0, None), w(0, "4")];
         let log = WriterLog {
-            acked: vec![w(0, "1"), w(0, "2"), w(2, "3"), (0, None), w(0, "4")],
-            acked_at: Vec::new(),
+            acked: (0..)
+                .zip(acked)
+                .map(|(seq, (key, value))| Acked {
+                    key,
+                    value,
+                    seq,
+                    ends_batch: true,
+                })
+                .collect(),
             synced: 3,
             pending: vec![w(2, "5"), w(4, "6")],
         };

@@ -723,22 +723,23 @@ fn torture_seed_768_a_failed_manifest_sync_left_a_ghost_edit() {
 fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
     let dir = TempDir::new("cczns");
     let out = dir.path("r");
-    let o = znslab(&[
-        "reproduce",
-        "cczns",
-        "--scale",
-        "0.0005",
-        "--only",
-        "ablation-cc-single-dr",
-        "--output",
-        &out,
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let run: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.0.join("r/ablation-cc-single-dr-amazon-4k-20m.json"))
-            .expect("run JSON"),
-    )
-    .expect("JSON");
+    // One run at 0.0005 into `out` (named as its JSON file), and its JSON.
+    let cell = |name: &str| -> serde_json::Value {
+        let o = znslab(&[
+            "reproduce",
+            "cczns",
+            "--scale",
+            "0.0005",
+            "--only",
+            name,
+            "--output",
+            &out,
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let json = dir.0.join(format!("r/{name}.json"));
+        serde_json::from_str(&std::fs::read_to_string(json).expect("run JSON")).expect("JSON")
+    };
+    let run = cell("ablation-cc-single-dr-amazon-4k-20m");
     assert_eq!(run["phases"][0]["phase"], "load");
     assert!(
         run["model_version"].as_u64().is_some(),
@@ -799,21 +800,7 @@ fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
     std::fs::write(&json, kept).expect("writes");
     // The ablations' baseline is CC's Fig. 11 run at 4 KiB, whose C also comes right after
     // its Load (the main run's C comes after A and B have warmed the cache).
-    let o = znslab(&[
-        "reproduce",
-        "cczns",
-        "--scale",
-        "0.0005",
-        "--only",
-        "fig11-cc-amazon-4k",
-        "--output",
-        &out,
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let base: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.0.join("r/fig11-cc-amazon-4k-20m.json")).expect("run JSON"),
-    )
-    .expect("JSON");
+    let base = cell("fig11-cc-amazon-4k-20m");
     assert_eq!(base["phases"][1]["phase"], "c");
     let c = base["phases"][1]["throughput_ops_per_s"]
         .as_f64()
