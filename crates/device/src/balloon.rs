@@ -25,6 +25,9 @@
 use codec::Direction;
 use nand::DieId;
 use serde::{Deserialize, Serialize};
+
+mod persist;
+pub(crate) use persist::{BalloonDelta, SavedBalloon};
 use sim::SimInstant;
 
 use crate::controller::{Controller, ZoneFlash};
@@ -105,31 +108,8 @@ fn seg_append(
     seg_read(b, storage, id, off, &mut out[at..])
 }
 
-/// A segment as the image's table keeps it (its bytes are in the flash section).
-#[derive(Serialize, Deserialize)]
-struct SavedSegment {
-    id: SegId,
-    kind: SegKind,
-    row: u32,
-    group: u32,
-    ssbs: u32,
-    len: u64,
-    valid: u64,
-    owner: Option<usize>,
-}
-
-/// The Balloon-ZNS tables, as saved in an image (zone-level map, window starts, residue
-/// extents, segment table: what the device keeps in capacitor-protected DRAM).
-#[derive(Serialize, Deserialize)]
-struct SavedBalloon {
-    segments: Vec<SavedSegment>,
-    zones: Vec<(usize, BZone)>,
-    pool: Vec<SegId>,
-    counters: BalloonCounters,
-}
-
 /// A piece of a zone's residue stream: `len` bytes at `stream` live at `seg_off` of `seg`.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
 struct Extent {
     stream: u64,
     seg: SegId,
@@ -138,7 +118,7 @@ struct Extent {
 }
 
 /// Where a zone's next page goes: the part of the zone state that placement changes.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
 struct Cursor {
     page: u64,
     /// End of the home stream and of the allocated home capacity.
@@ -154,13 +134,13 @@ struct Cursor {
     win_stored: u64,
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
 struct Window {
     slot: u32,
     home_start: u64,
 }
 
-#[derive(Default, Clone, Serialize, Deserialize)]
+#[derive(Default, Clone, Serialize, Deserialize, PartialEq)]
 struct BZone {
     cur: Cursor,
     windows: Vec<Window>,
@@ -225,6 +205,8 @@ pub(crate) struct Balloon {
     /// Compressed pages of the command in flight, and their lengths (0 = stored raw).
     sizes: Vec<u32>,
     pub counters: BalloonCounters,
+    /// The tables as the image last recorded them (`persist.rs`).
+    recorded: persist::Recorded,
 }
 
 impl Balloon {
@@ -241,6 +223,7 @@ impl Balloon {
             free_ssbs: ssbs,
             pool: Vec::new(),
             sizes: Vec::new(),
+            recorded: persist::Recorded::default(),
             counters: BalloonCounters {
                 ssbs_total: ssbs as u64,
                 ssb_bytes: lay.ssb_bytes,
@@ -261,93 +244,6 @@ impl Balloon {
     /// Physical byte address of a segment's start.
     fn addr(&self, s: &Segment) -> u64 {
         seg_addr(&self.lay, s)
-    }
-
-    /// Write what the image lacks: new segment bytes to the flash section, then the tables.
-    pub fn save(&mut self, img: &crate::storage::ImageFile) -> std::io::Result<()> {
-        let mut saved = Vec::new();
-        let lay = &self.lay;
-        for (id, s) in self.segments.iter_mut().enumerate() {
-            let Some(s) = s else { continue };
-            s.bytes.persist(img, seg_addr(lay, s))?;
-            saved.push(SavedSegment {
-                id,
-                kind: s.kind,
-                row: s.row,
-                group: s.group,
-                ssbs: s.ssbs,
-                len: s.len(),
-                valid: s.valid,
-                owner: s.owner,
-            });
-        }
-        let table = SavedBalloon {
-            segments: saved,
-            zones: self
-                .zones
-                .iter()
-                .enumerate()
-                .filter(|(_, z)| z.cur.page > 0 || !z.home.is_empty())
-                .map(|(i, z)| (i, z.clone()))
-                .collect(),
-            pool: self.pool.clone(),
-            counters: self.counters.clone(),
-        };
-        img.save_table(&serde_json::to_vec(&table).map_err(std::io::Error::other)?)
-    }
-
-    /// Rebuild from an image's tables and flash. Returns, per segment, the bytes still in a
-    /// partial program unit (they sit in the capacitor-protected buffer).
-    pub fn load(&mut self, img: &crate::storage::ImageFile, unit: u64) -> std::io::Result<u64> {
-        let bad = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidData, m);
-        let Some(text) = img.load_table()? else {
-            return Ok(0);
-        };
-        let t: SavedBalloon =
-            serde_json::from_slice(&text).map_err(|e| bad(format!("balloon table: {e}")))?;
-        let g = self.lay.groups as usize;
-        let mut buffered = 0;
-        for s in t.segments {
-            let first = s.row as usize * g + s.group as usize;
-            let cap = s.ssbs as u64 * self.lay.ssb_bytes;
-            if first + s.ssbs as usize > self.ssb_owner.len() || s.len > cap {
-                return Err(bad(format!("balloon table: segment {} out of range", s.id)));
-            }
-            let mut seg = Segment {
-                kind: s.kind,
-                row: s.row,
-                group: s.group,
-                ssbs: s.ssbs,
-                cap,
-                // The bytes stay in the image until read.
-                bytes: AppendBytes::in_image(s.len),
-                flash: ZoneFlash::default(),
-                valid: s.valid,
-                owner: s.owner,
-            };
-            seg.flash.issued = s.len / unit * unit;
-            buffered += s.len - seg.flash.issued;
-            if self.segments.len() <= s.id {
-                self.segments.resize_with(s.id + 1, || None);
-            }
-            for o in &mut self.ssb_owner[first..first + s.ssbs as usize] {
-                *o = Some(s.id);
-            }
-            self.free_ssbs -= s.ssbs;
-            self.segments[s.id] = Some(seg);
-        }
-        self.free_slots = (0..self.segments.len())
-            .filter(|&i| self.segments[i].is_none())
-            .collect();
-        for (i, z) in t.zones {
-            *self
-                .zones
-                .get_mut(i)
-                .ok_or_else(|| bad(format!("balloon table: zone {i}")))? = z;
-        }
-        self.pool = t.pool;
-        self.counters = t.counters;
-        Ok(buffered)
     }
 
     fn seg(&self, id: SegId) -> &Segment {
@@ -915,11 +811,6 @@ impl Controller {
         b.pool.retain(|&p| p != id);
         let s = b.segments[id].take().expect("live segment");
         b.free_slots.push(id);
-        if let crate::storage::Storage::Image(img) = &self.storage {
-            // The blocks are erased: their file space goes back (a failure leaves stale bytes
-            // the table no longer points at).
-            let _ = img.erase_flash(b.addr(&s), s.cap);
-        }
         let g = b.lay.groups as usize;
         let first = s.row as usize * g + s.group as usize;
         for o in &mut b.ssb_owner[first..first + s.ssbs as usize] {
@@ -930,6 +821,15 @@ impl Controller {
             SegKind::Home => b.counters.home_ssbs -= s.ssbs as u64,
             SegKind::Extra => b.counters.extra_ssbs -= s.ssbs as u64,
         }
+        // The image records the segment free before its bytes go (storage.rs); if that
+        // record cannot be written, the bytes stay (unreferenced once it is).
+        let addr = b.addr(&s);
+        if self.persist_command().is_ok() {
+            if let crate::storage::Storage::Image(img) = &self.storage {
+                let _ = img.erase_flash(addr, s.cap);
+            }
+        }
+        let b = self.balloon.as_mut().expect("balloon design");
         // Buffered bytes that never reached flash give their buffer space back.
         self.write_buffer.discard(s.len() - s.flash.issued);
         let unit = self.layout.geometry.unit_bytes;

@@ -12,9 +12,10 @@ use sim::{SimDuration, SimInstant};
 use crate::balloon::Balloon;
 use crate::chunks::{self, ChunkRecord};
 use crate::cmd::{Command, Completion};
-use crate::config::{Design, DeviceConfig, FlushUnit};
+use crate::config::{DeviceConfig, FlushUnit};
 use crate::engine::{Engine, EngineCounters};
 use crate::faults::Faults;
+use crate::image::OpenMode;
 use crate::layout::Layout;
 use crate::memo::DecompressMemo;
 use crate::status::Status;
@@ -227,7 +228,13 @@ pub struct Controller {
     pub(crate) storage: Storage,
     pub(crate) counters: DeviceCounters,
     pub(crate) overhead: SimDuration,
-    zones_dirty: bool,
+    /// Zones changed since the image last recorded them (see `persist.rs`).
+    pub(crate) dirty_zones: Vec<u32>,
+    zone_is_dirty: Vec<bool>,
+    /// The last failure writing the image, for the error a user sees (the command itself
+    /// fails with Internal Error, as a drive's would).
+    pub(crate) image_error: Option<String>,
+    closed: bool,
     /// CCZNS: each zone's chunk records in offset order (the OOB, cached).
     pub(crate) chunks: Vec<Vec<ChunkRecord>>,
     pub(crate) engine: Engine,
@@ -254,7 +261,7 @@ impl Controller {
         Ok(Self::build(config, layout, storage))
     }
 
-    /// Create a device image file (replacing any file at `path`).
+    /// Create a device image file (replacing any file at `path`, once its lock is ours).
     pub fn create_image(path: &Path, config: DeviceConfig) -> Result<Controller, DeviceError> {
         let layout = config.layout()?;
         let io_err = |source| DeviceError::Image {
@@ -267,29 +274,29 @@ impl Controller {
         Ok(c)
     }
 
-    /// Open a device image made by [`create_image`](Self::create_image).
+    /// Open a device image made by [`create_image`](Self::create_image), to change it.
     pub fn open_image(path: &Path) -> Result<Controller, DeviceError> {
+        Self::open_image_as(path, OpenMode::ReadWrite)
+    }
+
+    /// Open a device image, to change it or only to read it (a shared lock; the file may be
+    /// read-only; commands that would change it fail with Namespace Write Protected).
+    pub fn open_image_as(path: &Path, mode: OpenMode) -> Result<Controller, DeviceError> {
         let io_err = |source| DeviceError::Image {
             path: path.display().to_string(),
             source,
         };
-        let (file, text) = ImageFile::read_config(path).map_err(io_err)?;
+        let (file, text) = ImageFile::open(path, mode).map_err(io_err)?;
         let config = DeviceConfig::from_toml(&text)?;
         let layout = config.layout()?;
-        let img = ImageFile::open(file, &layout);
+        let img = ImageFile::attach(file, path, &layout, mode).map_err(io_err)?;
         let mut c = Self::build(config, layout, Storage::Image(img));
-        if let Storage::Image(img) = &c.storage {
-            img.load_zones(&mut c.zones, c.layout.lba_bytes)
-                .map_err(io_err)?;
-        }
-        if c.config.design == Design::Cczns {
-            c.rebuild_from_oob().map_err(io_err)?;
-        }
+        let buffered = c.load_image().map_err(io_err)?;
         c.recount_resources();
         // Everything written earlier is on flash now, except partial program units, which
         // the capacitor-protected buffer still holds (and whose space it still takes).
         let u = c.layout.geometry.unit_bytes;
-        let mut buffered = 0;
+        let mut in_buffer = buffered;
         for (z, zf) in c.zones.iter().zip(c.zone_flash.iter_mut()) {
             let written = z.bytes;
             zf.issued = if z.state == ZoneState::Full {
@@ -297,23 +304,18 @@ impl Controller {
             } else {
                 written / u * u
             };
-            buffered += written.saturating_sub(zf.issued);
+            in_buffer += written.saturating_sub(zf.issued);
         }
-        if let Storage::Image(img) = &c.storage {
-            if let Some(b) = c.balloon.as_mut() {
-                buffered += b.load(img, u).map_err(io_err)?;
-            }
-            if let Some(t) = c.tcssd.as_mut() {
-                buffered += t.load(img, u).map_err(io_err)?;
-            }
+        c.write_buffer.in_use += in_buffer;
+        if mode == OpenMode::ReadWrite {
+            c.finish_interrupted_resets().map_err(io_err)?;
         }
-        c.write_buffer.in_use += buffered;
         Ok(c)
     }
 
     /// CCZNS: rebuild every zone's chunk records and byte write pointer from the OOB of its
     /// pages, as the device firmware would at power-on.
-    fn rebuild_from_oob(&mut self) -> io::Result<()> {
+    pub(crate) fn rebuild_from_oob(&mut self) -> io::Result<()> {
         self.memo.clear();
         let Storage::Image(img) = &self.storage else {
             return Ok(());
@@ -409,7 +411,10 @@ impl Controller {
             storage,
             counters: DeviceCounters::default(),
             overhead: SimDuration::from_ns(config.controller.command_overhead_ns),
-            zones_dirty: false,
+            dirty_zones: Vec::new(),
+            zone_is_dirty: vec![false; layout.zone_count as usize],
+            image_error: None,
+            closed: false,
             config,
             layout,
         }
@@ -517,9 +522,15 @@ impl Controller {
             command,
             Command::ZoneMgmtSend { .. } | Command::ZoneMgmtRecv { .. }
         );
+        let changes = !matches!(
+            command,
+            Command::Read { .. } | Command::DecompressedRead { .. } | Command::ZoneMgmtRecv { .. }
+        );
         // A conventional namespace has no zone commands; injected faults end a command early.
         let refused = if zoned && self.tcssd.is_some() {
             Some(Status::INVALID_OPCODE)
+        } else if changes && self.storage.is_read_only() {
+            Some(Status::NAMESPACE_WRITE_PROTECTED)
         } else {
             self.faults.check(&command)
         };
@@ -576,6 +587,17 @@ impl Controller {
             Command::Flush => self.flush(ready),
             Command::Deallocate { slba, nlb } => self.deallocate(ready, slba, nlb),
         };
+        // Before the host hears of it, the image holds what the command changed.
+        let result = match (result, changes) {
+            (Ok(r), true) => self.persist_command().map(|()| r),
+            (Err(s), true) => {
+                // A failed command may have changed state too (an implicit close, a Select All
+                // that stopped part way): that is kept as well, but the failure is reported.
+                let _ = self.persist_command();
+                Err(s)
+            }
+            (r, false) => r,
+        };
         match result {
             Ok((result, done)) => Completion {
                 status: Status::SUCCESS,
@@ -601,6 +623,7 @@ impl Controller {
             "only READONLY or OFFLINE can be injected"
         );
         self.set_state(index as usize, state);
+        let _ = self.persist_command();
     }
 
     /// Set Features, Error Recovery (FID 05h), CDW11 bit 16: DULBE, on a design that
@@ -618,23 +641,6 @@ impl Controller {
         &mut self.faults
     }
 
-    /// Save the zone table to the image, with the FTL tables and new flash bytes of the
-    /// balloon and tcssd designs (no-op in memory). Also done by Flush and on drop.
-    pub fn save_zone_table(&mut self) -> io::Result<()> {
-        match &self.storage {
-            Storage::Image(img) => {
-                if let Some(b) = self.balloon.as_mut() {
-                    b.save(img)?;
-                }
-                if let Some(t) = self.tcssd.as_mut() {
-                    t.save(img)?;
-                }
-                img.save_zones(&self.zones)
-            }
-            Storage::Memory(..) => Ok(()),
-        }
-    }
-
     /// Persist and close; reports an image write failure that drop would have to swallow.
     /// Power on after a power loss: the zones that were open come back Closed (their data and
     /// write pointers kept), as a ZNS drive's open zones do across a power cycle; the
@@ -647,6 +653,7 @@ impl Controller {
                 self.set_state(zi, ZoneState::Closed);
             }
         }
+        let _ = self.persist_command();
     }
 
     /// Bytes of decompressed chunks this device may remember (0: none); see `memo.rs`.
@@ -660,7 +667,7 @@ impl Controller {
     }
 
     pub fn close(mut self) -> io::Result<()> {
-        self.zones_dirty = false;
+        self.closed = true;
         self.save_zone_table()
     }
 
@@ -686,7 +693,7 @@ impl Controller {
             self.active_count += 1;
         }
         self.zones[zi].state = new;
-        self.zones_dirty = true;
+        self.mark_zone_dirty(zi);
         if old.is_open() && !new.is_open() {
             // Balloon-ZNS: an extra sub-superblock is written by one open zone at a time.
             self.balloon_release_extra(zi);
@@ -910,22 +917,27 @@ impl Controller {
         (lba / self.layout.zone_size_lbas) as usize
     }
 
-    pub(crate) fn mark_zones_dirty(&mut self) {
-        self.zones_dirty = true;
+    pub(crate) fn mark_zone_dirty(&mut self, zi: usize) {
+        if !self.zone_is_dirty[zi] {
+            self.zone_is_dirty[zi] = true;
+            self.dirty_zones.push(zi as u32);
+        }
     }
 
-    pub(crate) fn save_if_dirty(&mut self) -> io::Result<()> {
-        if self.zones_dirty {
-            self.zones_dirty = false;
-            self.save_zone_table()?;
+    /// Take the zones changed since the last call, clearing their marks.
+    pub(crate) fn take_dirty_zones(&mut self) -> Vec<u32> {
+        let zones = std::mem::take(&mut self.dirty_zones);
+        for &zi in &zones {
+            self.zone_is_dirty[zi as usize] = false;
         }
-        Ok(())
+        zones
     }
 }
 
 impl Drop for Controller {
     fn drop(&mut self) {
-        if self.zones_dirty {
+        if !self.closed {
+            // Everything is on the image already; a checkpoint makes the next open quicker.
             // Errors here cannot be returned; `close` reports them for callers that care.
             let _ = self.save_zone_table();
         }

@@ -23,8 +23,10 @@ mod controller;
 mod engine;
 mod faults;
 mod handle;
+mod image;
 mod layout;
 mod memo;
+mod persist;
 pub mod presets;
 mod status;
 mod storage;
@@ -46,6 +48,7 @@ pub use controller::{Controller, DeviceCounters, DeviceError, DramUsage, Identif
 pub use engine::EngineCounters;
 pub use faults::{CommandKind, Faults};
 pub use handle::DeviceHandle;
+pub use image::OpenMode;
 pub use layout::{BalloonLayout, Layout};
 pub use nand::ConfigError;
 pub use status::Status;

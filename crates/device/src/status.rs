@@ -40,6 +40,7 @@ statuses! {
     INVALID_OPCODE = (0, 0x01), "the opcode is not supported by this device design";
     INVALID_FIELD = (0, 0x02), "a field of the command is invalid";
     INTERNAL_ERROR = (0, 0x06), "the device failed internally (backing storage I/O error)";
+    NAMESPACE_WRITE_PROTECTED = (0, 0x20), "the namespace is write protected (its image is open read-only)";
     LBA_OUT_OF_RANGE = (0, 0x80), "the LBA range goes past the end of the namespace";
     CAPACITY_EXCEEDED = (0, 0x81), "the namespace capacity is exceeded";
     COMMAND_SIZE_LIMIT_EXCEEDED = (1, 0x83), "the command exceeds a size limit";

@@ -7,27 +7,57 @@
 //!
 //! | offset | bytes | what |
 //! |---|---|---|
-//! | 0 | 8 | magic `ZNSLABv1` |
+//! | 0 | 8 | magic `ZNSLABv3` |
 //! | 8 | 4 | config length N, little endian |
 //! | 12 | N | device configuration, TOML |
+//! | 60 KiB | 64 | the process holding the image for writing: pid u32, then its name (see [`lock`]) |
 //! | 64 KiB | 32 × zones | zone records: state u8, attributes u8, padding u8, 5 reserved, wp u64, bytes u64, reserved u64 |
 //! | data_offset | capacity × zones | zone data, zone `z` at `data_offset + z × capacity_bytes` |
 //! | meta_offset | capacity_lbas × ms × zones | per-LBA metadata, same order |
 //! | oob_offset | pages × oob × zones | the OOB of every flash page of every zone (CCZNS chunk metadata) |
 //! | flash_offset | the flash's bytes | designs with their own flash layout (balloon, tcssd): the flash, by physical address |
-//! | table_offset | 8 + N | those designs' FTL tables: length, then JSON (to the end of the file) |
+//! | table_offset | 4 KiB | those designs' checkpoint headers: two slots of 64 bytes (see below) |
+//! | table_offset + 4 KiB | 256 MiB | their journal: records of what each command changed |
+//! | after the journal | to the end | their checkpoints: the whole table (JSON), two places in turn |
+//!
+//! # Crash consistency
+//!
+//! A process may be killed at any instant (a kill, a crash, the machine's OOM killer); the
+//! image it leaves must be a state the device could be in after a power cut at that point of
+//! its virtual time. The device's write buffer is capacitor-protected, so that state holds
+//! every command that completed, and any prefix of the one in flight. The image is written in
+//! an order that guarantees this without the process's help (every write below is a `pwrite`
+//! that reaches the page cache before the next begins, so a killed process leaves a prefix of
+//! them; a record of at most 64 bytes inside one 4 KiB page is never torn by a kill):
+//!
+//! - **Zone data before the zone record that covers it.** A write stores its bytes (and, on
+//!   CCZNS, the OOB of the pages it touched) and then rewrites that zone's 32-byte record
+//!   before the command completes. Killed between the two, the zone reports its old write
+//!   pointer: the write did not happen. (CCZNS rebuilds byte write pointers from the OOB at
+//!   power-on, so there the OOB is the record.)
+//! - **The record that forgets a zone before the punch that frees it.** Reset writes the
+//!   zone's Empty record first and then punches its data, metadata and OOB; killed between,
+//!   the zone is Empty and its stale bytes are punched again at the next read-write open.
+//! - **Designs with their own maps (balloon, tcssd)**: after each command, the new flash
+//!   bytes are written, then one journal record (CRC32C, sequence number) holding everything
+//!   the command changed: the zone records it touched and the entries of the design's tables.
+//!   An erase inside a command (garbage collection, reclamation, reset) first journals what
+//!   the command changed so far, then punches, so the region can be written again. When the
+//!   journal fills, and on Flush and close, the whole table is written as a checkpoint to the
+//!   place the last one does not use, and then the inactive header slot is switched to point
+//!   at it (a header carries its own CRC: a torn header loses to the other slot). Opening
+//!   loads the newest valid checkpoint and replays the records that follow it, in sequence
+//!   order, to the first one missing or corrupt.
+//!
+//! Loss of the host machine's power (the page cache lost) is a separate guarantee: with
+//! `sync` on (the CLI's `--sync`), Flush and close `fdatasync` the image after the writes
+//! above, so everything before a Flush survives the host's power loss too. Off by default: an
+//! fsync costs milliseconds and a store issues one per synced write.
 
-use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
-use std::path::Path;
 
+pub(crate) use crate::image::ImageFile;
 use crate::layout::Layout;
-use crate::zone::{Zone, ZoneState};
-
-const MAGIC: &[u8; 8] = b"ZNSLABv2";
-const TABLE_OFFSET: u64 = 64 << 10;
-const RECORD_BYTES: u64 = 32;
 
 pub(crate) enum Storage {
     /// Per zone bytes, and the zone capacity in bytes and metadata bytes (reserved on first
@@ -143,34 +173,6 @@ impl AppendBytes {
     }
 }
 
-pub(crate) struct ImageFile {
-    file: File,
-    data_offset: u64,
-    meta_offset: u64,
-    zone_bytes: u64,
-    zone_meta_bytes: u64,
-    oob_offset: u64,
-    /// OOB bytes of one flash page, and of all pages of a zone.
-    oob_bytes: u64,
-    zone_oob_bytes: u64,
-    flash_offset: u64,
-    table_offset: u64,
-}
-
-/// Where the sections of an image start, for a layout.
-struct Offsets {
-    data: u64,
-    meta: u64,
-    oob: u64,
-    end: u64,
-    zone_bytes: u64,
-    zone_meta_bytes: u64,
-    oob_bytes: u64,
-    zone_oob_bytes: u64,
-    flash: u64,
-    table: u64,
-}
-
 /// Ask Linux for transparent huge pages on a large zone buffer: filling a zone then faults in
 /// 2 MiB at a time instead of 4 KiB (page faults were most of the wall time of a write job).
 fn advise_huge_pages(ptr: *const u8, len: usize) {
@@ -183,253 +185,6 @@ fn advise_huge_pages(ptr: *const u8, len: usize) {
         unsafe {
             libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
         }
-    }
-}
-
-fn align_up(x: u64, a: u64) -> u64 {
-    x.div_ceil(a) * a
-}
-
-impl ImageFile {
-    fn offsets(layout: &Layout) -> Offsets {
-        let zones = layout.zone_count as u64;
-        let data = align_up(TABLE_OFFSET + RECORD_BYTES * zones, 1 << 20);
-        let zone_bytes = layout.zone_capacity_bytes();
-        let zone_meta_bytes = layout.zone_capacity_lbas * layout.metadata_bytes;
-        let meta = align_up(data + zone_bytes * zones, 1 << 20);
-        let oob = align_up(meta + zone_meta_bytes * zones, 1 << 20);
-        let oob_bytes = layout.geometry.oob_bytes_per_page as u64;
-        let zone_oob_bytes = zone_bytes.div_ceil(layout.geometry.page_bytes as u64) * oob_bytes;
-        let flash = align_up(oob + zone_oob_bytes * zones, 1 << 20);
-        let own_flash = layout.balloon.is_some() || layout.tcssd_superblocks.is_some();
-        let table = flash
-            + if own_flash {
-                layout.geometry.total_bytes()
-            } else {
-                0
-            };
-        Offsets {
-            data,
-            meta,
-            oob,
-            end: table,
-            flash,
-            table,
-            zone_bytes,
-            zone_meta_bytes,
-            oob_bytes,
-            zone_oob_bytes,
-        }
-    }
-
-    fn from_offsets(file: File, o: Offsets) -> ImageFile {
-        ImageFile {
-            file,
-            data_offset: o.data,
-            meta_offset: o.meta,
-            zone_bytes: o.zone_bytes,
-            zone_meta_bytes: o.zone_meta_bytes,
-            oob_offset: o.oob,
-            oob_bytes: o.oob_bytes,
-            zone_oob_bytes: o.zone_oob_bytes,
-            flash_offset: o.flash,
-            table_offset: o.table,
-        }
-    }
-
-    /// Write bytes of the flash (balloon, tcssd) at physical byte address `addr`.
-    pub fn write_flash(&self, addr: u64, bytes: &[u8]) -> io::Result<()> {
-        self.file.write_all_at(bytes, self.flash_offset + addr)
-    }
-
-    pub fn read_flash(&self, addr: u64, out: &mut [u8]) -> io::Result<()> {
-        self.file.read_exact_at(out, self.flash_offset + addr)
-    }
-
-    /// An erased range of the flash: give its file space back.
-    pub fn erase_flash(&self, addr: u64, len: u64) -> io::Result<()> {
-        self.punch(self.flash_offset + addr, len)
-    }
-
-    /// Replace the FTL table (balloon, tcssd) and sync.
-    pub fn save_table(&self, table: &[u8]) -> io::Result<()> {
-        let mut buf = Vec::with_capacity(8 + table.len());
-        buf.extend_from_slice(&(table.len() as u64).to_le_bytes());
-        buf.extend_from_slice(table);
-        self.file.write_all_at(&buf, self.table_offset)?;
-        self.file.set_len(self.table_offset + buf.len() as u64)?;
-        self.file.sync_data()
-    }
-
-    /// The FTL table last saved, if any.
-    pub fn load_table(&self) -> io::Result<Option<Vec<u8>>> {
-        let mut len = [0u8; 8];
-        if self.file.metadata()?.len() < self.table_offset + 8 {
-            return Ok(None);
-        }
-        self.file.read_exact_at(&mut len, self.table_offset)?;
-        let len = u64::from_le_bytes(len);
-        if len == 0 {
-            return Ok(None);
-        }
-        if len > 1 << 40 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "corrupt FTL table length in image",
-            ));
-        }
-        let mut buf = vec![0u8; len as usize];
-        self.file.read_exact_at(&mut buf, self.table_offset + 8)?;
-        Ok(Some(buf))
-    }
-
-    /// Create (or truncate) an image for `layout`, storing `config_toml` in its header.
-    pub fn create(path: &Path, layout: &Layout, config_toml: &str) -> io::Result<ImageFile> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
-        if config_toml.len() as u64 > TABLE_OFFSET - 12 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "device configuration too large for the image header",
-            ));
-        }
-        let mut header = Vec::with_capacity(12 + config_toml.len());
-        header.extend_from_slice(MAGIC);
-        header.extend_from_slice(&(config_toml.len() as u32).to_le_bytes());
-        header.extend_from_slice(config_toml.as_bytes());
-        file.write_all_at(&header, 0)?;
-        let o = Self::offsets(layout);
-        file.set_len(o.end)?;
-        Ok(Self::from_offsets(file, o))
-    }
-
-    /// Read the configuration text stored in an image's header.
-    pub fn read_config(path: &Path) -> io::Result<(File, String)> {
-        let file = OpenOptions::new().read(true).write(true).open(path)?;
-        let mut head = [0u8; 12];
-        file.read_exact_at(&mut head, 0)?;
-        if &head[..8] != MAGIC {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "not a znslab device image (bad magic)",
-            ));
-        }
-        let len = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as u64;
-        if len > TABLE_OFFSET - 12 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "corrupt image header (config length)",
-            ));
-        }
-        let mut text = vec![0u8; len as usize];
-        file.read_exact_at(&mut text, 12)?;
-        let text = String::from_utf8(text).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                "corrupt image header (config is not UTF-8)",
-            )
-        })?;
-        Ok((file, text))
-    }
-
-    pub fn open(file: File, layout: &Layout) -> ImageFile {
-        Self::from_offsets(file, Self::offsets(layout))
-    }
-
-    /// Deallocate a byte range of the file; it reads back as zeros.
-    fn punch(&self, offset: u64, len: u64) -> io::Result<()> {
-        use std::os::fd::AsRawFd;
-        if len == 0 {
-            return Ok(());
-        }
-        // SAFETY: fallocate on a file descriptor we own, with plain integer arguments.
-        let rc = unsafe {
-            libc::fallocate(
-                self.file.as_raw_fd(),
-                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
-                offset as libc::off_t,
-                len as libc::off_t,
-            )
-        };
-        if rc == 0 {
-            return Ok(());
-        }
-        let err = io::Error::last_os_error();
-        if err.raw_os_error() == Some(libc::EOPNOTSUPP) {
-            // A file system without hole punching: write zeros over the range instead.
-            let zeros = vec![0u8; 1 << 20];
-            let mut at = 0;
-            while at < len {
-                let n = (len - at).min(zeros.len() as u64);
-                self.file.write_all_at(&zeros[..n as usize], offset + at)?;
-                at += n;
-            }
-            return Ok(());
-        }
-        Err(err)
-    }
-
-    /// Read the OOB of flash page `page` of zone `zone`.
-    pub fn read_oob(&self, zone: u32, page: u64, out: &mut [u8]) -> io::Result<()> {
-        debug_assert_eq!(out.len() as u64, self.oob_bytes);
-        self.file.read_exact_at(
-            out,
-            self.oob_offset + zone as u64 * self.zone_oob_bytes + page * self.oob_bytes,
-        )
-    }
-
-    /// Load zone records saved by [`save_zones`](Self::save_zones) into `zones`.
-    pub fn load_zones(&self, zones: &mut [Zone], lba_bytes: u64) -> io::Result<()> {
-        let mut buf = vec![0u8; RECORD_BYTES as usize * zones.len()];
-        self.file.read_exact_at(&mut buf, TABLE_OFFSET)?;
-        for (z, rec) in zones
-            .iter_mut()
-            .zip(buf.chunks_exact(RECORD_BYTES as usize))
-        {
-            if rec[0] == 0 {
-                continue; // never saved: stays empty
-            }
-            let state = ZoneState::from_code(rec[0]).ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("bad zone state {:#x} in image", rec[0]),
-                )
-            })?;
-            let wp = u64::from_le_bytes(rec[8..16].try_into().expect("8 bytes"));
-            let bytes = u64::from_le_bytes(rec[16..24].try_into().expect("8 bytes"));
-            if wp < z.zslba || wp > z.end_of_capacity() || bytes > z.capacity * lba_bytes {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("zone at LBA {} has a corrupt record", z.zslba),
-                ));
-            }
-            z.state = state;
-            z.attributes = rec[1];
-            z.wp = wp;
-            z.bytes = bytes;
-            z.padding = rec[2] == 1;
-        }
-        Ok(())
-    }
-
-    pub fn save_zones(&self, zones: &[Zone]) -> io::Result<()> {
-        let mut buf = vec![0u8; RECORD_BYTES as usize * zones.len()];
-        for (z, rec) in zones
-            .iter()
-            .zip(buf.chunks_exact_mut(RECORD_BYTES as usize))
-        {
-            rec[0] = z.state.code();
-            rec[1] = z.attributes;
-            rec[8..16].copy_from_slice(&z.wp.to_le_bytes());
-            rec[2] = z.padding as u8;
-            rec[16..24].copy_from_slice(&z.bytes.to_le_bytes());
-        }
-        self.file.write_all_at(&buf, TABLE_OFFSET)?;
-        self.file.sync_data()
     }
 }
 
@@ -477,19 +232,7 @@ impl Storage {
                 }
                 Ok(())
             }
-            Storage::Image(img) => {
-                img.file.write_all_at(
-                    data,
-                    img.data_offset + zone as u64 * img.zone_bytes + offset,
-                )?;
-                if !metadata.is_empty() {
-                    img.file.write_all_at(
-                        metadata,
-                        img.meta_offset + zone as u64 * img.zone_meta_bytes + meta_offset,
-                    )?;
-                }
-                Ok(())
-            }
+            Storage::Image(img) => img.write_zone(zone, offset, data, meta_offset, metadata),
         }
     }
 
@@ -518,17 +261,7 @@ impl Storage {
                 }
                 Ok(())
             }
-            Storage::Image(img) => {
-                img.file
-                    .read_exact_at(buf, img.data_offset + zone as u64 * img.zone_bytes + offset)?;
-                if !metadata.is_empty() {
-                    img.file.read_exact_at(
-                        metadata,
-                        img.meta_offset + zone as u64 * img.zone_meta_bytes + meta_offset,
-                    )?;
-                }
-                Ok(())
-            }
+            Storage::Image(img) => img.read_zone(zone, offset, buf, meta_offset, metadata),
         }
     }
 
@@ -537,10 +270,7 @@ impl Storage {
     pub fn write_oob(&mut self, zone: u32, page: u64, oob: &[u8]) -> io::Result<()> {
         match self {
             Storage::Memory(..) => Ok(()),
-            Storage::Image(img) => img.file.write_all_at(
-                oob,
-                img.oob_offset + zone as u64 * img.zone_oob_bytes + page * img.oob_bytes,
-            ),
+            Storage::Image(img) => img.write_oob(zone, page, oob),
         }
     }
 
@@ -552,20 +282,16 @@ impl Storage {
                 zones[zone as usize] = ZoneBytes::default();
                 Ok(())
             }
-            Storage::Image(img) => {
-                let z = zone as u64;
-                img.punch(img.data_offset + z * img.zone_bytes, img.zone_bytes)?;
-                img.punch(
-                    img.meta_offset + z * img.zone_meta_bytes,
-                    img.zone_meta_bytes,
-                )?;
-                img.punch(img.oob_offset + z * img.zone_oob_bytes, img.zone_oob_bytes)
-            }
+            Storage::Image(img) => img.punch_zone(zone),
         }
     }
 
     pub fn is_image(&self) -> bool {
         matches!(self, Storage::Image(_))
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        matches!(self, Storage::Image(img) if img.is_read_only())
     }
 
     /// Bytes of host memory the store holds.

@@ -10,7 +10,8 @@
 //! GC superblock and erases it. When the live data no longer fits the flash (it compressed
 //! worse than the expansion ratio promised) a write fails with Capacity Exceeded and changes
 //! nothing. The bytes stored are the real compressed bytes; reads decompress them. An image
-//! keeps the flash by physical address and the map (JSON), written on Flush and close.
+//! keeps the flash by physical address, and the map as checkpoints (JSON) and a journal of the
+//! entries each command changed (`persist.rs`).
 
 use codec::Direction;
 use nand::DieId;
@@ -82,9 +83,20 @@ struct Superblock {
 /// The FTL tables as an image keeps them: per superblock, free or its length and live bytes;
 /// the map's written entries (lba, packed); the open superblocks.
 #[derive(Serialize, Deserialize)]
-struct SavedTcssd {
+pub(crate) struct SavedTcssd {
     superblocks: Vec<Option<(u64, u64)>>,
     map: Vec<(u64, u64)>,
+    host_open: Option<u32>,
+    gc_open: Option<u32>,
+    counters: TcssdCounters,
+}
+
+/// What one command changed in the tables: map entries (lba, packed; 0 = forgotten), the
+/// superblocks whose state changed, the open superblocks and the counters.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct TcssdDelta {
+    map: Vec<(u64, u64)>,
+    superblocks: Vec<(u32, Option<(u64, u64)>)>,
     host_open: Option<u32>,
     gc_open: Option<u32>,
     counters: TcssdCounters,
@@ -122,6 +134,10 @@ pub(crate) struct Tcssd {
     gc_open: Option<u32>,
     sizes: Vec<u32>,
     pub counters: TcssdCounters,
+    /// Map entries changed since the last journal record, and each superblock's (length,
+    /// live bytes) as the image last recorded them.
+    dirty_lbas: Vec<u64>,
+    recorded: Vec<Option<(u64, u64)>>,
 }
 
 impl Tcssd {
@@ -149,6 +165,8 @@ impl Tcssd {
             host_open: None,
             gc_open: None,
             sizes: Vec::new(),
+            dirty_lbas: Vec::new(),
+            recorded: vec![None; superblocks as usize],
             counters: TcssdCounters {
                 free_superblocks: superblocks as u64,
                 superblocks: superblocks as u64,
@@ -159,12 +177,54 @@ impl Tcssd {
         }
     }
 
-    /// Write what the image lacks: new superblock bytes, then the tables.
-    pub fn save(&mut self, img: &crate::storage::ImageFile) -> std::io::Result<()> {
+    fn sb_state(s: &Superblock) -> Option<(u64, u64)> {
+        (!s.free).then_some((s.len(), s.valid))
+    }
+
+    /// Write the superblock bytes the image lacks (before any record that points at them).
+    pub fn persist_bytes(&mut self, img: &crate::storage::ImageFile) -> std::io::Result<()> {
         for (i, sb) in self.sbs.iter_mut().enumerate() {
             if !sb.free {
                 sb.bytes.persist(img, i as u64 * self.sb_bytes)?;
             }
+        }
+        Ok(())
+    }
+
+    /// What changed since the last record or checkpoint (None: nothing).
+    pub fn take_delta(&mut self) -> Option<TcssdDelta> {
+        let mut superblocks = Vec::new();
+        for (i, s) in self.sbs.iter().enumerate() {
+            let now = Self::sb_state(s);
+            if self.recorded[i] != now {
+                self.recorded[i] = now;
+                superblocks.push((i as u32, now));
+            }
+        }
+        if self.dirty_lbas.is_empty() && superblocks.is_empty() {
+            return None;
+        }
+        let mut lbas = std::mem::take(&mut self.dirty_lbas);
+        lbas.sort_unstable();
+        lbas.dedup();
+        let map = lbas
+            .into_iter()
+            .map(|l| (l, self.get(l).map_or(0, Entry::pack)))
+            .collect();
+        Some(TcssdDelta {
+            map,
+            superblocks,
+            host_open: self.host_open,
+            gc_open: self.gc_open,
+            counters: self.counters.clone(),
+        })
+    }
+
+    /// The whole tables, for a checkpoint (what changed is recorded by it).
+    pub fn saved(&mut self) -> SavedTcssd {
+        self.dirty_lbas.clear();
+        for (i, s) in self.sbs.iter().enumerate() {
+            self.recorded[i] = Self::sb_state(s);
         }
         let mut map = Vec::new();
         for (p, page) in self.map.iter().enumerate() {
@@ -175,33 +235,51 @@ impl Tcssd {
                 }
             }
         }
-        let table = SavedTcssd {
-            superblocks: self
-                .sbs
-                .iter()
-                .map(|s| (!s.free).then_some((s.len(), s.valid)))
-                .collect(),
+        SavedTcssd {
+            superblocks: self.recorded.clone(),
             map,
             host_open: self.host_open,
             gc_open: self.gc_open,
             counters: self.counters.clone(),
-        };
-        img.save_table(&serde_json::to_vec(&table).map_err(std::io::Error::other)?)
+        }
     }
 
-    /// Rebuild from an image. Returns the bytes left in partial program units (buffered).
-    pub fn load(&mut self, img: &crate::storage::ImageFile, unit: u64) -> std::io::Result<u64> {
+    /// Rebuild from a checkpoint and the journal records after it. Returns the bytes left in
+    /// partial program units (buffered).
+    pub fn restore(
+        &mut self,
+        mut t: SavedTcssd,
+        deltas: Vec<TcssdDelta>,
+        unit: u64,
+    ) -> std::io::Result<u64> {
         let bad = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidData, m);
-        let Some(text) = img.load_table()? else {
-            return Ok(0);
-        };
-        let t: SavedTcssd =
-            serde_json::from_slice(&text).map_err(|e| bad(format!("tcssd table: {e}")))?;
         if t.superblocks.len() != self.sbs.len() {
             return Err(bad("tcssd table: superblock count differs".into()));
         }
+        if !deltas.is_empty() {
+            let mut map: std::collections::HashMap<u64, u64> = t.map.into_iter().collect();
+            for d in deltas {
+                for (lba, v) in d.map {
+                    if v == 0 {
+                        map.remove(&lba);
+                    } else {
+                        map.insert(lba, v);
+                    }
+                }
+                for (i, state) in d.superblocks {
+                    *t.superblocks
+                        .get_mut(i as usize)
+                        .ok_or_else(|| bad(format!("tcssd journal: superblock {i}")))? = state;
+                }
+                t.host_open = d.host_open;
+                t.gc_open = d.gc_open;
+                t.counters = d.counters;
+            }
+            t.map = map.into_iter().collect();
+        }
         let mut buffered = 0;
         for (i, saved) in t.superblocks.into_iter().enumerate() {
+            self.recorded[i] = saved;
             let Some((len, valid)) = saved else { continue };
             if len > self.sb_bytes || valid > len {
                 return Err(bad(format!("tcssd table: superblock {i} out of range")));
@@ -228,6 +306,7 @@ impl Tcssd {
             self.set(lba, e);
             self.sbs[e.sb as usize].written.push((lba, e.off as u32));
         }
+        self.dirty_lbas.clear();
         for sb in &mut self.sbs {
             sb.written.sort_by_key(|w| w.1);
         }
@@ -246,12 +325,14 @@ impl Tcssd {
         let page = self.map[lba as usize / MAP_PAGE]
             .get_or_insert_with(|| vec![0u64; MAP_PAGE].into_boxed_slice());
         page[lba as usize % MAP_PAGE] = e.pack();
+        self.dirty_lbas.push(lba);
     }
 
     /// Forget `lba`'s entry (0 = never written).
     fn clear(&mut self, lba: u64) {
         if let Some(page) = self.map[lba as usize / MAP_PAGE].as_mut() {
             page[lba as usize % MAP_PAGE] = 0;
+            self.dirty_lbas.push(lba);
         }
     }
 
@@ -526,14 +607,17 @@ impl Controller {
         let unit = self.layout.geometry.unit_bytes;
         let t = self.tcssd.as_mut().expect("tcssd design");
         let s = std::mem::take(&mut t.sbs[sb as usize]);
-        if let crate::storage::Storage::Image(img) = &self.storage {
-            // Erased blocks give their file space back (a failure leaves unreferenced bytes).
-            let _ = img.erase_flash(sb as u64 * t.sb_bytes, t.sb_bytes);
-        }
         t.sbs[sb as usize].free = true;
         t.counters.free_superblocks += 1;
         t.counters.erases += 1;
-        let dies = t.dies;
+        let (dies, sb_bytes) = (t.dies, t.sb_bytes);
+        // The image records that nothing lives here any more before its bytes go (storage.rs);
+        // if that record cannot be written, the bytes stay (unreferenced once it is).
+        if self.persist_command().is_ok() {
+            if let crate::storage::Storage::Image(img) = &self.storage {
+                let _ = img.erase_flash(sb as u64 * sb_bytes, sb_bytes);
+            }
+        }
         self.write_buffer.discard(s.len() - s.flash.issued);
         let start = ready.max(s.flash.busy_until);
         let programmed = s.flash.issued / unit;

@@ -147,7 +147,7 @@ impl Controller {
             z.wp = z.end_of_capacity();
             self.set_state(zi, ZoneState::Full);
         }
-        self.mark_zones_dirty();
+        self.mark_zone_dirty(zi);
         let stored_bytes: u64 = records.iter().map(|r| r.post as u64).sum();
         let pre_sizes: Vec<u64> = records.iter().map(|r| r.pre as u64).collect();
         metadata.fill(0);

@@ -1,5 +1,5 @@
-//! Flush (00h). The write buffer is capacitor-protected, so buffered data is already durable;
-//! Flush only saves the zone table of an image file.
+//! Flush (00h). The write buffer is capacitor-protected and every command is recorded in the
+//! image as it completes, so Flush only syncs the image when asked to (`set_sync`).
 
 use sim::SimInstant;
 
@@ -8,7 +8,7 @@ use crate::status::Status;
 
 impl Controller {
     pub(crate) fn flush(&mut self, ready: SimInstant) -> Result<(u64, SimInstant), Status> {
-        self.save_if_dirty().map_err(|_| Status::INTERNAL_ERROR)?;
+        self.persist_flush()?;
         Ok((0, ready))
     }
 }

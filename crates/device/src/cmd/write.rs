@@ -47,7 +47,6 @@ impl Controller {
                 return Err(Status::LBA_OUT_OF_RANGE);
             }
             let done = self.tcssd_write(ready.as_ns(), slba, data)?;
-            self.mark_zones_dirty();
             self.counters.writes += 1;
             self.counters.host_bytes_written += bytes;
             return Ok((0, SimInstant::from_ns(done)));
@@ -101,7 +100,7 @@ impl Controller {
         if full {
             self.set_state(zi, ZoneState::Full);
         }
-        self.mark_zones_dirty();
+        self.mark_zone_dirty(zi);
         if self.config.design == crate::config::Design::Cczns {
             self.persist_oob(zi, old_bytes, written_bytes)?;
         }

@@ -114,23 +114,30 @@ impl Controller {
             }
             (ZoneAction::Reset, Empty) => Ok(ready),
             (ZoneAction::Reset, ImplicitlyOpened | ExplicitlyOpened | Closed | Full) => {
-                self.storage
-                    .reset(zi as u32)
-                    .map_err(|_| Status::INTERNAL_ERROR)?;
-                self.chunks[zi].clear();
-                self.memo.forget_zone(zi);
-                let done = if self.balloon.is_some() {
-                    self.balloon_reset(zi, ready)
-                } else {
+                let balloon = self.balloon.is_some();
+                if !balloon {
                     self.discard_buffered(zi);
-                    self.erase_zone(zi, ready)
-                };
+                }
+                // The image records the zone Empty before its bytes are punched (storage.rs:
+                // the record that forgets a zone comes before the punch that frees it).
                 let z = &mut self.zones[zi];
                 z.wp = z.zslba;
                 z.bytes = 0;
                 z.padding = false;
                 z.attributes = 0;
                 self.set_state(zi, Empty);
+                self.persist_command()?;
+                self.storage.reset(zi as u32).map_err(|e| {
+                    self.note_image_error("punch", &e);
+                    Status::INTERNAL_ERROR
+                })?;
+                self.chunks[zi].clear();
+                self.memo.forget_zone(zi);
+                let done = if balloon {
+                    self.balloon_reset(zi, ready)
+                } else {
+                    self.erase_zone(zi, ready)
+                };
                 self.counters.zone_resets += 1;
                 Ok(done)
             }
