@@ -90,6 +90,12 @@ impl Controller {
         })
     }
 
+    /// An image read or write failed: Internal Error, with the cause kept for the user.
+    pub(crate) fn image_failed(&mut self, what: &str, e: &io::Error) -> Status {
+        self.note_image_error(what, e);
+        Status::INTERNAL_ERROR
+    }
+
     pub(crate) fn note_image_error(&mut self, what: &str, e: &io::Error) {
         let path = match &self.storage {
             Storage::Image(img) => img.path().display().to_string(),

@@ -257,7 +257,7 @@ impl Tcssd {
             return Err(bad("tcssd table: superblock count differs".into()));
         }
         if !deltas.is_empty() {
-            let mut map: std::collections::HashMap<u64, u64> = t.map.into_iter().collect();
+            let mut map: std::collections::BTreeMap<u64, u64> = t.map.into_iter().collect();
             for d in deltas {
                 for (lba, v) in d.map {
                     if v == 0 {

@@ -17,6 +17,8 @@ struct Own {
     seed: u64,
     json: bool,
     output: Option<String>,
+    /// fdatasync the image at Flush and close (survives the host's own power loss).
+    image_sync: bool,
 }
 
 pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
@@ -25,6 +27,7 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
         seed: 1,
         json: false,
         output: None,
+        image_sync: false,
     };
     let mut jobfile: Option<String> = None;
     let mut fio_args = Vec::new();
@@ -44,6 +47,7 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
             ("--output-format", Some("normal")) => own.json = false,
             ("--output-format", Some(v)) => bail!("--output-format: '{v}' is not normal or json"),
             ("--output", Some(v)) => own.output = Some(v.to_string()),
+            ("--image-sync", None) => own.image_sync = true,
             ("--device" | "--seed" | "--output-format" | "--output", None) => {
                 bail!("{k} needs a value ({k}=...)")
             }
@@ -90,7 +94,9 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
             if own.device.is_some() {
                 bail!("--device and filename= both given: an image carries its own device configuration");
             }
-            Controller::open_image(Path::new(image)).map_err(|e| anyhow!("{e}"))?
+            let mut c = Controller::open_image(Path::new(image)).map_err(|e| anyhow!("{e}"))?;
+            c.set_sync(own.image_sync);
+            c
         }
         None => {
             let cfg =
@@ -105,9 +111,12 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     let result = fio::run(&sim, &dev, &jobs).map_err(|e| anyhow!("{e}"))?;
     let wall_s = wall.elapsed().as_secs_f64();
     let failed = result.jobs.iter().any(|j| j.error.is_some());
-    let controller = dev
+    let mut controller = dev
         .into_controller()
         .ok_or_else(|| anyhow!("internal: device still shared after the run"))?;
+    if let Some(cause) = controller.image_error() {
+        eprintln!("znslab fio: {cause}");
+    }
     let text = if own.json {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -123,11 +132,12 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     } else {
         fio::normal_output(&result, &controller, own.seed, wall_s)
     };
-    controller.close().context("saving the device image")?;
+    let closed = controller.close().context("saving the device image");
     match own.output {
         Some(path) => std::fs::write(&path, text).with_context(|| format!("--output {path}"))?,
         None => print!("{text}"),
     }
+    closed?;
     Ok(if failed {
         ExitCode::from(1)
     } else {

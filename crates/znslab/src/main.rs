@@ -10,6 +10,7 @@ mod progress_bar;
 mod reproduce_cczns;
 mod reproduce_cmd;
 mod torture_cmd;
+mod torture_kill;
 mod torture_raw;
 mod ycsb_cmd;
 

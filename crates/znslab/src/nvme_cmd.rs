@@ -222,6 +222,11 @@ fn open(image: &Path) -> anyhow::Result<Controller> {
     Controller::open_image(image).map_err(|e| anyhow!("{e}"))
 }
 
+/// For commands that only read: a shared lock, and a read-only file will do.
+fn open_ro(image: &Path) -> anyhow::Result<Controller> {
+    Controller::open_image_as(image, device::OpenMode::ReadOnly).map_err(|e| anyhow!("{e}"))
+}
+
 /// Report a failed command the way nvme-cli does, in text or JSON, and exit 1.
 fn fail(status: Status, fmt: OutputFormat) -> ExitCode {
     if fmt == OutputFormat::Json {
@@ -239,7 +244,12 @@ fn fail(status: Status, fmt: OutputFormat) -> ExitCode {
 }
 
 fn submit(c: &mut Controller, cmd: Command<'_>) -> Completion {
-    c.submit(SimInstant::ZERO, cmd)
+    let comp = c.submit(SimInstant::ZERO, cmd);
+    if let Some(cause) = c.image_error() {
+        // An Internal Error from the image's own storage: say what the host disk said.
+        eprintln!("{cause}");
+    }
+    comp
 }
 
 fn finish(c: Controller) -> anyhow::Result<()> {
@@ -401,7 +411,7 @@ pub fn run(cmd: NvmeCmd) -> anyhow::Result<ExitCode> {
             image,
             output_format,
         }) => {
-            let c = open(&image)?;
+            let c = open_ro(&image)?;
             let id = c.identify();
             let ds = id.lba_bytes.trailing_zeros();
             if output_format == OutputFormat::Json {
@@ -592,7 +602,7 @@ fn zns(cmd: ZnsCmd) -> anyhow::Result<ExitCode> {
             output_format,
         } => {
             let filter = parse_state_filter(&state)?;
-            let mut c = open(&image)?;
+            let mut c = open_ro(&image)?;
             let mdts = c.layout().max_transfer_bytes as usize;
             let per_cmd = ((mdts - REPORT_HEADER_BYTES) / REPORT_DESCRIPTOR_BYTES).max(1) as u64;
             let want = descs.unwrap_or(u64::MAX);
@@ -708,7 +718,7 @@ fn zns(cmd: ZnsCmd) -> anyhow::Result<ExitCode> {
             image,
             output_format,
         }) => {
-            let c = open(&image)?;
+            let c = open_ro(&image)?;
             let id = c.identify();
             if output_format == OutputFormat::Json {
                 let v = json!({
@@ -729,7 +739,7 @@ fn zns(cmd: ZnsCmd) -> anyhow::Result<ExitCode> {
             image,
             output_format,
         }) => {
-            let c = open(&image)?;
+            let c = open_ro(&image)?;
             let id = c.identify();
             // ZASL is a power of two in units of the minimum memory page size (4 KiB).
             let zasl = (id.zasl_bytes / 4096).max(1).ilog2();
@@ -744,7 +754,11 @@ fn zns(cmd: ZnsCmd) -> anyhow::Result<ExitCode> {
 }
 
 fn rw(a: RwArgs, write: bool) -> anyhow::Result<ExitCode> {
-    let mut c = open(&a.image)?;
+    let mut c = if write {
+        open(&a.image)?
+    } else {
+        open_ro(&a.image)?
+    };
     let nlb = a
         .block_count
         .checked_add(1)

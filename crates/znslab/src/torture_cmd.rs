@@ -33,41 +33,56 @@ use host::{HostIo, IoConfig};
 use sim::cpu::CpuPool;
 use sim::{Rng, Sim, SimDuration, SimInstant};
 
+use crate::torture_kill::{self, Ack};
 use crate::torture_raw;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Seeds to run, from `--seed` on.
     #[arg(long, default_value_t = 100)]
-    seeds: u64,
+    pub(crate) seeds: u64,
     /// The first seed.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Start no new seed after this many seconds of wall time.
     #[arg(long)]
-    time_limit: Option<f64>,
+    pub(crate) time_limit: Option<f64>,
     /// Folder for the device images (default: the system's temporary folder).
     #[arg(long)]
-    dir: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
     /// After each power-on, print every WAL's size and extents (for replaying a failure).
     #[arg(long)]
-    verbose: bool,
+    pub(crate) verbose: bool,
     /// Run this workload on every seed instead of a drawn one: kv, fillbatch, ycsb-a, ycsb-e,
     /// threads, raw.
     #[arg(long)]
-    workload: Option<String>,
+    pub(crate) workload: Option<String>,
     /// Run the store with this compression scheme on every seed instead of a drawn one (cc
     /// schemes run on the cczns design).
     #[arg(long)]
-    scheme: Option<String>,
+    pub(crate) scheme: Option<String>,
     /// Run on this device design on every seed instead of a drawn one: cczns, zns, balloon,
     /// tcssd (a compressing block SSD under zones the host emulates; store workloads only).
     #[arg(long)]
-    design: Option<String>,
+    pub(crate) design: Option<String>,
     /// Inject no faults (by default one seed in four meets one before its cut: the next
     /// write, read or zone command refused with a failure status).
     #[arg(long)]
-    no_faults: bool,
+    pub(crate) no_faults: bool,
+    /// Kill real processes instead of cutting the simulated power: each seed runs its
+    /// workload in a child `znslab` process on an image, SIGKILLs it at a random wall-clock
+    /// instant (sometimes again while a second child mounts, recovers and reads), then
+    /// checks the image in a fresh process against what the child acknowledged.
+    #[arg(long)]
+    pub(crate) kill: bool,
+    /// (`--kill`'s child) Run one phase on `--image`, logging to `--ack-log`: workload or
+    /// recover.
+    #[arg(long, hide = true)]
+    pub(crate) kill_child: Option<String>,
+    #[arg(long, hide = true)]
+    pub(crate) image: Option<PathBuf>,
+    #[arg(long, hide = true)]
+    pub(crate) ack_log: Option<PathBuf>,
 }
 
 /// The statuses an injected fault ends a command with.
@@ -97,7 +112,7 @@ const ALL_DESIGNS: [&str; 4] = ["cczns", "zns", "balloon", "tcssd"];
 /// hot keys, half updates; ycsb-e: short scans, reads, updates; threads: db_bench overwrite
 /// with `--threads 4`, each writer its own keys, batches of 1-4, reads and scans; raw: fio on
 /// the bare zones.
-const WORKLOADS: [&str; 6] = ["kv", "fillbatch", "ycsb-a", "ycsb-e", "threads", "raw"];
+pub(crate) const WORKLOADS: [&str; 6] = ["kv", "fillbatch", "ycsb-a", "ycsb-e", "threads", "raw"];
 /// Every scheme the store runs under torture.
 const ALL_SCHEMES: [&str; 8] = [
     "no",
@@ -111,7 +126,7 @@ const ALL_SCHEMES: [&str; 8] = [
 ];
 
 /// How a store workload draws its operations.
-struct Mix {
+pub(crate) struct Mix {
     /// Percent of operations that are point reads, checked against the last acknowledged
     /// value (read-your-writes before the cut).
     read_pct: u64,
@@ -175,18 +190,18 @@ impl Mix {
 }
 
 /// Choices forced from the command line.
-#[derive(Clone, Default)]
-struct Forced {
-    workload: Option<&'static str>,
-    scheme: Option<&'static str>,
-    design: Option<&'static str>,
-    no_faults: bool,
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Forced {
+    pub(crate) workload: Option<&'static str>,
+    pub(crate) scheme: Option<&'static str>,
+    pub(crate) design: Option<&'static str>,
+    pub(crate) no_faults: bool,
 }
 
 const SCHEMES: [&str; 3] = ["no", "zstd", "cc"];
 const DESIGNS: [&str; 3] = ["cczns", "zns", "balloon"];
 /// Keys the workload draws from: few enough that most are written many times over.
-const KEYS: u64 = 400;
+pub(crate) const KEYS: u64 = 400;
 
 /// What one seed did.
 #[derive(Default)]
@@ -210,29 +225,29 @@ struct Outcome {
 }
 
 /// One acknowledged write: its key and value (None: a delete).
-type Write = (u64, Option<Vec<u8>>);
+pub(crate) type Write = (u64, Option<Vec<u8>>);
 
 /// What one writer did before the cut. Writers own disjoint keys (writer `w` of `n` the keys
 /// `k % n == w`), so each key's history is one writer's, in that writer's order.
 #[derive(Default)]
-struct WriterLog {
+pub(crate) struct WriterLog {
     /// Its acknowledged writes, in order.
-    acked: Vec<Acked>,
+    pub(crate) acked: Vec<Acked>,
     /// Its writes up to here were acknowledged by (or before) a synced write of its own.
-    synced: usize,
+    pub(crate) synced: usize,
     /// Its batch in flight at the cut (issued, not acknowledged): it may or may not persist.
-    pending: Vec<Write>,
+    pub(crate) pending: Vec<Write>,
 }
 
 type Logs = Rc<RefCell<Vec<WriterLog>>>;
 
 /// One acknowledged write, with its sequence number (its place in the WAL among every
 /// writer's) and whether it ends its batch.
-struct Acked {
-    key: u64,
-    value: Option<Vec<u8>>,
-    seq: u64,
-    ends_batch: bool,
+pub(crate) struct Acked {
+    pub(crate) key: u64,
+    pub(crate) value: Option<Vec<u8>>,
+    pub(crate) seq: u64,
+    pub(crate) ends_batch: bool,
 }
 
 impl WriterLog {
@@ -347,6 +362,9 @@ struct Writer {
     logs: Logs,
     issued: Issued,
     reads_checked: Rc<Cell<usize>>,
+    /// `--kill`'s child: where each batch is logged before it is issued and when it is
+    /// acknowledged (see `torture_kill`).
+    ack: Ack,
 }
 
 impl Writer {
@@ -434,6 +452,7 @@ impl Writer {
                 }
             }
             self.logs.borrow_mut()[self.w].pending = writes.clone();
+            torture_kill::log_pending(&self.ack, self.w, &writes)?;
             let seq = db
                 .write_seq(&batch, sync)
                 .await
@@ -456,6 +475,7 @@ impl Writer {
             if sync {
                 log.synced = log.acked.len();
             }
+            torture_kill::log_acked(&self.ack, self.w, seq, sync)?;
         }
     }
 }
@@ -514,7 +534,7 @@ fn was_issued(issued: &BTreeMap<u64, Vec<Vec<u8>>>, k: u64, v: &[u8]) -> bool {
     issued.get(&k).is_some_and(|vs| vs.iter().any(|w| w == v))
 }
 
-fn key(k: u64) -> Vec<u8> {
+pub(crate) fn key(k: u64) -> Vec<u8> {
     format!("key{k:06}").into_bytes()
 }
 
@@ -539,7 +559,7 @@ fn value(rng: &mut Rng, seq: usize) -> Vec<u8> {
 /// A reader beside the writer: lookups and 8-key scans of hot keys, each value checked to
 /// be one the writer issued for its key (which one depends on the race with the writer), scan
 /// keys in order from the start key. Stops at the first error or wrong value, in `failed`.
-fn spawn_reader(
+pub(crate) fn spawn_reader(
     sim: &Sim,
     db: &Db,
     mut rng: Rng,
@@ -600,7 +620,7 @@ fn show(v: Option<&[u8]>) -> String {
     })
 }
 
-fn store_options(scheme: &str) -> anyhow::Result<DbOptions> {
+pub(crate) fn store_options(scheme: &str) -> anyhow::Result<DbOptions> {
     let mut opts = DbOptions {
         write_buffer_size: 64 << 10,
         max_bytes_for_level_base: 256 << 10,
@@ -619,6 +639,16 @@ fn store_options(scheme: &str) -> anyhow::Result<DbOptions> {
     Ok(opts)
 }
 
+/// What a seed draws: its workload, scheme, design, cut and fault.
+pub(crate) struct Drawn {
+    pub(crate) rng: Rng,
+    pub(crate) workload: &'static str,
+    pub(crate) scheme: &'static str,
+    pub(crate) design: &'static str,
+    pub(crate) cut_ns: u64,
+    fault: Option<Fault>,
+}
+
 /// Run seed `seed` to its power cut and check what came back. Err: the scheme, the cut's
 /// instant and what was wrong.
 fn one(
@@ -627,6 +657,34 @@ fn one(
     verbose: bool,
     forced: &Forced,
 ) -> Result<Outcome, (&'static str, &'static str, u64, String)> {
+    let Drawn {
+        rng,
+        workload,
+        scheme,
+        design,
+        cut_ns,
+        fault,
+    } = draw(seed, forced);
+    let label = if workload == "raw" { "raw" } else { scheme };
+    one_cut(
+        seed, rng, workload, scheme, design, cut_ns, fault, dir, verbose,
+    )
+    .map_err(|e| {
+        let e = match fault {
+            Some(f) => format!(
+                "{e} [{workload}; fault from {:.3} ms: the next {:?} command ends {}]",
+                f.at_ns as f64 / 1e6,
+                f.kind,
+                f.status.name()
+            ),
+            None => format!("{e} [{workload}]"),
+        };
+        (label, design, cut_ns, e)
+    })
+}
+
+/// Seed `seed`'s draws (`forced` fixes some of them).
+pub(crate) fn draw(seed: u64, forced: &Forced) -> Drawn {
     let mut rng = Rng::new(seed);
     let drawn = SCHEMES[rng.below(SCHEMES.len() as u64) as usize];
     // The device design: CCZNS for the cc scheme; for the others also plain ZNS or Balloon-ZNS.
@@ -686,22 +744,141 @@ fn one(
         status: FAULT_STATUSES[f.below(FAULT_STATUSES.len() as u64) as usize],
         at_ns: f.below(cut_ns),
     });
-    let label = if workload == "raw" { "raw" } else { scheme };
-    one_cut(
-        seed, rng, workload, scheme, design, cut_ns, fault, dir, verbose,
-    )
-    .map_err(|e| {
-        let e = match fault {
-            Some(f) => format!(
-                "{e} [{workload}; fault from {:.3} ms: the next {:?} command ends {}]",
-                f.at_ns as f64 / 1e6,
-                f.kind,
-                f.status.name()
-            ),
-            None => format!("{e} [{workload}]"),
+    Drawn {
+        rng,
+        workload,
+        scheme,
+        design,
+        cut_ns,
+        fault,
+    }
+}
+
+/// The small device every seed runs on, of design `design`.
+pub(crate) fn device_config(design: &str) -> device::DeviceConfig {
+    let mut cfg = match design {
+        "zns" => presets::test_min(),
+        "balloon" => presets::test_balloon(),
+        "tcssd" => presets::test_tcssd(),
+        _ => presets::test_cczns(),
+    };
+    cfg.nand.blocks_per_plane = 64; // 64 zones of 256 KiB
+    cfg.zones.max_open = 6;
+    cfg
+}
+
+/// A workload running on a device: what it has logged so far, for the check after power-on.
+pub(crate) struct Scenario {
+    pub(crate) logs: Logs,
+    /// The file system was made.
+    pub(crate) made: Rc<Cell<bool>>,
+    pub(crate) failed: Rc<RefCell<Option<String>>>,
+    pub(crate) reads_checked: Rc<Cell<usize>>,
+    pub(crate) raw_log: torture_raw::RawLog,
+}
+
+/// Start `workload` on `dev` as tasks of `sim` (mkfs first for the store workloads); each
+/// acknowledgement goes to `ack` too when given.
+pub(crate) fn start_workload(
+    sim: &Sim,
+    dev: &DeviceHandle,
+    rng: &Rng,
+    workload: &'static str,
+    opts: &DbOptions,
+    ack: Ack,
+) -> Scenario {
+    let mkfs = opts.mkfs_options(Default::default());
+    let sc = Scenario {
+        logs: Rc::default(),
+        made: Rc::new(Cell::new(false)),
+        failed: Rc::default(),
+        reads_checked: Rc::new(Cell::new(0usize)),
+        raw_log: Rc::default(),
+    };
+    let io = Rc::new(HostIo::new(
+        dev,
+        Rc::new(CpuPool::new(sim, 2)),
+        IoConfig::default(),
+    ));
+    if workload == "raw" {
+        torture_raw::spawn(sim, io, rng, sc.raw_log.clone(), sc.failed.clone(), ack);
+        return sc;
+    }
+    let (logs, made, failed) = (sc.logs.clone(), sc.made.clone(), sc.failed.clone());
+    let opts = opts.clone();
+    let mix = Mix::of(workload);
+    // Writer 0 draws from the stream a single writer always drew from, so seeds of the
+    // one-writer workloads replay as they did.
+    let writers: Vec<Rng> = (0..mix.writers)
+        .map(|w| match w {
+            0 => rng.stream("workload"),
+            w => rng.stream(&format!("workload-{w}")),
+        })
+        .collect();
+    logs.borrow_mut()
+        .resize_with(mix.writers, WriterLog::default);
+    let reads_checked = sc.reads_checked.clone();
+    // YCSB's workloads also get readers beside the writer, as YCSB runs several client
+    // threads: lookups and scans that read tables after releasing the store's lock while
+    // flushes and compactions retire them.
+    let readers: Vec<Rng> = (0..mix.readers)
+        .map(|i| rng.stream(&format!("reader-{i}")))
+        .collect();
+    // Every value the writers have issued per key (acknowledged or not): what a reader
+    // beside them may see.
+    let issued: Issued = Rc::default();
+    let sim2 = sim.clone();
+    sim.spawn(async move {
+        let run = async {
+            let fs = Rc::new(
+                ZoneFs::mkfs_with(io, mkfs)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            );
+            made.set(true);
+            torture_kill::log_made(&ack)?;
+            let db = Db::open(fs, opts).await.map_err(|e| e.to_string())?;
+            for rl in readers {
+                spawn_reader(&sim2, &db, rl, &issued, &reads_checked, &failed);
+            }
+            let mix = Rc::new(mix);
+            let mut writers = writers.into_iter().enumerate();
+            let (_, first) = writers.next().ok_or("no writer")?;
+            // The other writers run as tasks of their own (db_bench --threads).
+            for (w, wl) in writers {
+                let writer = Writer {
+                    db: db.clone(),
+                    w,
+                    mix: mix.clone(),
+                    logs: logs.clone(),
+                    issued: issued.clone(),
+                    reads_checked: reads_checked.clone(),
+                    ack: ack.clone(),
+                };
+                let failed = failed.clone();
+                sim2.spawn(async move {
+                    if let Err(e) = writer.run(wl).await {
+                        failed.borrow_mut().get_or_insert(e);
+                    }
+                });
+            }
+            Writer {
+                db,
+                w: 0,
+                mix,
+                logs,
+                issued,
+                reads_checked,
+                ack,
+            }
+            .run(first)
+            .await
         };
-        (label, design, cut_ns, e)
-    })
+        if let Err(e) = run.await {
+            failed.borrow_mut().get_or_insert(e);
+        }
+    });
+    sc
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -717,118 +894,15 @@ fn one_cut(
     verbose: bool,
 ) -> Result<Outcome, String> {
     let opts = store_options(scheme).map_err(|e| e.to_string())?;
-    let mkfs = opts.mkfs_options(Default::default());
-    let mut cfg = match design {
-        "zns" => presets::test_min(),
-        "balloon" => presets::test_balloon(),
-        "tcssd" => presets::test_tcssd(),
-        _ => presets::test_cczns(),
-    };
-    cfg.nand.blocks_per_plane = 64; // 64 zones of 256 KiB
-    cfg.zones.max_open = 6;
     let path = dir.join(format!("znslab-torture-{}-{seed}.img", std::process::id()));
-    struct Remove(PathBuf);
-    impl Drop for Remove {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
-    let _remove = Remove(path.clone());
-    let ctl = Controller::create_image(&path, cfg).map_err(|e| format!("image: {e}"))?;
+    let _remove = RemoveOnDrop(path.clone());
+    let ctl = Controller::create_image(&path, device_config(design))
+        .map_err(|e| format!("image: {e}"))?;
 
     // Before the cut.
     let sim = Sim::new(seed);
     let dev = DeviceHandle::new(&sim, ctl);
-    let logs: Logs = Rc::default();
-    let made = Rc::new(Cell::new(false));
-    let failed: Rc<RefCell<Option<String>>> = Rc::default();
-    let reads_checked = Rc::new(Cell::new(0usize));
-    let raw_log: torture_raw::RawLog = Rc::default();
-    if workload == "raw" {
-        let io = Rc::new(HostIo::new(
-            &dev,
-            Rc::new(CpuPool::new(&sim, 2)),
-            IoConfig::default(),
-        ));
-        torture_raw::spawn(&sim, io, &rng, raw_log.clone(), failed.clone());
-    } else {
-        let io = Rc::new(HostIo::new(
-            &dev,
-            Rc::new(CpuPool::new(&sim, 2)),
-            IoConfig::default(),
-        ));
-        let (logs, made, failed) = (logs.clone(), made.clone(), failed.clone());
-        let opts = opts.clone();
-        let mix = Mix::of(workload);
-        // Writer 0 draws from the stream a single writer always drew from, so seeds of the
-        // one-writer workloads replay as they did.
-        let writers: Vec<Rng> = (0..mix.writers)
-            .map(|w| match w {
-                0 => rng.stream("workload"),
-                w => rng.stream(&format!("workload-{w}")),
-            })
-            .collect();
-        logs.borrow_mut()
-            .resize_with(mix.writers, WriterLog::default);
-        let reads_checked = reads_checked.clone();
-        // YCSB's workloads also get readers beside the writer, as YCSB runs several client
-        // threads: lookups and scans that read tables after releasing the store's lock while
-        // flushes and compactions retire them.
-        let readers: Vec<Rng> = (0..mix.readers)
-            .map(|i| rng.stream(&format!("reader-{i}")))
-            .collect();
-        // Every value the writers have issued per key (acknowledged or not): what a reader
-        // beside them may see.
-        let issued: Issued = Rc::default();
-        let sim2 = sim.clone();
-        sim.spawn(async move {
-            let run = async {
-                let fs = Rc::new(
-                    ZoneFs::mkfs_with(io, mkfs)
-                        .await
-                        .map_err(|e| e.to_string())?,
-                );
-                made.set(true);
-                let db = Db::open(fs, opts).await.map_err(|e| e.to_string())?;
-                for rl in readers {
-                    spawn_reader(&sim2, &db, rl, &issued, &reads_checked, &failed);
-                }
-                let mix = Rc::new(mix);
-                let mut writers = writers.into_iter().enumerate();
-                let (_, first) = writers.next().ok_or("no writer")?;
-                // The other writers run as tasks of their own (db_bench --threads).
-                for (w, wl) in writers {
-                    let writer = Writer {
-                        db: db.clone(),
-                        w,
-                        mix: mix.clone(),
-                        logs: logs.clone(),
-                        issued: issued.clone(),
-                        reads_checked: reads_checked.clone(),
-                    };
-                    let failed = failed.clone();
-                    sim2.spawn(async move {
-                        if let Err(e) = writer.run(wl).await {
-                            failed.borrow_mut().get_or_insert(e);
-                        }
-                    });
-                }
-                Writer {
-                    db,
-                    w: 0,
-                    mix,
-                    logs,
-                    issued,
-                    reads_checked,
-                }
-                .run(first)
-                .await
-            };
-            if let Err(e) = run.await {
-                failed.borrow_mut().get_or_insert(e);
-            }
-        });
-    }
+    let sc = start_workload(&sim, &dev, &rng, workload, &opts, None);
     if let Some(f) = fault {
         let (sim2, dev2) = (sim.clone(), dev.clone());
         sim.spawn(async move {
@@ -841,7 +915,7 @@ fn one_cut(
     // is a failure.
     let fired = dev.with(|c| c.faults_mut().fired);
     let mut fault_reported = false;
-    if let Some(e) = failed.borrow_mut().take() {
+    if let Some(e) = sc.failed.borrow_mut().take() {
         match fault {
             Some(f) if fired > 0 && e.contains(f.status.name()) => {
                 if verbose {
@@ -858,7 +932,71 @@ fn one_cut(
         .ok_or("a task still holds the device after the power cut")?;
     // The capacitors save the tables; power comes back.
     ctl.close().map_err(|e| format!("saving the image: {e}"))?;
-    let mut ctl = Controller::open_image(&path).map_err(|e| format!("reopening: {e}"))?;
+    let logs = sc.logs.take();
+    let mut out = Outcome {
+        fault_injected: fault.is_some(),
+        fault_fired: fired > 0,
+        fault_reported,
+        workload,
+        scheme,
+        design,
+        reads_checked: sc.reads_checked.get(),
+        acknowledged: logs.iter().map(|l| l.acked.len()).sum(),
+        synced: logs.iter().map(|l| l.synced).sum(),
+        ..Outcome::default()
+    };
+    let raw = sc.raw_log.take();
+    let checked = check_power_on(
+        &path,
+        seed,
+        workload,
+        design,
+        &opts,
+        logs,
+        &raw,
+        sc.made.get(),
+        verbose,
+    )?;
+    out.keys_checked = checked.keys;
+    out.blocks_checked = checked.blocks;
+    out.before_mkfs = checked.before_mkfs;
+    Ok(out)
+}
+
+/// Deletes a seed's image when the seed is done with it.
+pub(crate) struct RemoveOnDrop(pub(crate) PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// What the check after power-on read back.
+#[derive(Default)]
+pub(crate) struct Checked {
+    pub(crate) keys: usize,
+    pub(crate) blocks: u64,
+    /// The file system was never made: only the device was checked.
+    pub(crate) before_mkfs: bool,
+}
+
+/// Power on the device in the image at `path` and check it against what the workload logged:
+/// legal zones; raw zones holding their patterns; or the file system mounting, the store
+/// opening, every synced write there and the store a prefix of the WAL order.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_power_on(
+    path: &std::path::Path,
+    seed: u64,
+    workload: &str,
+    design: &str,
+    opts: &DbOptions,
+    logs: Vec<WriterLog>,
+    raw: &[torture_raw::ZoneLog],
+    made: bool,
+    verbose: bool,
+) -> Result<Checked, String> {
+    let mut ctl = Controller::open_image(path).map_err(|e| format!("reopening: {e}"))?;
     ctl.power_cycle();
 
     // The device: legal zones (a conventional namespace has none of its own).
@@ -882,23 +1020,12 @@ fn one_cut(
             return Err(format!("after power-on, zone {zi} is {z:?}"));
         }
     }
-    let mut out = Outcome {
-        fault_injected: fault.is_some(),
-        fault_fired: fired > 0,
-        fault_reported,
-        workload,
-        scheme,
-        design,
-        reads_checked: reads_checked.get(),
-        acknowledged: logs.borrow().iter().map(|l| l.acked.len()).sum(),
-        synced: logs.borrow().iter().map(|l| l.synced).sum(),
-        ..Outcome::default()
-    };
+    let mut out = Checked::default();
     if workload == "raw" {
-        out.blocks_checked = torture_raw::check(&mut ctl, seed, &raw_log.borrow())?;
+        out.blocks = torture_raw::check(&mut ctl, seed, raw)?;
         return Ok(out);
     }
-    if !made.get() {
+    if !made {
         out.before_mkfs = true;
         return Ok(out);
     }
@@ -911,8 +1038,8 @@ fn one_cut(
         Rc::new(CpuPool::new(&sim, 2)),
         IoConfig::default(),
     ));
-    let logs = logs.take();
-    let checked = sim.block_on(async move {
+    let opts = opts.clone();
+    out.keys = sim.block_on(async move {
         // On emulated zones the host first finds its zones again on the drive.
         io.recover_emulated_zones()
             .await
@@ -982,11 +1109,13 @@ fn one_cut(
         check_prefix(&logs, &observed)?;
         Ok::<usize, String>(KEYS as usize)
     })?;
-    out.keys_checked = checked;
     Ok(out)
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    if a.kill_child.is_some() {
+        return torture_kill::child(&a);
+    }
     let dir = a.dir.clone().unwrap_or_else(std::env::temp_dir);
     let pick = |flag: &str, given: &Option<String>, from: &[&'static str]| {
         given
@@ -1012,6 +1141,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     if forced.design == Some("tcssd") && forced.workload == Some("raw") {
         anyhow::bail!("--workload raw runs on zoned designs only, not tcssd");
+    }
+    if a.kill {
+        return torture_kill::run(&a, &forced, &dir);
     }
     let mut replay_flags = String::new();
     if let Some(w) = forced.workload {

@@ -12,6 +12,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use device::{Command, Controller, ZoneAction, ZoneState};
+
+use crate::torture_kill::{self, Ack};
 use host::HostIo;
 use sim::{Rng, Sim};
 
@@ -32,6 +34,31 @@ pub struct ZoneLog {
     /// A Finish or Reset issued, not acknowledged.
     finish_in_flight: bool,
     reset_in_flight: bool,
+}
+
+impl ZoneLog {
+    /// As numbers, for `--kill`'s acknowledgement file.
+    pub fn to_words(&self) -> [u64; 6] {
+        [
+            self.generation,
+            self.acked_end,
+            self.issued_end,
+            self.finished as u64,
+            self.finish_in_flight as u64,
+            self.reset_in_flight as u64,
+        ]
+    }
+
+    pub fn from_words(w: [u64; 6]) -> ZoneLog {
+        ZoneLog {
+            generation: w[0],
+            acked_end: w[1],
+            issued_end: w[2],
+            finished: w[3] != 0,
+            finish_in_flight: w[4] != 0,
+            reset_in_flight: w[5] != 0,
+        }
+    }
 }
 
 /// The host's log of every zone the jobs use (zone index → log).
@@ -66,16 +93,17 @@ pub fn spawn(
     rng: &Rng,
     log: RawLog,
     failed: Rc<RefCell<Option<String>>>,
+    ack: Ack,
 ) {
     let zones = io.zone_count().min(24);
     *log.borrow_mut() = vec![ZoneLog::default(); io.zone_count() as usize];
     let seed = rng.seed();
     for job in 0..JOBS {
-        let (io, log, failed) = (io.clone(), log.clone(), failed.clone());
+        let (io, log, failed, ack) = (io.clone(), log.clone(), failed.clone(), ack.clone());
         let mut rng = rng.stream(&format!("raw.job{job}"));
         let mine: Vec<u32> = (job..zones).step_by(JOBS as usize).collect();
         sim.spawn(async move {
-            if let Err(e) = job_loop(&io, &mut rng, seed, &mine, &log).await {
+            if let Err(e) = job_loop(&io, &mut rng, seed, &mine, &log, &ack).await {
                 failed
                     .borrow_mut()
                     .get_or_insert(format!("raw job {job}: {e}"));
@@ -90,7 +118,10 @@ async fn job_loop(
     seed: u64,
     mine: &[u32],
     log: &RawLog,
+    ack: &Ack,
 ) -> Result<(), String> {
+    // `--kill`'s child logs a zone's state after each change, before going on.
+    let logged = |z: usize| torture_kill::log_zone(ack, z, &log.borrow()[z]);
     let lba = io.lba_bytes();
     let cap = io.zone_capacity_bytes();
     let mut buf = Vec::new();
@@ -110,48 +141,59 @@ async fn job_loop(
             let used = log.borrow()[next].acked_end > 0 || log.borrow()[next].finished;
             if used {
                 log.borrow_mut()[next].reset_in_flight = true;
+                logged(next)?;
                 io.zone_action(next as u32, ZoneAction::Reset)
                     .await
                     .map_err(|e| e.to_string())?;
-                let mut l = log.borrow_mut();
-                let g = l[next].generation + 1;
-                l[next] = ZoneLog {
-                    generation: g,
-                    ..ZoneLog::default()
-                };
+                {
+                    let mut l = log.borrow_mut();
+                    let g = l[next].generation + 1;
+                    l[next] = ZoneLog {
+                        generation: g,
+                        ..ZoneLog::default()
+                    };
+                }
+                logged(next)?;
             }
             continue;
         }
         match rng.below(50) {
             0 => {
                 log.borrow_mut()[z].finish_in_flight = true;
+                logged(z)?;
                 io.zone_action(zone, ZoneAction::Finish)
                     .await
                     .map_err(|e| e.to_string())?;
-                let mut l = log.borrow_mut();
-                l[z].finish_in_flight = false;
-                l[z].finished = true;
+                {
+                    let mut l = log.borrow_mut();
+                    l[z].finish_in_flight = false;
+                    l[z].finished = true;
+                }
+                logged(z)?;
             }
             1 if end > 0 => {
                 log.borrow_mut()[z].reset_in_flight = true;
+                logged(z)?;
                 io.zone_action(zone, ZoneAction::Reset)
                     .await
                     .map_err(|e| e.to_string())?;
-                let mut l = log.borrow_mut();
-                l[z] = ZoneLog {
+                log.borrow_mut()[z] = ZoneLog {
                     generation: generation + 1,
                     ..ZoneLog::default()
                 };
+                logged(z)?;
             }
             _ => {
                 let blocks = (1 + rng.below(16)).min((cap - end) / lba);
                 buf.resize((blocks * lba) as usize, 0);
                 pattern(seed, zone, generation, end / lba, &mut buf);
                 log.borrow_mut()[z].issued_end = end + blocks * lba;
+                logged(z)?;
                 io.write(start + end, &buf)
                     .await
                     .map_err(|e| e.to_string())?;
                 log.borrow_mut()[z].acked_end = end + blocks * lba;
+                logged(z)?;
             }
         }
     }

@@ -36,6 +36,10 @@ pub struct Args {
     /// Keep the device in this image file between load and run.
     #[arg(long)]
     image: Option<PathBuf>,
+    /// fdatasync the image at every Flush and at close, so it survives the host machine's
+    /// power loss too (a killed process loses nothing without it).
+    #[arg(long)]
+    image_sync: bool,
     /// none, snappy, lz4, zstd, zstdpc (zstd with 6 parallel compression threads), zlib, qat
     /// (Deflate on a QAT 8970), cc (CCZNS: the device compresses), cc-single-dr, cc-single-cw.
     #[arg(long, default_value = "snappy")]
@@ -84,7 +88,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     crate::set_compression(&a.compression, &mut opts).map_err(|e| anyhow!("--compression {e}"))?;
 
     let sim = Sim::new(cfg.seed);
-    let (ctl, fresh) = match (&a.image, loading) {
+    let (mut ctl, fresh) = match (&a.image, loading) {
         (Some(img), false) => (
             Controller::open_image(img).map_err(|e| anyhow!("{e}"))?,
             false,
@@ -104,6 +108,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             )
         }
     };
+    ctl.set_sync(a.image_sync);
     let dev = DeviceHandle::new(&sim, ctl);
     let cpu = Rc::new(CpuPool::new(&sim, a.cores.max(1)));
     let io = Rc::new(HostIo::new(&dev, cpu.clone(), IoConfig::default()));
@@ -113,17 +118,35 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         p.push(".zones");
         PathBuf::from(p)
     });
-    if let (Some(path), false, Some(_)) = (&zones_file, fresh, io.emulated_zone_table()) {
-        let text = std::fs::read(path).with_context(|| {
-            format!(
-                "the zones znslab emulates over this conventional namespace are kept in {}",
-                path.display()
-            )
-        })?;
-        let table: Vec<(u8, u64)> = serde_json::from_slice(&text)
-            .with_context(|| format!("{}: not a zone table", path.display()))?;
-        io.restore_emulated_zones(&table)
-            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    // The file is removed once read (and any left by an older image before a load): a process
+    // killed before its clean exit leaves none, and the next run finds the zones again on the
+    // drive (DULBE reads, as after a power cut) instead of trusting a stale table.
+    let mut recover_zones = false;
+    if let (Some(path), Some(_)) = (&zones_file, io.emulated_zone_table()) {
+        match (fresh, std::fs::read(path)) {
+            (false, Ok(text)) => {
+                let table: Vec<(u8, u64)> = serde_json::from_slice(&text)
+                    .with_context(|| format!("{}: not a zone table", path.display()))?;
+                io.restore_emulated_zones(&table)
+                    .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            }
+            (false, Err(e)) if e.kind() == std::io::ErrorKind::NotFound => recover_zones = true,
+            (false, Err(e)) => {
+                return Err(e).with_context(|| {
+                    format!(
+                        "the zones znslab emulates over this conventional namespace are kept in {}",
+                        path.display()
+                    )
+                })
+            }
+            (true, _) => {}
+        }
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("removing {}", path.display()))
+            }
+            _ => {}
+        }
     }
     let io_kept = io.clone();
     let wall = std::time::Instant::now();
@@ -131,6 +154,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let cfg2 = cfg.clone();
     let mkfs = opts.mkfs_options(a.mkfs.options());
     let reports = sim.block_on(async move {
+        if recover_zones {
+            io.recover_emulated_zones()
+                .await
+                .map_err(|e| anyhow!("finding the emulated zones again: {e}"))?;
+        }
         let fs = if fresh {
             ZoneFs::mkfs_with(io, mkfs).await
         } else {
@@ -160,6 +188,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         // Make everything durable before the image is closed.
         db.flush().await.map_err(|e| anyhow!("store: {e}"))?;
         Ok::<_, anyhow::Error>((reports, db.stats(), db.fs().stats()))
+    });
+    // A failure of the image's own storage (a full disk) names its cause.
+    let reports = reports.map_err(|e| match dev.with(|c| c.image_error()) {
+        Some(cause) => e.context(cause),
+        None => e,
     })?;
     let (reports, stats, zonefs) = reports;
     let now = sim.now().as_ns();
@@ -180,7 +213,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("saving the emulated zones to {}", path.display()))?;
     }
     drop(io_kept);
-    if let Some(ctl) = dev.into_controller() {
+    if let Some(mut ctl) = dev.into_controller() {
+        if let Some(cause) = ctl.image_error() {
+            eprintln!("znslab ycsb: {cause}");
+        }
         ctl.close().context("saving the device image")?;
     }
     if a.json {

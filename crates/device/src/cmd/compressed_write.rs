@@ -133,7 +133,7 @@ impl Controller {
         let stored = self
             .storage
             .write(zi as u32, start, &staged, 0, &[])
-            .map_err(|_| Status::INTERNAL_ERROR);
+            .map_err(|e| self.image_failed("write", &e));
         self.staging = staged;
         stored?;
         if !zone.state.is_open() {
@@ -202,7 +202,7 @@ impl Controller {
             chunks::encode_page(page, p, fill, &recs[a..b], &mut oob);
             self.storage
                 .write_oob(zi as u32, p, &oob)
-                .map_err(|_| Status::INTERNAL_ERROR)?;
+                .map_err(|e| self.image_failed("write", &e))?;
         }
         Ok(())
     }

@@ -110,7 +110,7 @@ impl Controller {
             let read = self
                 .storage
                 .read(zi as u32, stored_from, &mut staged, 0, &mut [])
-                .map_err(|_| Status::INTERNAL_ERROR);
+                .map_err(|e| self.image_failed("read", &e));
             if let Err(s) = read {
                 self.staging = staged;
                 return Err(s);

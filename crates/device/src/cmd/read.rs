@@ -72,7 +72,7 @@ impl Controller {
         if have > 0 {
             self.storage
                 .read(zi as u32, first * lba, stored, first * ms, stored_meta)
-                .map_err(|_| Status::INTERNAL_ERROR)?;
+                .map_err(|e| self.image_failed("read", &e))?;
         }
         zeros.fill(0);
         zero_meta.fill(0);

@@ -85,7 +85,7 @@ impl Controller {
                     offset_lbas * ms,
                     metadata,
                 )
-                .map_err(|_| Status::INTERNAL_ERROR)?;
+                .map_err(|e| self.image_failed("write", &e))?;
             None
         };
         if !zone.state.is_open() {
