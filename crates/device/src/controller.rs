@@ -671,6 +671,13 @@ impl Controller {
         self.save_zone_table()
     }
 
+    /// Let go of the image as a killed process would: no checkpoint, no last save (tests of
+    /// what the image holds at every instant).
+    #[doc(hidden)]
+    pub fn drop_without_saving(mut self) {
+        self.closed = true;
+    }
+
     // ---- zone resources -------------------------------------------------------------------
 
     /// Move zone `zi` to `new`, keeping the open and active counts right.

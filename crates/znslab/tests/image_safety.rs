@@ -1,0 +1,307 @@
+//! Device images against what happens to real processes: `kill -9` in the middle of a run, a
+//! second process on the same image, readers sharing it, a full host disk.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+fn znslab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_znslab"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_znslab"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawns")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+struct TempDir(PathBuf);
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("znslab-safety-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&p).expect("temp dir");
+        TempDir(p)
+    }
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).display().to_string()
+    }
+}
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn zones(img: &str) -> Vec<serde_json::Value> {
+    let o = znslab(&["nvme", "zns", "report-zones", img, "-o", "json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    v["zone_list"].as_array().expect("zones").clone()
+}
+
+fn num(v: &serde_json::Value) -> u64 {
+    match v {
+        serde_json::Value::String(s) => {
+            u64::from_str_radix(s.trim_start_matches("0x"), 16).expect("hex")
+        }
+        v => v.as_u64().expect("number"),
+    }
+}
+
+/// Kill `child` with SIGKILL after `ms` milliseconds.
+fn kill_after(mut child: Child, ms: u64) {
+    std::thread::sleep(Duration::from_millis(ms));
+    child.kill().expect("SIGKILL");
+    child.wait().expect("waits");
+}
+
+/// A fio job killed half way: the zones it wrote stay written (they came back Empty when the
+/// zone table was saved only at exit), and what they hold reads back as data, not zeros.
+#[test]
+fn a_killed_fio_job_leaves_what_it_wrote() {
+    let dir = TempDir::new("fio");
+    let img = dir.path("dev.img");
+    assert!(znslab(&["nvme", "create", &img, "--preset", "zn540"])
+        .status
+        .success());
+    let job = format!("--filename={img}");
+    let fio = spawn(&[
+        "fio",
+        &job,
+        "--name=w",
+        "--rw=write",
+        "--bs=128k",
+        "--size=64g",
+        "--iodepth=4",
+    ]);
+    kill_after(fio, 1500);
+    let zl = zones(&img);
+    let written: Vec<&serde_json::Value> = zl
+        .iter()
+        .filter(|z| num(&z["wp"]) > num(&z["slba"]))
+        .collect();
+    assert!(!written.is_empty(), "no zone written after 1.5 s of fio");
+    // The last block below each write pointer holds data.
+    for z in written.iter().take(4) {
+        let last = num(&z["wp"]) - 1;
+        let out = dir.path("out.bin");
+        let o = znslab(&[
+            "nvme",
+            "read",
+            &img,
+            "-s",
+            &last.to_string(),
+            "-c",
+            "0",
+            "-d",
+            &out,
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let b = std::fs::read(&out).expect("reads");
+        assert!(b.iter().any(|&x| x != 0), "block {last} reads zeros");
+    }
+}
+
+/// A read-only YCSB run killed one second in: the database loaded before is all there.
+#[test]
+fn a_killed_ycsb_run_leaves_the_database_loaded_before() {
+    let dir = TempDir::new("ycsb");
+    let img = dir.path("db.img");
+    let w = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads/workloadc");
+    let load = znslab(&[
+        "ycsb",
+        "load",
+        "-P",
+        w,
+        "-p",
+        "recordcount=20000",
+        "--image",
+        &img,
+        "--json",
+    ]);
+    assert!(load.status.success(), "{}", text(&load.stderr));
+    for ms in [150, 400, 900] {
+        let run = spawn(&[
+            "ycsb",
+            "run",
+            "-P",
+            w,
+            "-p",
+            "recordcount=20000",
+            "-p",
+            "operationcount=100000000",
+            "--image",
+            &img,
+        ]);
+        kill_after(run, ms);
+    }
+    let run = znslab(&[
+        "ycsb",
+        "run",
+        "-P",
+        w,
+        "-p",
+        "recordcount=20000",
+        "-p",
+        "operationcount=5000",
+        "-p",
+        "requestdistribution=uniform",
+        "--image",
+        &img,
+        "--json",
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&run.stdout).expect("json");
+    let read = &v["phases"][0]["operations"]["READ"];
+    assert_eq!(read["count"], 5000, "{v}");
+    assert_eq!(read["not_found"], 0, "records lost: {v}");
+}
+
+/// One process writes an image at a time; a second is told which process holds it. Readers
+/// share it with each other, not with a writer.
+#[test]
+fn a_second_process_on_an_image_is_refused_and_named() {
+    let dir = TempDir::new("two");
+    let img = dir.path("dev.img");
+    assert!(znslab(&["nvme", "create", &img, "--preset", "zn540"])
+        .status
+        .success());
+    let job = format!("--filename={img}");
+    let fio = spawn(&[
+        "fio",
+        &job,
+        "--name=w",
+        "--rw=write",
+        "--bs=128k",
+        "--size=64g",
+    ]);
+    let pid = fio.id().to_string();
+    std::thread::sleep(Duration::from_millis(600));
+    let data = dir.path("d.bin");
+    std::fs::write(&data, vec![7u8; 4096]).expect("writes");
+    let w = znslab(&[
+        "nvme",
+        "write",
+        &img,
+        "-s",
+        "0x8000000",
+        "-c",
+        "0",
+        "-z",
+        "4096",
+        "-d",
+        &data,
+    ]);
+    assert!(!w.status.success());
+    let e = text(&w.stderr);
+    assert!(e.contains("in use by process") && e.contains(&pid), "{e}");
+    let r = znslab(&["nvme", "zns", "report-zones", &img]);
+    assert!(!r.status.success(), "a reader beside a writer");
+    kill_after(fio, 0);
+    // Two readers at once, and a reader on a file it may not write.
+    let r1 = znslab(&["nvme", "zns", "report-zones", &img]);
+    assert!(r1.status.success(), "{}", text(&r1.stderr));
+    let mut perms = std::fs::metadata(&img).expect("meta").permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&img, perms).expect("chmod");
+    for args in [
+        vec!["nvme", "zns", "report-zones", img.as_str()],
+        vec!["nvme", "id-ns", img.as_str()],
+        vec!["nvme", "zns", "id-ctrl", img.as_str()],
+        vec![
+            "nvme",
+            "read",
+            img.as_str(),
+            "-s",
+            "0",
+            "-c",
+            "0",
+            "-d",
+            data.as_str(),
+        ],
+    ] {
+        let o = znslab(&args);
+        assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+    }
+}
+
+/// The file system holding an image fills up: the write that meets it fails naming the image
+/// and the error, and the image still opens with every zone as it was. Needs a small tmpfs
+/// (root); skipped elsewhere.
+#[test]
+fn a_full_host_disk_is_reported_at_the_write_that_met_it() {
+    let dir = TempDir::new("full");
+    let mnt = dir.path("mnt");
+    std::fs::create_dir_all(&mnt).expect("mkdir");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=3m", "tmpfs", &mnt])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    struct Umount(String);
+    impl Drop for Umount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _u = Umount(mnt.clone());
+    for preset in ["test-min", "test-cczns", "test-balloon"] {
+        let img = format!("{mnt}/{preset}.img");
+        assert!(znslab(&["nvme", "create", &img, "--preset", preset])
+            .status
+            .success());
+        let job = format!("--filename={img}");
+        let o = znslab(&[
+            "fio",
+            &job,
+            "--name=w",
+            "--rw=write",
+            "--bs=16k",
+            "--size=6m",
+            "--buffer_compress_percentage=0",
+        ]);
+        let e = text(&o.stderr);
+        assert!(
+            !o.status.success(),
+            "{preset}: fio succeeded on a full disk"
+        );
+        assert!(
+            e.contains(&img) && e.contains("No space left on device"),
+            "{preset}: {e}"
+        );
+        // Every zone is one the device could be in.
+        for z in zones(&img) {
+            let state = z["state"].as_str().unwrap_or("").to_string();
+            assert!(
+                ["EMPTY", "FULL", "CLOSED", "IMP_OPENED", "EXP_OPENED"]
+                    .iter()
+                    .any(|s| state.contains(s)),
+                "{preset}: {z}"
+            );
+        }
+        std::fs::remove_file(&img).expect("removes");
+    }
+}
+
+/// The real-process torture, a few seeds (the README's `torture --kill`).
+#[test]
+fn torture_kill_a_few_seeds() {
+    let o = znslab(&["torture", "--kill", "--seeds", "6", "--seed", "11"]);
+    let s = text(&o.stdout);
+    assert!(o.status.success(), "{s}{}", text(&o.stderr));
+    assert!(s.contains("6 seeds") && s.contains("0 failed"), "{s}");
+}
