@@ -27,6 +27,19 @@ const HEADER_AREA: u64 = 4096;
 const SLOT_BYTES: u64 = 64;
 const SLOT_MAGIC: &[u8; 4] = b"ZCKP";
 const JOURNAL_RECORD_HEADER: u64 = 16;
+/// Stored bytes are checked in units of this many bytes, as a drive's ECC checks codewords:
+/// each unit's entry is its CRC32C and how many of its bytes it covers (units fill as a zone
+/// or region is appended to).
+const ECC_UNIT: u64 = 4096;
+const ECC_ENTRY: u64 = 8;
+
+/// The message of a read whose bytes do not match their checksum (a drive's Unrecovered
+/// Read Error).
+pub(crate) const ECC_MISMATCH: &str = "stored bytes do not match their checksum";
+
+pub(crate) fn is_ecc_error(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::InvalidData && e.to_string().starts_with(ECC_MISMATCH)
+}
 
 /// How a process holds an image.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +66,10 @@ pub(crate) struct ImageFile {
     oob_bytes: u64,
     zone_oob_bytes: u64,
     flash_offset: u64,
+    /// Checksum entries of each zone's bytes, and of a design's own flash.
+    ecc_offset: u64,
+    zone_ecc_bytes: u64,
+    ecc_flash_offset: u64,
     table_offset: u64,
     log: Log,
 }
@@ -79,6 +96,9 @@ struct Offsets {
     oob_bytes: u64,
     zone_oob_bytes: u64,
     flash: u64,
+    ecc: u64,
+    zone_ecc_bytes: u64,
+    ecc_flash: u64,
     table: u64,
 }
 
@@ -101,13 +121,16 @@ fn offsets(layout: &Layout) -> Offsets {
     let zone_oob_bytes = zone_bytes.div_ceil(layout.geometry.page_bytes as u64) * oob_bytes;
     let flash = align_up(oob + zone_oob_bytes * zones, 1 << 20);
     let own_flash = layout.balloon.is_some() || layout.tcssd_superblocks.is_some();
+    let flash_bytes = if own_flash {
+        layout.geometry.total_bytes()
+    } else {
+        0
+    };
+    let ecc = align_up(flash + flash_bytes, 1 << 20);
+    let zone_ecc_bytes = zone_bytes.div_ceil(ECC_UNIT) * ECC_ENTRY;
+    let ecc_flash = align_up(ecc + zone_ecc_bytes * zones, 1 << 20);
     let table = align_up(
-        flash
-            + if own_flash {
-                layout.geometry.total_bytes()
-            } else {
-                0
-            },
+        ecc_flash + flash_bytes.div_ceil(ECC_UNIT) * ECC_ENTRY,
         1 << 20,
     );
     Offsets {
@@ -115,6 +138,9 @@ fn offsets(layout: &Layout) -> Offsets {
         meta,
         oob,
         flash,
+        ecc,
+        zone_ecc_bytes,
+        ecc_flash,
         table,
         zone_bytes,
         zone_meta_bytes,
@@ -196,6 +222,9 @@ impl ImageFile {
             oob_bytes: o.oob_bytes,
             zone_oob_bytes: o.zone_oob_bytes,
             flash_offset: o.flash,
+            ecc_offset: o.ecc,
+            zone_ecc_bytes: o.zone_ecc_bytes,
+            ecc_flash_offset: o.ecc_flash,
             table_offset: o.table,
             log: Log::default(),
         }
@@ -317,10 +346,9 @@ impl ImageFile {
         meta_offset: u64,
         metadata: &[u8],
     ) -> io::Result<()> {
-        self.file.write_all_at(
-            data,
-            self.data_offset + zone as u64 * self.zone_bytes + offset,
-        )?;
+        let (data_base, ecc_base) = self.zone_bases(zone);
+        self.file.write_all_at(data, data_base + offset)?;
+        self.ecc_append(data_base, ecc_base, offset, data)?;
         if !metadata.is_empty() {
             self.file.write_all_at(
                 metadata,
@@ -338,10 +366,9 @@ impl ImageFile {
         meta_offset: u64,
         metadata: &mut [u8],
     ) -> io::Result<()> {
-        self.file.read_exact_at(
-            buf,
-            self.data_offset + zone as u64 * self.zone_bytes + offset,
-        )?;
+        let (data_base, ecc_base) = self.zone_bases(zone);
+        self.file.read_exact_at(buf, data_base + offset)?;
+        self.ecc_check(data_base, ecc_base, offset, buf)?;
         if !metadata.is_empty() {
             self.file.read_exact_at(
                 metadata,
@@ -355,6 +382,10 @@ impl ImageFile {
     pub fn punch_zone(&self, zone: u32) -> io::Result<()> {
         let z = zone as u64;
         self.punch(self.data_offset + z * self.zone_bytes, self.zone_bytes)?;
+        self.punch(
+            self.ecc_offset + z * self.zone_ecc_bytes,
+            self.zone_ecc_bytes,
+        )?;
         self.punch(
             self.meta_offset + z * self.zone_meta_bytes,
             self.zone_meta_bytes,
@@ -385,16 +416,127 @@ impl ImageFile {
 
     /// Write bytes of the flash (balloon, tcssd) at physical byte address `addr`.
     pub fn write_flash(&self, addr: u64, bytes: &[u8]) -> io::Result<()> {
-        self.file.write_all_at(bytes, self.flash_offset + addr)
+        self.file.write_all_at(bytes, self.flash_offset + addr)?;
+        self.ecc_append(self.flash_offset, self.ecc_flash_offset, addr, bytes)
     }
 
     pub fn read_flash(&self, addr: u64, out: &mut [u8]) -> io::Result<()> {
-        self.file.read_exact_at(out, self.flash_offset + addr)
+        self.file.read_exact_at(out, self.flash_offset + addr)?;
+        self.ecc_check(self.flash_offset, self.ecc_flash_offset, addr, out)
     }
 
-    /// An erased range of the flash: give its file space back.
+    /// An erased range of the flash (whole checksum units): give its file space back.
     pub fn erase_flash(&self, addr: u64, len: u64) -> io::Result<()> {
-        self.punch(self.flash_offset + addr, len)
+        self.punch(self.flash_offset + addr, len)?;
+        self.punch(
+            self.ecc_flash_offset + addr / ECC_UNIT * ECC_ENTRY,
+            len.div_ceil(ECC_UNIT) * ECC_ENTRY,
+        )
+    }
+
+    // ---- checksums of stored bytes ---------------------------------------------------------
+
+    fn zone_bases(&self, zone: u32) -> (u64, u64) {
+        (
+            self.data_offset + zone as u64 * self.zone_bytes,
+            self.ecc_offset + zone as u64 * self.zone_ecc_bytes,
+        )
+    }
+
+    fn read_entries(&self, ecc_base: u64, first: u64, n: u64) -> io::Result<Vec<(u32, u64)>> {
+        let mut raw = vec![0u8; (n * ECC_ENTRY) as usize];
+        self.file
+            .read_exact_at(&mut raw, ecc_base + first * ECC_ENTRY)?;
+        Ok(raw
+            .chunks_exact(ECC_ENTRY as usize)
+            .map(|e| {
+                let crc = u32::from_le_bytes(e[0..4].try_into().expect("4 bytes"));
+                let len = u32::from_le_bytes(e[4..8].try_into().expect("4 bytes")) as u64;
+                (crc, len)
+            })
+            .collect())
+    }
+
+    /// Record the checksums of `data`, appended at byte `offset` of a stream whose bytes start
+    /// at `data_base` and whose entries start at `ecc_base` (after the bytes themselves: a
+    /// kill between the two leaves an entry covering the bytes before them, still right).
+    fn ecc_append(
+        &self,
+        data_base: u64,
+        ecc_base: u64,
+        offset: u64,
+        data: &[u8],
+    ) -> io::Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let first = offset / ECC_UNIT;
+        let end = offset + data.len() as u64;
+        let units = end.div_ceil(ECC_UNIT) - first;
+        let mut entries = Vec::with_capacity((units * ECC_ENTRY) as usize);
+        let mut at = offset;
+        while at < end {
+            let unit_start = at / ECC_UNIT * ECC_UNIT;
+            let unit_end = (unit_start + ECC_UNIT).min(end);
+            let piece = &data[(at - offset) as usize..(unit_end - offset) as usize];
+            let crc = if at == unit_start {
+                crc32c::crc32c(piece)
+            } else {
+                // Appending inside a unit: go on from its entry when that covers exactly the
+                // bytes before (else, as after a kill between bytes and entry, recompute).
+                let (crc, len) = self.read_entries(ecc_base, unit_start / ECC_UNIT, 1)?[0];
+                if len == at - unit_start {
+                    crc32c::crc32c_append(crc, piece)
+                } else {
+                    let mut before = vec![0u8; (at - unit_start) as usize];
+                    self.file
+                        .read_exact_at(&mut before, data_base + unit_start)?;
+                    crc32c::crc32c_append(crc32c::crc32c(&before), piece)
+                }
+            };
+            entries.extend_from_slice(&crc.to_le_bytes());
+            entries.extend_from_slice(&((unit_end - unit_start) as u32).to_le_bytes());
+            at = unit_end;
+        }
+        self.file
+            .write_all_at(&entries, ecc_base + first * ECC_ENTRY)
+    }
+
+    /// Check bytes [offset, offset + buf.len()) just read against their units' checksums
+    /// (a unit only partly in `buf` is read whole); a mismatch is an error that
+    /// [`is_ecc_error`] recognises. Units with no entry (never written) are not checked.
+    fn ecc_check(&self, data_base: u64, ecc_base: u64, offset: u64, buf: &[u8]) -> io::Result<()> {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let end = offset + buf.len() as u64;
+        let first = offset / ECC_UNIT;
+        let units = end.div_ceil(ECC_UNIT) - first;
+        let entries = self.read_entries(ecc_base, first, units)?;
+        let mut unit = Vec::new();
+        for (i, (crc, len)) in entries.into_iter().enumerate() {
+            if len == 0 || len > ECC_UNIT {
+                continue;
+            }
+            let start = (first + i as u64) * ECC_UNIT;
+            let bytes: &[u8] = if start >= offset && start + len <= end {
+                &buf[(start - offset) as usize..(start + len - offset) as usize]
+            } else {
+                unit.resize(len as usize, 0);
+                self.file.read_exact_at(&mut unit, data_base + start)?;
+                &unit
+            };
+            if crc32c::crc32c(bytes) != crc {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "{ECC_MISMATCH} (the {len} bytes at file offset {})",
+                        data_base + start
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Deallocate a byte range of the file; it reads back as zeros.

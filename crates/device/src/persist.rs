@@ -93,7 +93,12 @@ impl Controller {
     /// An image read or write failed: Internal Error, with the cause kept for the user.
     pub(crate) fn image_failed(&mut self, what: &str, e: &io::Error) -> Status {
         self.note_image_error(what, e);
-        Status::INTERNAL_ERROR
+        if crate::image::is_ecc_error(e) {
+            // Bytes changed since they were stored: what a drive's ECC reports.
+            Status::UNRECOVERED_READ_ERROR
+        } else {
+            Status::INTERNAL_ERROR
+        }
     }
 
     pub(crate) fn note_image_error(&mut self, what: &str, e: &io::Error) {

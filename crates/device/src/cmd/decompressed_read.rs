@@ -124,13 +124,9 @@ impl Controller {
             pos += r.pre as usize;
             if r.raw && all_remembered {
                 // A raw chunk is its stored bytes; read just them.
-                if self
-                    .storage
-                    .read(zi as u32, r.offset, dst, 0, &mut [])
-                    .is_err()
-                {
+                if let Err(e) = self.storage.read(zi as u32, r.offset, dst, 0, &mut []) {
                     self.staging = staged;
-                    return Err(Status::INTERNAL_ERROR);
+                    return Err(self.image_failed("read", &e));
                 }
                 continue;
             }
