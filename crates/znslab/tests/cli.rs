@@ -559,11 +559,13 @@ fn ycsb_on_a_compressing_block_ssd_keeps_its_emulated_zones_beside_the_image() {
     let o = znslab(&[&["ycsb", "run"][..], &common].concat());
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("[READ], Return=OK"));
-    // Without the zone table the file system cannot be found: said plainly.
+    // Without the zone table (a killed run leaves none) the zones are found again on the
+    // drive, as after a power cut, and the database with them; a clean exit writes it again.
     std::fs::remove_file(format!("{img}.zones")).expect("zone table written");
     let o = znslab(&[&["ycsb", "run"][..], &common].concat());
-    assert!(!o.status.success());
-    assert!(text(&o.stderr).contains(".zones"), "{}", text(&o.stderr));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("[READ], Return=OK"));
+    assert!(std::path::Path::new(&format!("{img}.zones")).exists());
     // TRIM through nvme dsm: the blocks read back as zeros.
     let o = znslab(&["nvme", "dsm", &img, "--ad", "-s", "0,64", "-b", "8,8"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
