@@ -23,6 +23,7 @@ mod controller;
 mod engine;
 mod faults;
 mod handle;
+pub mod harness;
 mod layout;
 mod memo;
 pub mod presets;
@@ -46,7 +47,10 @@ pub use controller::{Controller, DeviceCounters, DeviceError, DramUsage, Identif
 pub use engine::EngineCounters;
 pub use faults::{CommandKind, Faults};
 pub use handle::DeviceHandle;
-pub use layout::{BalloonLayout, Layout};
+pub use layout::{
+    default_memory_budget, human_bytes, BalloonLayout, Layout, MAX_BLOCKS_PER_COMMAND,
+    MAX_UNITS_PER_ZONE_PER_DIE,
+};
 pub use nand::ConfigError;
 pub use status::Status;
 pub use tcssd::TcssdCounters;
