@@ -21,8 +21,10 @@ use crate::ConfigError;
 pub const MAX_COMMANDS: usize = 64;
 /// Blocks one generated data command carries at most (keeps buffers small).
 const MAX_BLOCKS: u64 = 16;
-/// Program units a Select All Finish or Reset may make the flash model walk through: beyond
-/// this the harness sends the zone command to one zone instead (time, not memory).
+/// Program units a Finish or Reset (of one zone, or Select All) may make the flash model walk
+/// through one at a time: beyond these the harness closes the zone instead, or sends the
+/// command to one zone (for the fuzzer's speed; the device takes them all).
+const MAX_ZONE_UNITS: u64 = 1 << 18;
 const MAX_SELECT_ALL_UNITS: u64 = 1 << 22;
 
 /// What one input did.
@@ -91,8 +93,8 @@ pub fn run_config(cfg: DeviceConfig, ops: &[u8], memory_budget: u64) -> Outcome 
     };
     c.set_decompress_memo_bytes(1 << 20);
     let l = c.layout().clone();
-    let device_units = (l.zone_count as u64)
-        .saturating_mul(l.zone_capacity_bytes() / l.geometry.unit_bytes.max(1));
+    let zone_units = l.zone_capacity_bytes() / l.geometry.unit_bytes.max(1);
+    let device_units = (l.zone_count as u64).saturating_mul(zone_units);
     let mut r = Reader(ops);
     let mut now = SimInstant::ZERO;
     let (mut commands, mut succeeded) = (0, 0);
@@ -164,6 +166,12 @@ pub fn run_config(cfg: DeviceConfig, ops: &[u8], memory_budget: u64) -> Outcome 
                     action
                 };
                 let select_all = r.u8() & 1 == 1 && device_units <= MAX_SELECT_ALL_UNITS;
+                let flash_work = matches!(action, ZoneAction::Finish | ZoneAction::Reset);
+                let action = if flash_work && zone_units > MAX_ZONE_UNITS {
+                    ZoneAction::Close
+                } else {
+                    action
+                };
                 c.submit(
                     now,
                     Command::ZoneMgmtSend {

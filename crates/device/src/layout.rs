@@ -158,14 +158,14 @@ impl Layout {
         let stripe_bytes = dies_per_zone as u64 * g.unit_bytes;
         let flash_bytes_per_zone = dies_per_zone as u64 * eu * g.erase_unit_bytes;
         // Finish pads and Reset erases a zone one program unit at a time.
-        let units_per_zone_per_die = eu * g.units_per_erase_unit;
-        if units_per_zone_per_die > MAX_UNITS_PER_ZONE_PER_DIE {
+        let units_per_zone = dies_per_zone as u64 * eu * g.units_per_erase_unit;
+        if units_per_zone > MAX_UNITS_PER_ZONE {
             return Err(err(
                 "zones.erase_units_per_die",
                 format!(
-                    "{eu} erase units of {} program units each make {units_per_zone_per_die} \
-                     program units per die in a zone, more than {MAX_UNITS_PER_ZONE_PER_DIE} \
-                     (use fewer erase units per zone, or fewer pages per block)",
+                    "{dies_per_zone} dies × {eu} erase units × {} program units make \
+                     {units_per_zone} program units in a zone, more than {MAX_UNITS_PER_ZONE} \
+                     (use fewer erase units or dies per zone, or fewer pages per block)",
                     g.units_per_erase_unit
                 ),
             ));
@@ -435,9 +435,9 @@ impl Layout {
 /// Blocks one command may carry: NLB is a 16-bit, 0's based field.
 pub const MAX_BLOCKS_PER_COMMAND: u64 = 1 << 16;
 
-/// Program units a zone may take on one die: Finish pads and Reset erases one unit at a time,
-/// so this bounds the work of one zone command (the presets take at most a few thousand).
-pub const MAX_UNITS_PER_ZONE_PER_DIE: u64 = 1 << 20;
+/// Program units a zone may take: Finish pads and Reset erases one unit at a time, so this
+/// bounds the work of one zone command (the presets take at most 2^19).
+pub const MAX_UNITS_PER_ZONE: u64 = 1 << 24;
 
 /// The default host memory budget: half of the machine's memory (`MemTotal` in
 /// `/proc/meminfo`), or 4 GiB where that cannot be read.

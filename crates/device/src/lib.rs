@@ -49,7 +49,7 @@ pub use faults::{CommandKind, Faults};
 pub use handle::DeviceHandle;
 pub use layout::{
     default_memory_budget, human_bytes, BalloonLayout, Layout, MAX_BLOCKS_PER_COMMAND,
-    MAX_UNITS_PER_ZONE_PER_DIE,
+    MAX_UNITS_PER_ZONE,
 };
 pub use nand::ConfigError;
 pub use status::Status;

@@ -204,8 +204,11 @@ fn zns_limits_name_their_field() {
     cfg.controller.max_transfer_bytes = 65536 * 4096;
     cfg.layout_within(1 << 30).expect("NLB's 16 bits exactly");
     let mut cfg = presets::test_min();
-    cfg.nand.pages_per_block = 1 << 22;
+    cfg.nand.pages_per_block = 1 << 23; // 4 dies × 2^23 units: 2^25 in a zone
     assert_eq!(field(&cfg), "device.zones.erase_units_per_die");
+    cfg.nand.pages_per_block = 1 << 22; // 2^24, allowed
+    cfg.controller.write_buffer_bytes = 1 << 40;
+    cfg.layout_within(1 << 30).expect("2^24 units per zone");
 }
 
 #[test]
@@ -279,6 +282,8 @@ fn presets_fit_the_default_budget_and_run() {
         let cfg = (p.config)();
         let l = cfg.layout().unwrap_or_else(|e| panic!("{}: {e}", p.name));
         assert!(l.table_bytes < 4 << 30, "{}: {}", p.name, l.table_bytes);
+        let units = l.zone_capacity_bytes() / l.geometry.unit_bytes;
+        assert!(units <= 1 << 19, "{}: {units} units per zone", p.name);
         if harness::memory_zone_bytes(&l) <= 128 * MIB && l.table_bytes <= 128 * MIB {
             runs_clean(cfg);
         }
