@@ -86,7 +86,7 @@ impl LatencyHistogram {
     }
     pub fn min(&self) -> u64 {
         match &self.h {
-            Some(h) if h.len() > 0 => h.min(),
+            Some(h) if !h.is_empty() => h.min(),
             _ => 0,
         }
     }
@@ -103,14 +103,14 @@ impl LatencyHistogram {
     }
     pub fn stddev(&self) -> f64 {
         match &self.h {
-            Some(h) if h.len() > 0 => h.stdev(),
+            Some(h) if !h.is_empty() => h.stdev(),
             _ => 0.0,
         }
     }
     /// Value at percentile `p` (0-100).
     pub fn percentile(&self, p: f64) -> u64 {
         match &self.h {
-            Some(h) if h.len() > 0 => h.value_at_percentile(p),
+            Some(h) if !h.is_empty() => h.value_at_percentile(p),
             _ => 0,
         }
     }
