@@ -33,6 +33,12 @@ pub struct Layout {
     pub balloon: Option<BalloonLayout>,
     /// Superblocks of the flash (tcssd design only; its namespace is zone_count zones' worth).
     pub tcssd_superblocks: Option<u32>,
+    /// Host memory the device's tables take at most (zone tables, flash timelines, the
+    /// designs' maps with every block written), not counting the data bytes; see
+    /// [`table_bytes`](Layout::table_bytes). Checked against the memory budget.
+    pub table_bytes: u64,
+    /// Size of the device's image file (sparse), as `storage.rs` lays it out.
+    pub image_bytes: u64,
 }
 
 /// Balloon-ZNS: superblocks (one block on every die) split in sub-superblocks (SSBs).
@@ -50,7 +56,15 @@ pub struct BalloonLayout {
 }
 
 impl Layout {
+    /// Validate `cfg` and derive its layout, refusing tables above the default memory budget
+    /// (half the machine's memory; see [`default_memory_budget`]).
     pub fn new(cfg: &DeviceConfig) -> Result<Layout, ConfigError> {
+        Self::within(cfg, default_memory_budget())
+    }
+
+    /// Validate `cfg` and derive its layout, refusing a device whose tables would take more
+    /// than `memory_budget` bytes of host memory.
+    pub fn within(cfg: &DeviceConfig, memory_budget: u64) -> Result<Layout, ConfigError> {
         let g = cfg.nand.validate("device.nand")?;
         let lba_bytes = cfg.lba.bytes as u64;
         if !(lba_bytes == 512 || lba_bytes == 4096) {
@@ -73,6 +87,9 @@ impl Layout {
                 "lba.metadata_bytes",
                 format!("{} is more than 256", cfg.lba.metadata_bytes),
             ));
+        }
+        if cfg.design == crate::config::Design::Cczns {
+            cczns_check(&g)?;
         }
         if cfg.design == crate::config::Design::Cczns && cfg.lba.metadata_bytes < 16 {
             return Err(err(
@@ -137,8 +154,22 @@ impl Layout {
                 ),
             ));
         }
+        // Cannot overflow: the flash's total (dies × erase units × erase unit bytes) fits.
         let stripe_bytes = dies_per_zone as u64 * g.unit_bytes;
         let flash_bytes_per_zone = dies_per_zone as u64 * eu * g.erase_unit_bytes;
+        // Finish pads and Reset erases a zone one program unit at a time.
+        let units_per_zone = dies_per_zone as u64 * eu * g.units_per_erase_unit;
+        if units_per_zone > MAX_UNITS_PER_ZONE {
+            return Err(err(
+                "zones.erase_units_per_die",
+                format!(
+                    "{dies_per_zone} dies × {eu} erase units × {} program units make \
+                     {units_per_zone} program units in a zone, more than {MAX_UNITS_PER_ZONE} \
+                     (use fewer erase units or dies per zone, or fewer pages per block)",
+                    g.units_per_erase_unit
+                ),
+            ));
+        }
         let capacity = match (cfg.zones.capacity_bytes, cfg.zones.size_bytes) {
             (Some(cap), _) => (cap, "zones.capacity_bytes"),
             (None, Some(size)) if size <= flash_bytes_per_zone => (size, "zones.size_bytes"),
@@ -168,26 +199,30 @@ impl Layout {
             ));
         }
         let zones_per_group = g.erase_units_per_die / eu;
+        // At most 2^64 / 2^16: erase units per die times die groups fits (the flash's size does).
         let mut max_zones = zones_per_group * zone_groups as u64;
         let balloon = if cfg.design == crate::config::Design::Balloon {
             let b = balloon_layout(cfg, &g, cap_bytes, size_bytes)?;
             // The capacity expansion ratio (Balloon-ZNS §3.2) adds logical zones.
-            max_zones = max_zones * cfg.balloon.expansion_percent as u64 / 100;
+            max_zones = (max_zones as u128 * cfg.balloon.expansion_percent as u128 / 100)
+                .min(u64::MAX as u128) as u64;
             Some(b)
         } else {
             None
         };
         let tcssd_superblocks = if cfg.design == crate::config::Design::Tcssd {
-            tcssd_check(cfg, &g, cap_bytes, size_bytes)?;
+            let superblocks = tcssd_check(cfg, &g, cap_bytes, size_bytes)?;
             let t = &cfg.tcssd;
             // The namespace in superblock-sized units: flash less OP, times the expansion.
-            max_zones =
-                max_zones * (100 - t.over_provisioning_percent as u64) * t.expansion_percent as u64
-                    / 10_000;
+            max_zones = (max_zones as u128
+                * (100 - t.over_provisioning_percent as u128)
+                * t.expansion_percent as u128
+                / 10_000)
+                .min(u64::MAX as u128) as u64;
             if max_zones == 0 {
                 return Err(err("tcssd.expansion_percent", "leaves no logical capacity"));
             }
-            Some(g.erase_units_per_die as u32)
+            Some(superblocks)
         } else {
             None
         };
@@ -204,6 +239,20 @@ impl Layout {
                 u32::try_from(max_zones).map_err(|_| err("zones.count", "more than 2^32 zones"))?
             }
         };
+        let zone_size_lbas = size_bytes / lba_bytes;
+        (zone_count as u64)
+            .checked_mul(zone_size_lbas)
+            .and_then(|l| l.checked_mul(lba_bytes))
+            .filter(|b| *b <= i64::MAX as u64)
+            .ok_or_else(|| {
+                err(
+                    "zones.size_bytes",
+                    format!(
+                        "{zone_count} zones of {size_bytes} bytes are more than 2^63 bytes, \
+                         beyond what a byte offset can address"
+                    ),
+                )
+            })?;
         let (mor, mar) = (cfg.zones.max_open, cfg.zones.max_active);
         if mar != 0 && (mor == 0 || mor > mar) {
             return Err(err(
@@ -211,11 +260,41 @@ impl Layout {
                 format!("{mor} must be between 1 and max_active ({mar})"),
             ));
         }
+        for (field, v) in [("zones.max_open", mor), ("zones.max_active", mar)] {
+            if v > zone_count {
+                return Err(err(
+                    field,
+                    format!("{v} is more than the {zone_count} zones (0 = no limit)"),
+                ));
+            }
+        }
         let ctl = &cfg.controller;
         if ctl.max_transfer_bytes < lba_bytes || !ctl.max_transfer_bytes.is_multiple_of(lba_bytes) {
             return Err(err(
                 "controller.max_transfer_bytes",
                 "must be a positive multiple of the LBA size",
+            ));
+        }
+        // A command's block count is 16 bits (NLB, 0's based, CDW12 bits 15:0).
+        let max_command_bytes = MAX_BLOCKS_PER_COMMAND * lba_bytes;
+        if ctl.max_transfer_bytes > max_command_bytes {
+            return Err(err(
+                "controller.max_transfer_bytes",
+                format!(
+                    "{} is more than one command can carry ({MAX_BLOCKS_PER_COMMAND} blocks of \
+                     {lba_bytes} bytes = {max_command_bytes}; NLB is 16 bits)",
+                    ctl.max_transfer_bytes
+                ),
+            ));
+        }
+        if ctl.command_overhead_ns > nand::MAX_OPERATION_NS {
+            return Err(err(
+                "controller.command_overhead_ns",
+                format!(
+                    "{} is more than {} ns (10 s) per command",
+                    ctl.command_overhead_ns,
+                    nand::MAX_OPERATION_NS
+                ),
             ));
         }
         let zasl = if ctl.zone_append_max_bytes == 0 {
@@ -244,11 +323,32 @@ impl Layout {
                 "lanes and lane_bytes_per_s must be greater than zero",
             ));
         }
-        Ok(Layout {
+        let link_bytes_per_s = (cfg.pcie.lanes as u64)
+            .checked_mul(cfg.pcie.lane_bytes_per_s)
+            .ok_or_else(|| {
+                err(
+                    "pcie.lane_bytes_per_s",
+                    "lanes × lane_bytes_per_s overflows",
+                )
+            })?;
+        let mdts_ns =
+            (ctl.max_transfer_bytes as u128 * 1_000_000_000).div_ceil(link_bytes_per_s as u128);
+        if mdts_ns > nand::MAX_OPERATION_NS as u128 {
+            return Err(err(
+                "pcie.lane_bytes_per_s",
+                format!(
+                    "{link_bytes_per_s} bytes per second on the link takes {mdts_ns} ns to move \
+                     one {}-byte command, more than {} ns (10 s)",
+                    ctl.max_transfer_bytes,
+                    nand::MAX_OPERATION_NS
+                ),
+            ));
+        }
+        let mut layout = Layout {
             lba_bytes,
             metadata_bytes: cfg.lba.metadata_bytes as u64,
             zone_count,
-            zone_size_lbas: size_bytes / lba_bytes,
+            zone_size_lbas,
             zone_capacity_lbas: cap_bytes / lba_bytes,
             dies_per_zone,
             zone_groups,
@@ -260,11 +360,48 @@ impl Layout {
             max_active: mar,
             max_transfer_bytes: ctl.max_transfer_bytes,
             zone_append_max_bytes: zasl,
-            link_bytes_per_s: cfg.pcie.lanes as u64 * cfg.pcie.lane_bytes_per_s,
+            link_bytes_per_s,
             balloon,
             tcssd_superblocks,
             geometry: g,
-        })
+            table_bytes: 0,
+            image_bytes: 0,
+        };
+        layout.image_bytes = image_bytes(&layout).ok_or_else(|| {
+            err(
+                "zones.count",
+                format!(
+                    "the device image of {zone_count} zones would be more than 2^63 bytes, \
+                     beyond what a sparse file can address"
+                ),
+            )
+        })?;
+        layout.table_bytes = table_bytes(cfg, &layout).unwrap_or(u64::MAX);
+        if layout.table_bytes > memory_budget {
+            let zones_field = if cfg.zones.count.is_some() {
+                "zones.count"
+            } else {
+                "nand.blocks_per_plane"
+            };
+            let (field, what) = match (&layout.balloon, layout.tcssd_superblocks) {
+                (_, Some(_)) => (
+                    "tcssd.expansion_percent",
+                    "the tcssd map of every logical block",
+                ),
+                (Some(_), _) => (zones_field, "the balloon zone and sub-superblock tables"),
+                _ => (zones_field, "the zone tables"),
+            };
+            return Err(err(
+                field,
+                format!(
+                    "{zone_count} zones need about {} of host memory for {what}, more than the \
+                     memory budget of {} (fewer zones, or larger erase units per zone)",
+                    human_bytes(layout.table_bytes),
+                    human_bytes(memory_budget)
+                ),
+            ));
+        }
+        Ok(layout)
     }
 
     /// Namespace size in LBAs (NSZE), counting the gaps between capacity and size.
@@ -293,6 +430,160 @@ impl Layout {
         let unit = offset / self.geometry.unit_bytes;
         self.die_of(zone, (unit % self.dies_per_zone as u64) as u32)
     }
+}
+
+/// Blocks one command may carry: NLB is a 16-bit, 0's based field.
+pub const MAX_BLOCKS_PER_COMMAND: u64 = 1 << 16;
+
+/// Program units a zone may take: Finish pads and Reset erases one unit at a time, so this
+/// bounds the work of one zone command (the presets take at most 2^19).
+pub const MAX_UNITS_PER_ZONE: u64 = 1 << 24;
+
+/// The default host memory budget: half of the machine's memory (`MemTotal` in
+/// `/proc/meminfo`), or 4 GiB where that cannot be read.
+pub fn default_memory_budget() -> u64 {
+    static BUDGET: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *BUDGET.get_or_init(|| {
+        std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|t| {
+                let line = t.lines().find(|l| l.starts_with("MemTotal:"))?;
+                let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+                kib.checked_mul(1024)
+            })
+            .map_or(4 << 30, |total| total / 2)
+    })
+}
+
+/// Bytes as people read them: `1.5 GiB`.
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 6] = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} bytes")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// Host memory for one zone in the controller and the host layers above it: the zone record,
+/// its flash progress, its chunk-record list, its decompression-memo generation, its memory
+/// store header, its image record, and the host's per-zone lists (fio's chunk index, zonefs).
+const PER_ZONE_HOST_BYTES: u64 = 64;
+/// A Balloon-ZNS zone's table (cursor, window histogram, stream lists), and each of its
+/// windows' entry once written.
+const BALLOON_ZONE_BYTES: u64 = 256;
+const BALLOON_WINDOW_BYTES: u64 = 16;
+/// Per sub-superblock: its owner, and a segment record when one is allocated on it.
+const BALLOON_SSB_BYTES: u64 = 16 + 192;
+/// A tcssd superblock's record, and per logical block: its map entry (8 bytes) and the record
+/// of where it was written (16 bytes) that GC checks.
+const TCSSD_SUPERBLOCK_BYTES: u64 = 192;
+const TCSSD_BLOCK_BYTES: u64 = 8 + 16;
+
+/// The most host memory the device's tables take: what is allocated up front (per zone, per
+/// die and channel, per sub-superblock and superblock) and the tables that grow as it is
+/// written until every zone is full (windows, the tcssd map). The data bytes are not counted:
+/// an image keeps them in a sparse file, and a device in memory holds only what is written.
+/// `None` if the sum overflows.
+fn table_bytes(cfg: &DeviceConfig, l: &Layout) -> Option<u64> {
+    let zones = l.zone_count as u64;
+    let per_zone = (std::mem::size_of::<crate::zone::Zone>()
+        + std::mem::size_of::<crate::controller::ZoneFlash>()
+        + std::mem::size_of::<Vec<crate::chunks::ChunkRecord>>()
+        + std::mem::size_of::<crate::storage::ZoneBytes>()) as u64
+        + 4
+        + 32
+        + PER_ZONE_HOST_BYTES;
+    let timelines =
+        (l.geometry.dies as u64 + l.geometry.channels as u64) * size_of::<nand::Timeline>() as u64;
+    let mut total = zones.checked_mul(per_zone)?.checked_add(timelines)?;
+    if let Some(b) = &l.balloon {
+        let ssbs = b.rows as u64 * b.groups as u64;
+        let windows = zones.checked_mul(cfg.balloon.windows_per_zone as u64)?;
+        total = total
+            .checked_add(zones.checked_mul(BALLOON_ZONE_BYTES)?)?
+            .checked_add(windows.checked_mul(BALLOON_WINDOW_BYTES)?)?
+            .checked_add(ssbs.checked_mul(BALLOON_SSB_BYTES)?)?;
+    }
+    if let Some(sbs) = l.tcssd_superblocks {
+        let blocks = l.namespace_lbas();
+        total = total
+            .checked_add(sbs as u64 * TCSSD_SUPERBLOCK_BYTES)?
+            .checked_add(blocks.checked_mul(TCSSD_BLOCK_BYTES)?)?;
+    }
+    Some(total)
+}
+
+/// The size of the image file for `l`, as `image.rs` lays it out (at most): header and zone
+/// records, then data, per-LBA metadata and per-page OOB of every zone, each section 1 MiB
+/// aligned, then the flash of the designs with their own flash layout, the checksums of stored
+/// bytes, and the designs' journal and tables. `None` past 2^63.
+fn image_bytes(l: &Layout) -> Option<u64> {
+    const MIB: u64 = 1 << 20;
+    let align = |x: u64| x.checked_next_multiple_of(MIB);
+    let zones = l.zone_count as u64;
+    let zone_bytes = l.zone_capacity_bytes();
+    let zone_meta = l.zone_capacity_lbas.checked_mul(l.metadata_bytes)?;
+    let zone_oob = zone_bytes
+        .div_ceil(l.geometry.page_bytes as u64)
+        .checked_mul(l.geometry.oob_bytes_per_page as u64)?;
+    let data = align((64 << 10) + 32 * zones)?;
+    let meta = align(data.checked_add(zone_bytes.checked_mul(zones)?)?)?;
+    let oob = align(meta.checked_add(zone_meta.checked_mul(zones)?)?)?;
+    let flash = align(oob.checked_add(zone_oob.checked_mul(zones)?)?)?;
+    let own_flash = l.balloon.is_some() || l.tcssd_superblocks.is_some();
+    let mut end = flash;
+    let mut stored = zone_bytes.checked_mul(zones)?;
+    if own_flash {
+        end = end.checked_add(l.geometry.total_bytes())?;
+        stored = stored.checked_add(l.geometry.total_bytes())?;
+        // The journal, and the FTL tables as JSON: a few dozen bytes per map entry or zone at
+        // most.
+        let entries = l.namespace_lbas().max(zones);
+        end = end.checked_add(entries.checked_mul(64)?)?;
+        end = end.checked_add(257 << 20)?;
+    }
+    // A checksum entry of 8 bytes per 4 KiB stored, and the sections' alignment.
+    end = end.checked_add(stored.div_ceil(4096).checked_mul(8)?)?;
+    end = end.checked_add(4 * MIB)?;
+    (end <= i64::MAX as u64).then_some(end)
+}
+
+/// Check the CCZNS design's constraints: each flash page's OOB holds its page header and at
+/// least one chunk record (a chunk takes at least a page per record the OOB holds), and no
+/// more records than the header's 16-bit count can number.
+fn cczns_check(g: &Geometry) -> Result<(), ConfigError> {
+    use crate::chunks::{OOB_HEADER_BYTES, OOB_RECORD_BYTES};
+    let oob = g.oob_bytes_per_page as u64;
+    let (h, r) = (OOB_HEADER_BYTES as u64, OOB_RECORD_BYTES as u64);
+    if oob < h + r {
+        return Err(err(
+            "nand.oob_bytes_per_page",
+            format!(
+                "{oob} is too small for the cczns design: it needs at least {} bytes (a page \
+                 header of {h} and one chunk record of {r})",
+                h + r
+            ),
+        ));
+    }
+    let most = h + r * u16::MAX as u64;
+    if crate::chunks::records_per_page(g.oob_bytes_per_page) > u16::MAX as usize {
+        return Err(err(
+            "nand.oob_bytes_per_page",
+            format!(
+                "{oob} is too large for the cczns design: a page header counts at most {} chunk \
+                 records (at most {most} bytes)",
+                u16::MAX
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Check the balloon design's constraints and derive its layout.
@@ -377,9 +668,32 @@ fn balloon_layout(
             ),
         ));
     }
+    if b.expansion_percent > BALLOON_MAX_EXPANSION_PERCENT {
+        return Err(err(
+            "balloon.expansion_percent",
+            format!(
+                "{} is more than {BALLOON_MAX_EXPANSION_PERCENT}: no 4 KiB page takes less than \
+                 one 256-byte slot unit",
+                b.expansion_percent
+            ),
+        ));
+    }
+    // Sub-superblocks are numbered row × groups + group in 32 bits.
+    let rows = u32::try_from(g.erase_units_per_die)
+        .ok()
+        .filter(|r| r.checked_mul(b.sub_superblocks).is_some())
+        .ok_or_else(|| {
+            err(
+                "nand.blocks_per_plane",
+                format!(
+                    "{} superblocks of {} sub-superblocks are more than 2^32 sub-superblocks",
+                    g.erase_units_per_die, b.sub_superblocks
+                ),
+            )
+        })?;
     let dies_per_ssb = dies / b.sub_superblocks;
     Ok(BalloonLayout {
-        rows: g.erase_units_per_die as u32,
+        rows,
         groups: b.sub_superblocks,
         dies_per_ssb,
         ssb_bytes: dies_per_ssb as u64 * g.erase_unit_bytes,
@@ -387,13 +701,22 @@ fn balloon_layout(
     })
 }
 
-/// Check the tcssd design's constraints.
+/// Balloon-ZNS's capacity expansion can never pay off beyond 16×: a page takes at least one
+/// 256-byte unit of its slot.
+const BALLOON_MAX_EXPANSION_PERCENT: u32 = 1600;
+
+/// The tcssd map entry packs a block's superblock in 16 bits and its byte offset in 32 bits
+/// (`tcssd.rs`).
+const TCSSD_MAX_SUPERBLOCKS: u64 = 1 << 16;
+const TCSSD_MAX_SUPERBLOCK_BYTES: u64 = 1 << 32;
+
+/// Check the tcssd design's constraints; returns its superblock count.
 fn tcssd_check(
     cfg: &DeviceConfig,
     g: &Geometry,
     cap_bytes: u64,
     size_bytes: u64,
-) -> Result<(), ConfigError> {
+) -> Result<u32, ConfigError> {
     let t = &cfg.tcssd;
     let dies = (g.channels * g.dies_per_channel) as u64;
     if cfg.zones.mapping != ZoneMapping::AllDies
@@ -428,13 +751,46 @@ fn tcssd_check(
             ),
         ));
     }
-    Ok(())
+    if !(1..=64).contains(&t.map_entry_bytes) {
+        return Err(err(
+            "tcssd.map_entry_bytes",
+            format!("{} must be between 1 and 64", t.map_entry_bytes),
+        ));
+    }
+    if g.erase_units_per_die > TCSSD_MAX_SUPERBLOCKS {
+        return Err(err(
+            "nand.blocks_per_plane",
+            format!(
+                "{} superblocks (erase units per die) are more than the tcssd map entry can \
+                 number ({TCSSD_MAX_SUPERBLOCKS}: 16 bits)",
+                g.erase_units_per_die
+            ),
+        ));
+    }
+    if cap_bytes > TCSSD_MAX_SUPERBLOCK_BYTES {
+        return Err(err(
+            "nand.pages_per_block",
+            format!(
+                "a superblock of {cap_bytes} bytes ({dies} dies × {} bytes) is more than the \
+                 tcssd map entry's 32-bit offset can address ({TCSSD_MAX_SUPERBLOCK_BYTES})",
+                g.erase_unit_bytes
+            ),
+        ));
+    }
+    Ok(g.erase_units_per_die as u32)
 }
 
 impl DeviceConfig {
-    /// Validate this configuration and derive its layout.
+    /// Validate this configuration and derive its layout (tables within the default memory
+    /// budget, half the machine's memory).
     pub fn layout(&self) -> Result<Layout, ConfigError> {
         Layout::new(self)
+    }
+
+    /// Validate this configuration and derive its layout, its tables within `memory_budget`
+    /// bytes of host memory.
+    pub fn layout_within(&self, memory_budget: u64) -> Result<Layout, ConfigError> {
+        Layout::within(self, memory_budget)
     }
 }
 

@@ -24,6 +24,7 @@ mod engine;
 mod faults;
 mod handle;
 mod image;
+pub mod harness;
 mod layout;
 mod memo;
 mod persist;
@@ -49,7 +50,10 @@ pub use engine::EngineCounters;
 pub use faults::{CommandKind, Faults};
 pub use handle::DeviceHandle;
 pub use image::OpenMode;
-pub use layout::{BalloonLayout, Layout};
+pub use layout::{
+    default_memory_budget, human_bytes, BalloonLayout, Layout, MAX_BLOCKS_PER_COMMAND,
+    MAX_UNITS_PER_ZONE,
+};
 pub use nand::ConfigError;
 pub use status::Status;
 pub use tcssd::TcssdCounters;

@@ -59,6 +59,11 @@ fn one() -> u32 {
     1
 }
 
+/// The longest one flash operation (array read, program, erase, or moving a program unit over
+/// a channel) may take: real ones take microseconds to milliseconds, and bounding them keeps
+/// the virtual clock (u64 nanoseconds, 584 years) far from overflowing in any run.
+pub const MAX_OPERATION_NS: u64 = 10_000_000_000;
+
 /// Validated geometry with the derived sizes every layer above needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Geometry {
@@ -117,6 +122,30 @@ impl NandConfig {
                 return Err(ConfigError::new(f(name), "must be greater than zero"));
             }
         }
+        for (name, v) in [
+            ("read_latency_ns", self.read_latency_ns),
+            ("program_latency_ns", self.program_latency_ns),
+            ("erase_latency_ns", self.erase_latency_ns),
+        ] {
+            if v > MAX_OPERATION_NS {
+                return Err(ConfigError::new(
+                    f(name),
+                    format!(
+                        "{v} is more than {MAX_OPERATION_NS} ns (10 s) for one flash operation"
+                    ),
+                ));
+            }
+        }
+        if self.oob_bytes_per_page > self.page_bytes {
+            return Err(ConfigError::new(
+                f("oob_bytes_per_page"),
+                format!(
+                    "{} is more than the page itself ({} bytes); spare areas are a small \
+                     fraction of a page",
+                    self.oob_bytes_per_page, self.page_bytes
+                ),
+            ));
+        }
         if !self.page_bytes.is_multiple_of(512) {
             return Err(ConfigError::new(
                 f("page_bytes"),
@@ -144,13 +173,39 @@ impl NandConfig {
         } else {
             1
         };
-        let unit_bytes = self.page_bytes as u64 * self.pages_per_program as u64 * planes_together;
+        let too_big = |name: &str, what: &str| {
+            ConfigError::new(f(name), format!("{what} does not fit in 64 bits"))
+        };
+        let unit_bytes = (self.page_bytes as u64)
+            .checked_mul(self.pages_per_program as u64)
+            .and_then(|b| b.checked_mul(planes_together))
+            .ok_or_else(|| too_big("planes_per_die", "the program unit"))?;
         let units_per_erase_unit = (self.pages_per_block / self.pages_per_program) as u64;
         let erase_units_per_die = if self.multi_plane {
             self.blocks_per_plane as u64
         } else {
             self.blocks_per_plane as u64 * self.planes_per_die as u64
         };
+        let erase_unit_bytes = unit_bytes
+            .checked_mul(units_per_erase_unit)
+            .ok_or_else(|| too_big("pages_per_block", "an erase unit's size"))?;
+        // die_bytes() and total_bytes() multiply on: refuse here what would overflow there.
+        erase_unit_bytes
+            .checked_mul(erase_units_per_die)
+            .and_then(|b| b.checked_mul(dies as u64))
+            .ok_or_else(|| too_big("blocks_per_plane", "the flash's size in bytes"))?;
+        let unit_transfer_ns =
+            (unit_bytes as u128 * 1_000_000_000).div_ceil(self.channel_bytes_per_s as u128);
+        if unit_transfer_ns > MAX_OPERATION_NS as u128 {
+            return Err(ConfigError::new(
+                f("channel_bytes_per_s"),
+                format!(
+                    "{} bytes per second takes {unit_transfer_ns} ns to move one {unit_bytes}-byte \
+                     program unit, more than {MAX_OPERATION_NS} ns (10 s)",
+                    self.channel_bytes_per_s
+                ),
+            ));
+        }
         Ok(Geometry {
             channels: self.channels,
             dies_per_channel: self.dies_per_channel,
@@ -160,7 +215,7 @@ impl NandConfig {
             unit_bytes,
             units_per_erase_unit,
             erase_units_per_die,
-            erase_unit_bytes: unit_bytes * units_per_erase_unit,
+            erase_unit_bytes,
             pages_per_unit: self.pages_per_program as u64 * planes_together,
             read_latency: SimDuration::from_ns(self.read_latency_ns),
             program_latency: SimDuration::from_ns(self.program_latency_ns),
@@ -208,6 +263,34 @@ mod tests {
             c.validate("nand").expect_err("16 % 3").field,
             "nand.pages_per_program"
         );
+    }
+
+    #[test]
+    fn overflowing_sizes_and_endless_operations_are_refused() {
+        let mut c = presets::test_min();
+        c.page_bytes = 1 << 31;
+        c.oob_bytes_per_page = 0;
+        c.pages_per_block = 4;
+        c.planes_per_die = 1 << 31;
+        c.multi_plane = true;
+        assert_eq!(
+            c.validate("nand").expect_err("2^62 × 4").field,
+            "nand.pages_per_block"
+        );
+        let mut c = presets::test_min();
+        c.oob_bytes_per_page = c.page_bytes + 1;
+        assert_eq!(
+            c.validate("nand").expect_err("spare above page").field,
+            "nand.oob_bytes_per_page"
+        );
+        let mut c = presets::test_min();
+        c.erase_latency_ns = super::MAX_OPERATION_NS + 1;
+        assert_eq!(
+            c.validate("nand").expect_err("erase").field,
+            "nand.erase_latency_ns"
+        );
+        c.erase_latency_ns = super::MAX_OPERATION_NS;
+        c.validate("nand").expect("10 s is allowed");
     }
 
     #[test]

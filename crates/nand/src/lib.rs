@@ -16,6 +16,6 @@ mod flash;
 pub mod presets;
 mod timeline;
 
-pub use config::{ConfigError, Geometry, NandConfig};
+pub use config::{ConfigError, Geometry, NandConfig, MAX_OPERATION_NS};
 pub use flash::{DieId, Flash, FlashCounters, OpKind};
 pub use timeline::Timeline;

@@ -16,51 +16,82 @@ pub const FIO_PERCENTILES: [f64; 17] = [
     99.99,
 ];
 
-/// A latency histogram in nanoseconds.
-#[derive(Clone, Debug)]
-pub struct LatencyHistogram {
-    h: Histogram<u64>,
-    sum_ns: u128,
-}
+/// The largest latency a histogram tells apart: one virtual hour (longer ones count as an hour).
+pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 
-impl Default for LatencyHistogram {
-    fn default() -> Self {
-        Self::new()
-    }
+/// The largest value the buckets of a 1 ns-1 h histogram hold (its last bucket ends at 2^42 - 1).
+const TRACKED_MAX_NS: u64 = (1 << 42) - 1;
+
+/// A latency histogram in nanoseconds.
+///
+/// HDR buckets with 3 significant digits from 1 ns, allocated on the first value and grown to
+/// the largest value recorded (a run of 100 µs latencies takes ~32 KiB, one of seconds
+/// ~90 KiB, the whole hour ~135 KiB): jobs and directions that record nothing cost nothing.
+/// Counts are u32 per bucket (a bucket saturates at 2^32 values; `count` stays exact).
+/// Bucket boundaries do not depend on the range, so the percentiles are those of a
+/// histogram made for the whole hour up front.
+#[derive(Clone, Debug, Default)]
+pub struct LatencyHistogram {
+    h: Option<Histogram<u32>>,
+    sum_ns: u128,
 }
 
 impl LatencyHistogram {
     pub fn new() -> Self {
-        // 1 ns to one virtual hour; values beyond are clamped (saturating record).
-        let h =
-            Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds");
-        LatencyHistogram { h, sum_ns: 0 }
+        Self::default()
+    }
+
+    /// Host memory of a histogram holding latencies up to `max_ns`, for estimates.
+    pub fn bytes_for(max_ns: u64) -> u64 {
+        // 2048 sub-buckets; each bucket beyond the first doubles the range and adds 1024 counts.
+        let mut buckets = 1u64;
+        while (2048u64 << (buckets - 1)) <= max_ns.min(TRACKED_MAX_NS) {
+            buckets += 1;
+        }
+        (buckets + 1) * 1024 * 4 + 256
     }
 
     pub fn record(&mut self, ns: u64) {
-        self.h.saturating_record(ns.max(1));
+        let h = self.h.get_or_insert_with(|| {
+            let mut h = Histogram::new(3).expect("valid histogram precision");
+            h.auto(true);
+            h
+        });
+        // As a histogram made for 1 ns-1 h records: values its buckets reach (up to 2^42 - 1)
+        // as they are, larger ones as one hour.
+        let v = if ns > TRACKED_MAX_NS {
+            MAX_LATENCY_NS
+        } else {
+            ns.max(1)
+        };
+        // Growing to one hour cannot fail; saturate rather than panic all the same.
+        if h.record(v).is_err() {
+            h.saturating_record(v);
+        }
         self.sum_ns += ns as u128;
     }
 
     pub fn merge(&mut self, other: &LatencyHistogram) {
-        self.h
-            .add(&other.h)
-            .expect("histograms with the same bounds merge");
+        if let Some(o) = &other.h {
+            match &mut self.h {
+                Some(h) => h.add(o).expect("auto-resizing histograms merge"),
+                None => self.h = Some(o.clone()),
+            }
+        }
         self.sum_ns += other.sum_ns;
     }
 
     pub fn count(&self) -> u64 {
-        self.h.len()
+        self.h.as_ref().map_or(0, |h| h.len())
     }
     pub fn min(&self) -> u64 {
-        if self.count() == 0 {
-            0
-        } else {
-            self.h.min()
+        match &self.h {
+            Some(h) if !h.is_empty() => h.min(),
+            _ => 0,
         }
     }
     pub fn max(&self) -> u64 {
-        self.h.max()
+        self.h.as_ref().map_or(0, |h| h.max())
     }
     /// Exact mean of the recorded values.
     pub fn mean(&self) -> f64 {
@@ -71,18 +102,16 @@ impl LatencyHistogram {
         }
     }
     pub fn stddev(&self) -> f64 {
-        if self.count() == 0 {
-            0.0
-        } else {
-            self.h.stdev()
+        match &self.h {
+            Some(h) if !h.is_empty() => h.stdev(),
+            _ => 0.0,
         }
     }
     /// Value at percentile `p` (0-100).
     pub fn percentile(&self, p: f64) -> u64 {
-        if self.count() == 0 {
-            0
-        } else {
-            self.h.value_at_percentile(p)
+        match &self.h {
+            Some(h) if !h.is_empty() => h.value_at_percentile(p),
+            _ => 0,
         }
     }
 
@@ -129,5 +158,49 @@ mod tests {
         let mut g = LatencyHistogram::new();
         g.merge(&h);
         assert_eq!(g.count(), 1000);
+    }
+
+    #[test]
+    fn grown_histograms_give_the_percentiles_of_one_made_for_the_hour() {
+        let mut full = Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("bounds");
+        let mut h = LatencyHistogram::new();
+        let mut x = 12345u64;
+        for i in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = match i % 4 {
+                0 => x % 100_000 + 1,
+                1 => x % 10_000_000 + 1,
+                2 => x % 5_000_000_000 + 1,
+                _ => x % (2 * TRACKED_MAX_NS),
+            };
+            full.saturating_record(v.max(1));
+            h.record(v);
+        }
+        assert_eq!(
+            (h.count(), h.min(), h.max()),
+            (full.len(), full.min(), full.max())
+        );
+        for p in FIO_PERCENTILES {
+            assert_eq!(h.percentile(p), full.value_at_percentile(p), "p{p}");
+        }
+        assert_eq!(h.stddev(), full.stdev());
+        let mut merged = LatencyHistogram::new();
+        merged.merge(&LatencyHistogram::new());
+        merged.merge(&h);
+        assert_eq!(merged.percentile(99.0), h.percentile(99.0));
+    }
+
+    #[test]
+    fn a_histogram_costs_nothing_until_it_records_and_little_after() {
+        let empty = LatencyHistogram::new();
+        assert!(empty.h.is_none());
+        assert_eq!(
+            (empty.count(), empty.max(), empty.percentile(50.0)),
+            (0, 0, 0)
+        );
+        assert!(LatencyHistogram::bytes_for(100_000) < 48 << 10);
+        assert!(LatencyHistogram::bytes_for(u64::MAX) < 160 << 10);
     }
 }

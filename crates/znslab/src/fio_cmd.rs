@@ -19,6 +19,8 @@ struct Own {
     output: Option<String>,
     /// fdatasync the image at Flush and close (survives the host's own power loss).
     image_sync: bool,
+    /// Host memory the run may take (`--mem-budget`); default half the machine's memory.
+    mem_budget: u64,
 }
 
 pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
@@ -28,6 +30,7 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
         json: false,
         output: None,
         image_sync: false,
+        mem_budget: device::default_memory_budget(),
     };
     let mut jobfile: Option<String> = None;
     let mut fio_args = Vec::new();
@@ -48,7 +51,13 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
             ("--output-format", Some(v)) => bail!("--output-format: '{v}' is not normal or json"),
             ("--output", Some(v)) => own.output = Some(v.to_string()),
             ("--image-sync", None) => own.image_sync = true,
-            ("--device" | "--seed" | "--output-format" | "--output", None) => {
+            ("--mem-budget", Some(v)) => {
+                own.mem_budget = match fio::parse_size(v) {
+                    Some(fio::Size::Bytes(b)) if b > 0 => b,
+                    _ => bail!("--mem-budget: '{v}' is not a size (e.g. 512m, 8g)"),
+                }
+            }
+            ("--device" | "--seed" | "--output-format" | "--output" | "--mem-budget", None) => {
                 bail!("{k} needs a value ({k}=...)")
             }
             _ if !a.starts_with("--") => {
@@ -89,6 +98,7 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     if filenames.len() > 1 {
         bail!("jobs name different filename= images; one run drives one device");
     }
+    let filenames_empty = filenames.is_empty();
     let controller = match filenames.into_iter().next() {
         Some(image) => {
             if own.device.is_some() {
@@ -101,14 +111,21 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
         None => {
             let cfg =
                 crate::load_device(own.device.as_deref().unwrap_or(device::presets::DEFAULT))?;
+            cfg.layout_within(own.mem_budget)
+                .map_err(|e| anyhow!("invalid device configuration: {e}"))?;
             Controller::in_memory(cfg).map_err(|e| anyhow!("{e}"))?
         }
+    };
+    let limits = fio::RunLimits {
+        memory_budget: own.mem_budget,
+        // Without an image the device keeps every byte written in memory.
+        data_in_memory: filenames_empty,
     };
 
     let sim = Sim::new(own.seed);
     let dev = DeviceHandle::new(&sim, controller);
     let wall = Instant::now();
-    let result = fio::run(&sim, &dev, &jobs).map_err(|e| anyhow!("{e}"))?;
+    let result = fio::run_with(&sim, &dev, &jobs, &limits).map_err(|e| anyhow!("{e}"))?;
     let wall_s = wall.elapsed().as_secs_f64();
     let failed = result.jobs.iter().any(|j| j.error.is_some());
     let mut controller = dev

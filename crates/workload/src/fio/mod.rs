@@ -6,9 +6,9 @@ mod output;
 mod runner;
 
 pub use jobfile::{parse_args, parse_jobfile, Section};
-pub use options::{build_jobs, Direction, JobSpec, Pattern, ZoneMode};
+pub use options::{build_jobs, parse_size, Direction, JobSpec, Pattern, Size, ZoneMode};
 pub use output::{compression_json, json_output, normal_output};
-pub use runner::{run, DirStats, JobResult, RunResult};
+pub use runner::{run, run_with, DirStats, JobResult, RunLimits, RunResult};
 
 use std::fmt;
 

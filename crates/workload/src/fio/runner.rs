@@ -676,14 +676,8 @@ async fn worker(
             s.index.clone(),
         )
     };
-    let mut read_buf = vec![
-        0u8;
-        if direction == Direction::Read {
-            bs_bytes
-        } else {
-            0
-        }
-    ];
+    // Sized on the first read: a worker that never gets an I/O costs no buffer.
+    let mut read_buf = Vec::new();
     let mut metadata = Vec::new();
     let cw_sizes = vec![chunk as u32; bs_bytes / chunk as usize];
     // Each worker walks the data pool from its own place so concurrent writes differ.
@@ -767,6 +761,7 @@ async fn worker(
                 comp
             }
             (Direction::Read, _) => {
+                read_buf.resize(io.nlb as usize * lba as usize, 0);
                 dev.submit(Command::Read {
                     slba: io.lba,
                     nlb: io.nlb,
@@ -839,8 +834,163 @@ fn record_chunks(
     entries.splice(at..at, new);
 }
 
-/// Run `jobs` against `dev` until every job is done; returns per-job results.
+/// What a run may take of the host's memory.
+#[derive(Clone, Debug)]
+pub struct RunLimits {
+    /// Bytes of host memory the job set (and, with `data_in_memory`, the bytes it writes)
+    /// may take.
+    pub memory_budget: u64,
+    /// The device keeps every byte written in memory (no image): the bytes the jobs write
+    /// count against the budget too.
+    pub data_in_memory: bool,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        RunLimits {
+            memory_budget: device::default_memory_budget(),
+            data_in_memory: false,
+        }
+    }
+}
+
+/// Host memory of one job beside its workers: its state, spec and result.
+const JOB_BYTES: u64 = 4 << 10;
+/// Host memory of one worker beside its buffers: the task, its future and its join handle.
+const WORKER_BYTES: u64 = 1 << 10;
+
+impl JobState {
+    fn bs_bytes(&self) -> u64 {
+        (self.bs_lbas * self.g.lba_bytes).max(1)
+    }
+
+    /// Workers (I/Os in flight) the job can use: `iodepth`, or fewer when the job has fewer
+    /// I/Os than that to issue (a worker past the last I/O would only find nothing to do).
+    fn workers(&self) -> u64 {
+        let depth = self.spec.iodepth as u64;
+        if self.spec.time_based {
+            depth
+        } else {
+            depth.min(self.target.div_ceil(self.bs_bytes()))
+        }
+    }
+
+    /// The data pool's bytes: one block for reads, a 4 MiB (or larger) ring for writes.
+    fn pool_bytes(&self) -> u64 {
+        let bs = self.bs_bytes();
+        if self.spec.direction == Direction::Read {
+            bs
+        } else {
+            bs.max(4 << 20) + bs
+        }
+    }
+
+    /// Host memory the job takes: its state, pool and latency histogram, and per worker its
+    /// task and buffers (a read's data, the metadata, a CW's chunk list).
+    fn memory_bytes(&self) -> u64 {
+        let bs = self.bs_bytes();
+        let meta = self.bs_lbas * self.g.metadata_bytes;
+        let buffers = meta
+            + 4 * self.chunks_per_io
+            + if self.spec.direction == Direction::Read {
+                bs
+            } else {
+                0
+            };
+        let fixed = JOB_BYTES + self.pool_bytes() + LatencyHistogram::bytes_for(u64::MAX);
+        fixed.saturating_add(self.workers().saturating_mul(WORKER_BYTES + buffers))
+    }
+
+    /// Bytes the job leaves written on the device at most: its I/O size, or for a time-based
+    /// job its whole region (a zone met full is reset, so no more than the region stays).
+    fn written_bytes(&self) -> u64 {
+        if self.spec.direction != Direction::Write {
+            return 0;
+        }
+        let region = (self.end - self.start) * self.g.lba_bytes;
+        if self.spec.time_based {
+            region
+        } else {
+            self.target.min(region)
+        }
+    }
+}
+
+/// Refuse a job set whose memory (or, on a device in memory, whose written bytes) would not
+/// fit the budget, naming what to lower.
+fn check_memory(states: &[JobState], g: &Layout, limits: &RunLimits) -> Result<(), FioError> {
+    let budget = limits.memory_budget;
+    let human = device::human_bytes;
+    let total = states
+        .iter()
+        .fold(0u64, |t, s| t.saturating_add(s.memory_bytes()));
+    if total > budget {
+        let big = states
+            .iter()
+            .max_by_key(|s| s.memory_bytes())
+            .expect("a job set over budget has jobs");
+        let clones = states
+            .iter()
+            .filter(|s| s.spec.name == big.spec.name)
+            .count();
+        return Err(FioError::option(
+            &big.spec.name,
+            "numjobs",
+            format!(
+                "the job set needs about {} of host memory, more than the memory budget of {}: \
+                 numjobs={clones} jobs of iodepth={} (each I/O in flight a task and its \
+                 buffers, bs={}; a job ~{}); lower numjobs, iodepth or bs, or raise --mem-budget",
+                human(total),
+                human(budget),
+                big.spec.iodepth,
+                big.spec.bs,
+                human(big.memory_bytes()),
+            ),
+        ));
+    }
+    if limits.data_in_memory {
+        let zone = device::harness::memory_zone_bytes(g);
+        let capacity = (g.zone_count as u64).saturating_mul(g.zone_capacity_bytes());
+        let written = states
+            .iter()
+            .fold(0u64, |t, s| t.saturating_add(s.written_bytes()))
+            .min(capacity);
+        let hint = "create an image (`znslab nvme create IMAGE --preset NAME`) and run on it \
+                    with --filename=IMAGE (an image keeps the bytes in a sparse file), or raise \
+                    --mem-budget";
+        if written > 0 && zone > budget {
+            return Err(FioError::new(format!(
+                "a zone of this device takes {} of host memory once written (a device in memory \
+                 keeps every byte written), more than the memory budget of {}: {hint}",
+                human(zone),
+                human(budget)
+            )));
+        }
+        if written > budget {
+            return Err(FioError::new(format!(
+                "the jobs write {} into a device in memory, which keeps every byte written, \
+                 more than the memory budget of {}: {hint}",
+                human(written),
+                human(budget)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Run `jobs` against `dev` until every job is done; returns per-job results. The job set
+/// must fit the default memory budget (half the machine's memory).
 pub fn run(sim: &Sim, dev: &DeviceHandle, jobs: &[JobSpec]) -> Result<RunResult, FioError> {
+    run_with(sim, dev, jobs, &RunLimits::default())
+}
+
+/// [`run`] within `limits`.
+pub fn run_with(
+    sim: &Sim,
+    dev: &DeviceHandle,
+    jobs: &[JobSpec],
+    limits: &RunLimits,
+) -> Result<RunResult, FioError> {
     let g = Rc::new(dev.with(|c| c.layout().clone()));
     let chunks: ChunkIndex = Rc::new(RefCell::new(vec![Vec::new(); g.zone_count as usize]));
     // Groups: a stonewall job starts a new one.
@@ -850,10 +1000,13 @@ pub fn run(sim: &Sim, dev: &DeviceHandle, jobs: &[JobSpec]) -> Result<RunResult,
         if spec.stonewall && i > 0 {
             group += 1;
         }
-        states.push(Rc::new(RefCell::new(setup(
-            spec, &g, sim, dev, i, group, &chunks,
-        )?)));
+        states.push(setup(spec, &g, sim, dev, i, group, &chunks)?);
     }
+    check_memory(&states, &g, limits)?;
+    let states: Vec<_> = states
+        .into_iter()
+        .map(|s| Rc::new(RefCell::new(s)))
+        .collect();
     // Data pools: one per job, as fio keeps one buffer set per job.
     let pools: Vec<Rc<Vec<u8>>> = states
         .iter()
@@ -863,9 +1016,7 @@ pub fn run(sim: &Sim, dev: &DeviceHandle, jobs: &[JobSpec]) -> Result<RunResult,
                 return Rc::new(vec![0u8; (s.bs_lbas * s.g.lba_bytes) as usize]);
             }
             let mut rng = s.rng.stream("buffers");
-            let len = ((s.bs_lbas * s.g.lba_bytes) as usize).max(4 << 20)
-                + (s.bs_lbas * s.g.lba_bytes) as usize;
-            let mut pool = vec![0u8; len];
+            let mut pool = vec![0u8; s.pool_bytes() as usize];
             fill_compressible(
                 &mut rng,
                 &mut pool,
@@ -892,7 +1043,7 @@ pub fn run(sim: &Sim, dev: &DeviceHandle, jobs: &[JobSpec]) -> Result<RunResult,
                         s.group_start = start;
                         s.last_done = start;
                         s.deadline = s.spec.runtime_ns.map(|r| start + r);
-                        s.spec.iodepth as usize
+                        s.workers() as usize
                     };
                     for w in 0..depth {
                         handles.push(sim.spawn(worker(
@@ -915,8 +1066,14 @@ pub fn run(sim: &Sim, dev: &DeviceHandle, jobs: &[JobSpec]) -> Result<RunResult,
     let mut results = Vec::new();
     let mut sim_end = 0;
     for s in states {
-        let s = s.borrow();
+        let mut s = s.borrow_mut();
+        // Move the latency histograms out rather than copy them.
+        let (read, write) = (
+            std::mem::take(&mut s.result.read),
+            std::mem::take(&mut s.result.write),
+        );
         let mut r = s.result.clone();
+        (r.read, r.write) = (read, write);
         r.runtime_ns = s.last_done - s.group_start;
         sim_end = sim_end.max(s.last_done);
         results.push(r);
