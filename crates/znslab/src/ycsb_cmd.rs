@@ -52,6 +52,26 @@ pub struct Args {
     dump_kv: Option<PathBuf>,
 }
 
+/// Refuse a phase whose records could not fit on the device even compressed 4:1 (none of
+/// the datasets compresses half as well), before anything is written: it would otherwise run
+/// until the device is full, holding what it wrote in memory.
+fn check_fits(cfg: &YcsbConfig, dev: &device::DeviceConfig, loads: bool) -> anyhow::Result<()> {
+    let layout = dev.layout().map_err(|e| anyhow!("{e}"))?;
+    let capacity = layout.namespace_lbas() * layout.lba_bytes;
+    let inserts = (cfg.operationcount as f64 * cfg.insert) as u64;
+    let records = if loads { cfg.recordcount } else { 0 } + inserts;
+    let need = records.saturating_mul(cfg.record_bytes());
+    if need / 4 > capacity {
+        bail!(
+            "-p recordcount={}: {records} records of {} bytes take {need} bytes, more than 4 \
+             times the device's {capacity}",
+            cfg.recordcount,
+            cfg.record_bytes()
+        );
+    }
+    Ok(())
+}
+
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let loading = match a.phase.as_str() {
         "load" => true,
@@ -72,7 +92,21 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow!("-p: {e}"))?;
     }
     if let Some(t) = a.threads {
-        cfg.threads = t.max(1);
+        if t == 0 || t > ycsb::MAX_THREADS {
+            bail!(
+                "--threads {t}: use 1 to {} client threads",
+                ycsb::MAX_THREADS
+            );
+        }
+        cfg.threads = t;
+    }
+    cfg.check(!loading).map_err(|e| anyhow!("{e}"))?;
+    if a.cores == 0 || a.cores > workload::dbbench::MAX_CORES {
+        bail!(
+            "--cores {}: use 1 to {} host cores",
+            a.cores,
+            workload::dbbench::MAX_CORES
+        );
     }
     if a.dump_kv.is_some() {
         cfg.dump = Some(Default::default());
@@ -85,12 +119,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 
     let sim = Sim::new(cfg.seed);
     let (ctl, fresh) = match (&a.image, loading) {
-        (Some(img), false) => (
-            Controller::open_image(img).map_err(|e| anyhow!("{e}"))?,
-            false,
-        ),
+        (Some(img), false) => {
+            let c = Controller::open_image(img).map_err(|e| anyhow!("{e}"))?;
+            check_fits(&cfg, c.config(), false)?;
+            (c, false)
+        }
         (Some(img), true) => {
             let dev = crate::load_device(&a.device)?;
+            check_fits(&cfg, &dev, true)?;
             (
                 Controller::create_image(img, dev).map_err(|e| anyhow!("{e}"))?,
                 true,
@@ -98,6 +134,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         (None, _) => {
             let dev = crate::load_device(&a.device)?;
+            check_fits(&cfg, &dev, true)?;
             (
                 Controller::in_memory(dev).map_err(|e| anyhow!("{e}"))?,
                 true,
