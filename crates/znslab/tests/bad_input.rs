@@ -1,0 +1,158 @@
+//! Bad input as users type it: each is refused up front with exit status 2 and a message
+//! naming the option, or runs to a sensible end; none hangs, panics or grows without bound.
+
+use std::io::Read as _;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Run znslab; a run still going after `secs` is killed and fails the test (a hang).
+fn znslab_within(secs: u64, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_znslab"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    // Drain the pipes beside the wait so a chatty run cannot block on a full pipe.
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let out_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = out.read_to_end(&mut b);
+        b
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = err.read_to_end(&mut b);
+        b
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("waits") {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(secs) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("znslab {args:?} still running after {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out_t.join().expect("stdout"),
+        stderr: err_t.join().expect("stderr"),
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Refused as bad usage (exit 2, no panic), the message naming `what`.
+fn refused(o: &Output, what: &str) {
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    assert!(e.contains(what), "the message does not name {what}: {e}");
+}
+
+struct TempDir(PathBuf);
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("znslab-bad-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("temp dir");
+        TempDir(p)
+    }
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).display().to_string()
+    }
+}
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const MAX: &str = "18446744073709551615";
+
+fn workload(name: &str) -> String {
+    format!("{}/../../workloads/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn dbbench_write_buffer_size_zero_is_clipped_as_rocksdb_does() {
+    let o = znslab_within(
+        60,
+        &["dbbench", "--num=1000", "--write_buffer_size=0", "--json"],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("--write_buffer_size=0 clipped to 65536"),
+        "{}",
+        text(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["benchmarks"][0]["ops"], 1000);
+}
+
+#[test]
+fn dbbench_sizes_and_counts_past_any_bound_are_refused_by_name() {
+    for flag in ["num", "reads", "threads", "key_size", "value_size", "cores"] {
+        let arg = format!("--{flag}={MAX}");
+        let o = znslab_within(30, &["dbbench", &arg, "--json"]);
+        refused(&o, &format!("--{flag}"));
+    }
+    for flag in ["threads", "cores", "compression_parallel_threads"] {
+        let arg = format!("--{flag}=0");
+        let o = znslab_within(30, &["dbbench", "--num=10", &arg]);
+        refused(&o, &format!("--{flag}"));
+    }
+    // More entries than the device holds (128 GiB).
+    let o = znslab_within(30, &["dbbench", "--num=10000000000"]);
+    refused(&o, "--num");
+}
+
+#[test]
+fn ycsb_counts_are_refused_as_ycsb_refuses_them() {
+    let wa = workload("workloada");
+    let we = workload("workloade");
+    let run = |wl: &str, extra: &[&str]| {
+        let mut args = vec!["ycsb", "run", "-P", wl, "-p", "recordcount=100"];
+        args.extend_from_slice(extra);
+        znslab_within(30, &args)
+    };
+    for prop in [
+        "recordcount",
+        "operationcount",
+        "fieldcount",
+        "fieldlength",
+        "threadcount",
+        "maxscanlength",
+    ] {
+        let p = format!("{prop}={MAX}");
+        refused(&run(&wa, &["-p", &p]), prop);
+    }
+    for prop in ["fieldcount", "threadcount", "maxscanlength"] {
+        let p = format!("{prop}=0");
+        refused(&run(&wa, &["-p", &p]), prop);
+    }
+    refused(&run(&wa, &["--threads", "0"]), "--threads");
+    refused(&run(&wa, &["--threads", MAX]), "--threads");
+    refused(&run(&wa, &["--cores", MAX]), "--cores");
+    refused(&run(&wa, &["--cores", "0"]), "--cores");
+    // YCSB's operation chooser has nothing to choose from; its first operation fails.
+    let o = run(&wa, &["-p", "readproportion=0", "-p", "updateproportion=0"]);
+    refused(&o, "are all 0");
+    let o = run(&we, &["-p", "scanlengthdistribution=bogus"]);
+    refused(&o, "Distribution \"bogus\" not allowed for scan length");
+    // More records than the device could hold even compressed.
+    let o = znslab_within(
+        30,
+        &["ycsb", "load", "-P", &wa, "-p", "recordcount=2147483647"],
+    );
+    refused(&o, "recordcount");
+}
