@@ -167,13 +167,21 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let sim2 = sim.clone();
     let cfg2 = cfg.clone();
     let mkfs = opts.mkfs_options(a.mkfs.options());
+    let image = a.image.clone();
     let reports = sim.block_on(async move {
         let fs = if fresh {
             ZoneFs::mkfs_with(io, mkfs).await
         } else {
             ZoneFs::mount(io).await
         }
-        .map_err(|e| anyhow!("zonefs: {e}"))?;
+        .map_err(|e| match (&e, &image) {
+            (host::zonefs::FsError::NoFileSystem, Some(img)) => anyhow!(
+                "zonefs: no zonefs metadata found in {img} (no file system was made on it): \
+                 make one by loading records with `znslab ycsb load -P WORKLOAD --image {img}`",
+                img = img.display()
+            ),
+            _ => anyhow!("zonefs: {e}"),
+        })?;
         let db = Rc::new(
             Db::open(Rc::new(fs), opts)
                 .await

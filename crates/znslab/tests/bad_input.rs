@@ -156,3 +156,15 @@ fn ycsb_counts_are_refused_as_ycsb_refuses_them() {
     );
     refused(&o, "recordcount");
 }
+
+#[test]
+fn ycsb_run_on_an_image_without_a_file_system_names_the_command_that_makes_one() {
+    let dir = TempDir::new("nofs");
+    let img = dir.path("e.img");
+    let o = znslab_within(30, &["nvme", "create", &img, "--preset", "test-min"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let wa = workload("workloada");
+    let o = znslab_within(30, &["ycsb", "run", "-P", &wa, "--image", &img]);
+    refused(&o, &format!("znslab ycsb load -P WORKLOAD --image {img}"));
+    assert!(!text(&o.stderr).contains("run mkfs"));
+}
