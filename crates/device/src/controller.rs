@@ -273,9 +273,33 @@ impl Controller {
             path: path.display().to_string(),
             source,
         };
-        let (file, text) = ImageFile::read_config(path).map_err(io_err)?;
+        let truncated = |need: u64, what: &str, found: u64| {
+            io_err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("{what}: expected at least {need} bytes, found {found}"),
+            ))
+        };
+        let (file, text) = ImageFile::read_config(path).map_err(|e| {
+            match (e.kind(), std::fs::metadata(path)) {
+                (io::ErrorKind::UnexpectedEof, Ok(m)) => truncated(
+                    ImageFile::HEADER_LEN,
+                    "truncated, or not a znslab device image (too short for the header)",
+                    m.len(),
+                ),
+                _ => io_err(e),
+            }
+        })?;
         let config = DeviceConfig::from_toml(&text)?;
         let layout = config.layout()?;
+        let found = file.metadata().map_err(io_err)?.len();
+        let need = ImageFile::min_len(&layout);
+        if found < need {
+            return Err(truncated(
+                need,
+                "truncated (shorter than the layout in its header)",
+                found,
+            ));
+        }
         let img = ImageFile::open(file, &layout);
         let mut c = Self::build(config, layout, Storage::Image(img));
         if let Storage::Image(img) = &c.storage {

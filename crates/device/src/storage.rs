@@ -431,6 +431,14 @@ impl ImageFile {
         self.file.write_all_at(&buf, TABLE_OFFSET)?;
         self.file.sync_data()
     }
+
+    /// The bytes every image of `layout` has at least: everything before its FTL table.
+    pub(crate) fn min_len(layout: &Layout) -> u64 {
+        Self::offsets(layout).end
+    }
+
+    /// The bytes every image starts with (header and configuration, up to the zone table).
+    pub(crate) const HEADER_LEN: u64 = TABLE_OFFSET;
 }
 
 impl Storage {
