@@ -224,18 +224,50 @@ fn open(image: &Path) -> anyhow::Result<Controller> {
 
 /// Report a failed command the way nvme-cli does, in text or JSON, and exit 1.
 fn fail(status: Status, fmt: OutputFormat) -> ExitCode {
+    fail_because(status, fmt, None)
+}
+
+/// `fail`, with what was wrong when the status alone does not say (`detail`).
+fn fail_because(status: Status, fmt: OutputFormat, detail: Option<&str>) -> ExitCode {
     if fmt == OutputFormat::Json {
-        let v = json!({ "error": {
+        let mut v = json!({ "error": {
             "status": status.name(),
             "sct": status.sct,
             "sc": format!("{:#04x}", status.sc),
             "code": format!("{:#05x}", status.code()),
             "description": status.description(),
         }});
+        if let Some(d) = detail {
+            v["error"]["detail"] = json!(d);
+        }
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     }
-    eprintln!("NVMe status: {status}: {}", status.description());
+    match detail {
+        Some(d) => eprintln!("NVMe status: {status}: {}: {d}", status.description()),
+        None => eprintln!("NVMe status: {status}: {}", status.description()),
+    }
     ExitCode::from(1)
+}
+
+/// A data transfer over the device's limit (MDTS, or ZASL for Zone Append) fails with Invalid
+/// Field, as the device would fail it; checked here, before any buffer is made, so that the
+/// message can say which field.
+fn over_limit(c: &Controller, bytes: u64, append: bool, fmt: OutputFormat) -> Option<ExitCode> {
+    let l = c.layout();
+    let (limit, name) = if append {
+        (l.zone_append_max_bytes, "ZASL")
+    } else {
+        (l.max_transfer_bytes, "MDTS")
+    };
+    (bytes > limit).then(|| {
+        fail_because(
+            Status::INVALID_FIELD,
+            fmt,
+            Some(&format!(
+                "data transfer of {bytes} bytes exceeds {name} ({limit} bytes)"
+            )),
+        )
+    })
 }
 
 fn submit(c: &mut Controller, cmd: Command<'_>) -> Completion {
@@ -477,6 +509,16 @@ fn passthru(a: PassthruArgs) -> anyhow::Result<ExitCode> {
         0x00 => Ok(Command::Flush),
         _ => Err(Status::INVALID_OPCODE),
     };
+    let moves_data = matches!(
+        opcode,
+        wire::OPC_WRITE | wire::OPC_ZONE_APPEND | wire::OPC_READ
+    );
+    if decoded.is_ok() && moves_data {
+        let append = opcode == wire::OPC_ZONE_APPEND;
+        if let Some(code) = over_limit(&c, a.data_len, append, OutputFormat::Normal) {
+            return Ok(code);
+        }
+    }
     let comp = match decoded {
         Ok(cmd) => submit(&mut c, cmd),
         Err(status) => return Ok(fail(status, OutputFormat::Normal)),
@@ -676,6 +718,9 @@ fn zns(cmd: ZnsCmd) -> anyhow::Result<ExitCode> {
             if size == 0 || size % lba != 0 {
                 bail!("--data-size {size} is not a positive multiple of the {lba}-byte LBA");
             }
+            if let Some(code) = over_limit(&c, size, true, io.output_format) {
+                return Ok(code);
+            }
             let nlb = size / lba;
             let (d, m) = io.load(&c, nlb)?;
             let comp = submit(
@@ -752,6 +797,9 @@ fn rw(a: RwArgs, write: bool) -> anyhow::Result<ExitCode> {
     let nlb32 =
         u32::try_from(nlb).map_err(|_| anyhow!("--block-count {} is too large", a.block_count))?;
     let name = if write { "write" } else { "read" };
+    if let Some(code) = over_limit(&c, nlb * c.layout().lba_bytes, false, a.io.output_format) {
+        return Ok(code);
+    }
     let comp = if write {
         let (d, m) = a.io.load(&c, nlb)?;
         submit(

@@ -168,3 +168,46 @@ fn ycsb_run_on_an_image_without_a_file_system_names_the_command_that_makes_one()
     refused(&o, &format!("znslab ycsb load -P WORKLOAD --image {img}"));
     assert!(!text(&o.stderr).contains("run mkfs"));
 }
+
+#[test]
+fn a_transfer_over_mdts_names_the_limit() {
+    let dir = TempDir::new("mdts");
+    let img = dir.path("t.img");
+    let out = dir.path("o.bin");
+    let o = znslab_within(30, &["nvme", "create", &img, "--preset", "test-min"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // 1024 blocks of 4 KiB: 4 MiB over the 2 MiB MDTS; 0xfffffffe + 1 blocks: 16 TiB.
+    for count in ["1023", "0xfffffffe"] {
+        let o = znslab_within(
+            30,
+            &["nvme", "read", &img, "-s", "0", "-c", count, "-d", &out],
+        );
+        let e = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(
+            e.contains("INVALID_FIELD") && e.contains("exceeds MDTS (2097152 bytes)"),
+            "{e}"
+        );
+    }
+    let o = znslab_within(
+        30,
+        &[
+            "nvme",
+            "zns",
+            "zone-append",
+            &img,
+            "-s",
+            "0",
+            "-z",
+            "17592186044416",
+            "-d",
+            &out,
+        ],
+    );
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("data transfer of 17592186044416 bytes exceeds ZASL"),
+        "{e}"
+    );
+}
