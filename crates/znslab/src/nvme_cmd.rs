@@ -47,6 +47,9 @@ pub enum NvmeCmd {
         max_open: Option<u32>,
         #[arg(long)]
         max_active: Option<u32>,
+        /// Replace IMAGE if it exists (without it, an existing file is refused).
+        #[arg(long)]
+        force: bool,
     },
     /// Zoned Namespace commands (nvme-cli's zns plugin).
     #[command(subcommand)]
@@ -346,6 +349,7 @@ pub fn run(cmd: NvmeCmd) -> anyhow::Result<ExitCode> {
             zones,
             max_open,
             max_active,
+            force,
         } => {
             let mut cfg = crate::load_device(device.as_deref().unwrap_or(&preset))?;
             if let Some(n) = zones {
@@ -356,6 +360,11 @@ pub fn run(cmd: NvmeCmd) -> anyhow::Result<ExitCode> {
             }
             if let Some(n) = max_active {
                 cfg.zones.max_active = n;
+            }
+            cfg.layout()
+                .map_err(|e| anyhow!("{}", device::DeviceError::from(e)))?;
+            if !force && std::fs::symlink_metadata(&image).is_ok() {
+                bail!("{} exists; pass --force to replace it", image.display());
             }
             let c = Controller::create_image(&image, cfg).map_err(|e| anyhow!("{e}"))?;
             let id = c.identify();

@@ -211,3 +211,32 @@ fn a_transfer_over_mdts_names_the_limit() {
         "{e}"
     );
 }
+
+#[test]
+fn nvme_create_refuses_an_existing_file_without_force() {
+    let dir = TempDir::new("force");
+    let img = dir.path("t.img");
+    let data = dir.path("d.bin");
+    std::fs::write(&data, vec![7u8; 4096]).expect("data");
+    let create = |extra: &[&str]| {
+        let mut args = vec!["nvme", "create", &img, "--preset", "test-min"];
+        args.extend_from_slice(extra);
+        znslab_within(30, &args)
+    };
+    assert!(create(&[]).status.success());
+    let o = znslab_within(30, &["nvme", "write", &img, "-s", "0", "-d", &data]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let first_zone_wp = || {
+        let o = znslab_within(30, &["nvme", "zns", "report-zones", &img, "-o", "json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        v["zone_list"][0]["wp"].as_u64().expect("wp")
+    };
+    assert_eq!(first_zone_wp(), 1);
+    refused(
+        &create(&[]),
+        &format!("{img} exists; pass --force to replace it"),
+    );
+    assert_eq!(first_zone_wp(), 1, "the refused create changed the image");
+    assert!(create(&["--force"]).status.success());
+    assert_eq!(first_zone_wp(), 0, "--force made a fresh image");
+}
