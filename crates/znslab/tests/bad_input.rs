@@ -240,3 +240,26 @@ fn nvme_create_refuses_an_existing_file_without_force() {
     assert!(create(&["--force"]).status.success());
     assert_eq!(first_zone_wp(), 0, "--force made a fresh image");
 }
+
+#[test]
+fn reproduce_cczns_only_an_unknown_run_makes_nothing_and_lists_the_names() {
+    let dir = TempDir::new("only");
+    let out = dir.path("out");
+    let o = znslab_within(
+        30,
+        &["reproduce", "cczns", "--only", "bogus", "--output", &out],
+    );
+    refused(&o, "--only bogus");
+    assert!(
+        text(&o.stderr).contains("main-cc-amazon-4k-20m"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(
+        !std::path::Path::new(&out).exists(),
+        "an output folder was made"
+    );
+    let o = znslab_within(30, &["reproduce", "cczns", "--jobs", "0", "--output", &out]);
+    refused(&o, "--jobs 0");
+    assert!(!std::path::Path::new(&out).exists());
+}
