@@ -276,10 +276,10 @@ impl ImageFile {
         lock(&file, path, mode)?;
         let found = file.metadata()?.len();
         let mut head = [0u8; 12];
-        if found < 12 {
+        if found < ZONE_TABLE_OFFSET {
             return Err(invalid(format!(
-                "not a znslab device image, or truncated: {found} bytes, shorter than the \
-                 12-byte header"
+                "truncated, or not a znslab device image (too short for the header): expected \
+                 at least {ZONE_TABLE_OFFSET} bytes, found {found}"
             )));
         }
         file.read_exact_at(&mut head, 0)?;
@@ -296,12 +296,6 @@ impl ImageFile {
         let len = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as u64;
         if len > HOLDER_OFFSET - 12 {
             return Err(invalid("corrupt image header (config length)".into()));
-        }
-        if found < 12 + len {
-            return Err(invalid(format!(
-                "truncated: {found} bytes, shorter than its {}-byte header",
-                12 + len
-            )));
         }
         let mut text = vec![0u8; len as usize];
         file.read_exact_at(&mut text, 12)?;
@@ -322,7 +316,8 @@ impl ImageFile {
         let found = file.metadata()?.len();
         if found < expected {
             return Err(invalid(format!(
-                "truncated: {found} bytes, but its layout needs at least {expected}"
+                "truncated (shorter than the layout in its header): expected at least \
+                 {expected} bytes, found {found}"
             )));
         }
         if mode == OpenMode::ReadWrite {

@@ -76,6 +76,16 @@ impl Dataset {
         }
     }
 
+    /// The 10th percentile of a dataset's value sizes (Table III), a floor for estimates of
+    /// how much a load writes; None for YCSB's own records.
+    pub fn min_value_bytes(self) -> Option<u64> {
+        match self {
+            Dataset::Random => None,
+            Dataset::Amazon => Some(AMAZON[0].1 as u64),
+            Dataset::Reddit => Some(REDDIT[0].1 as u64),
+        }
+    }
+
     /// The corpus a dataset's bytes come from.
     pub fn corpus(self) -> Option<&'static str> {
         match self {

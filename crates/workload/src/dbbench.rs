@@ -206,6 +206,119 @@ impl ValueSource {
     }
 }
 
+/// RocksDB's bounds on `write_buffer_size`: `SanitizeCfOptions` (db/column_family.cc) clips
+/// it to [64 KiB, 64 GiB] when a store opens.
+pub const WRITE_BUFFER_SIZE_MIN: usize = 64 << 10;
+pub const WRITE_BUFFER_SIZE_MAX: usize = 64 << 30;
+
+/// Operations one benchmark may run (`num`, `reads`): past 2^40 a run would take weeks.
+pub const MAX_OPS: u64 = 1 << 40;
+
+/// Host cores the simulated machine may have.
+pub const MAX_CORES: usize = 1024;
+
+/// Host memory the threads' key and value buffers may take together: each thread keeps a
+/// buffer of max(1 MiB, 2 × value_size) bytes of values and makes keys of key_size bytes.
+pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
+
+impl DbBenchConfig {
+    /// Clip `write_buffer_size` to RocksDB's range as RocksDB does when the store opens;
+    /// returns a note saying so when it changed (a size of 0 otherwise starts a new memtable
+    /// and WAL on every write, for ever).
+    pub fn sanitize(&mut self) -> Option<String> {
+        let wbs = self
+            .write_buffer_size
+            .clamp(WRITE_BUFFER_SIZE_MIN, WRITE_BUFFER_SIZE_MAX);
+        if wbs == self.write_buffer_size {
+            return None;
+        }
+        let note = format!(
+            "--write_buffer_size={} clipped to {wbs} (RocksDB keeps it within 64 KiB to 64 GiB)",
+            self.write_buffer_size
+        );
+        self.write_buffer_size = wbs;
+        Some(note)
+    }
+
+    /// Refuse what could not run in bounded time and memory, naming the flag, before anything
+    /// is made. `capacity` is the device's in bytes.
+    pub fn check(&self, capacity: u64) -> Result<(), DbBenchError> {
+        let flag = |name, why: String| Err(DbBenchError::Flag(name, why));
+        if self.num > MAX_OPS {
+            return flag(
+                "num",
+                format!("{} is more than 2^40 ({MAX_OPS}) keys", self.num),
+            );
+        }
+        if let Some(r) = self.reads.filter(|&r| r > MAX_OPS) {
+            return flag(
+                "reads",
+                format!("{r} is more than 2^40 ({MAX_OPS}) operations"),
+            );
+        }
+        if self.cores > MAX_CORES {
+            return flag(
+                "cores",
+                format!("{} is more than {MAX_CORES} host cores", self.cores),
+            );
+        }
+        if self.key_size as u64 > MAX_BUFFER_BYTES / 2 {
+            return flag(
+                "key_size",
+                format!("{} is more than 512 MiB", self.key_size),
+            );
+        }
+        if self.value_size as u64 > MAX_BUFFER_BYTES / 4 {
+            return flag(
+                "value_size",
+                format!(
+                    "{} is more than 256 MiB (each thread keeps 2 x value_size of values)",
+                    self.value_size
+                ),
+            );
+        }
+        let per_thread = (self.value_size as u64 * 2 + self.key_size as u64).max(1 << 20);
+        let buffers = per_thread.saturating_mul(self.threads as u64);
+        if buffers > MAX_BUFFER_BYTES {
+            return flag(
+                "threads",
+                format!(
+                    "{} threads would keep {buffers} bytes of key and value buffers (each \
+                     max(1 MiB, 2 x value_size) + key_size); at most 1 GiB",
+                    self.threads
+                ),
+            );
+        }
+        // Benchmarks that write `num` entries need room for them as they land on the device
+        // (values at compression_ratio, as db_bench's header reports them).
+        let writes = self.benchmarks.iter().any(|b| {
+            matches!(
+                b.as_str(),
+                "fillseq" | "fillrandom" | "overwrite" | "updaterandom"
+            )
+        });
+        let value = match self.dataset {
+            crate::dataset::Dataset::Random => {
+                (self.value_size as f64 * self.compression_ratio) as u64
+            }
+            _ => 0,
+        };
+        let entry = (self.key_size.max(1) as u64).saturating_add(value);
+        let need = self.num.saturating_mul(entry);
+        if writes && need > capacity {
+            return flag(
+                "num",
+                format!(
+                    "{} entries of {entry} bytes (key_size + value_size x compression_ratio) \
+                     take {need} bytes; the device holds {capacity}",
+                    self.num
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
 fn make_key(n: u64, size: usize) -> Vec<u8> {
     let mut k = n.to_be_bytes().to_vec();
     k.resize(size.max(8), b'0');
@@ -231,11 +344,17 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
     if cfg.num == 0 {
         return Err(DbBenchError::Flag("num", "must be positive".into()));
     }
-    if cfg.threads == 0 || cfg.cores == 0 || cfg.compression_parallel_threads == 0 {
-        return Err(DbBenchError::Flag(
-            "threads",
-            "threads, cores and compression_parallel_threads must be positive".into(),
-        ));
+    for (flag, n) in [
+        ("threads", cfg.threads),
+        ("cores", cfg.cores),
+        (
+            "compression_parallel_threads",
+            cfg.compression_parallel_threads,
+        ),
+    ] {
+        if n == 0 {
+            return Err(DbBenchError::Flag(flag, "must be positive".into()));
+        }
     }
     if !(0.0..=1.0).contains(&cfg.compression_ratio) {
         return Err(DbBenchError::Flag(
@@ -243,6 +362,14 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
             "must be between 0 and 1".into(),
         ));
     }
+    let capacity = device
+        .layout()
+        .map(|l| l.namespace_lbas() * l.lba_bytes)
+        .map_err(|e| DbBenchError::Device(e.to_string()))?;
+    cfg.check(capacity)?;
+    let mut cfg = cfg.clone();
+    cfg.sanitize();
+    let cfg = &cfg;
     let dataset = crate::dataset::Values::open(cfg.dataset)?.map(Rc::new);
     let sim = Sim::new(cfg.seed);
     let ctl = Controller::in_memory(device).map_err(|e| DbBenchError::Device(e.to_string()))?;
@@ -399,4 +526,95 @@ async fn bench(
     let mut r = result.borrow().clone();
     r.seconds = sim.now().since(start).as_ns() as f64 / 1e9;
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_buffer_size_is_clipped_as_rocksdb_does() {
+        let mut c = DbBenchConfig {
+            write_buffer_size: 0,
+            ..DbBenchConfig::default()
+        };
+        let note = c.sanitize().expect("0 is clipped");
+        assert_eq!(c.write_buffer_size, 64 << 10);
+        assert!(
+            note.contains("write_buffer_size=0 clipped to 65536"),
+            "{note}"
+        );
+        c.write_buffer_size = usize::MAX;
+        c.sanitize().expect("the maximum is clipped");
+        assert_eq!(c.write_buffer_size, 64 << 30);
+        let mut c = DbBenchConfig::default();
+        assert!(c.sanitize().is_none(), "64 MiB stays");
+        assert_eq!(c.write_buffer_size, 64 << 20);
+    }
+
+    #[test]
+    fn unbounded_flags_are_refused_by_name() {
+        let flag = |c: DbBenchConfig| match c.check(1 << 30) {
+            Err(DbBenchError::Flag(f, _)) => f,
+            other => panic!("{other:?}"),
+        };
+        let d = DbBenchConfig::default;
+        assert_eq!(
+            flag(DbBenchConfig {
+                num: u64::MAX,
+                ..d()
+            }),
+            "num"
+        );
+        assert_eq!(
+            flag(DbBenchConfig {
+                reads: Some(u64::MAX),
+                ..d()
+            }),
+            "reads"
+        );
+        assert_eq!(
+            flag(DbBenchConfig {
+                cores: usize::MAX,
+                ..d()
+            }),
+            "cores"
+        );
+        assert_eq!(
+            flag(DbBenchConfig {
+                key_size: usize::MAX,
+                ..d()
+            }),
+            "key_size"
+        );
+        assert_eq!(
+            flag(DbBenchConfig {
+                value_size: usize::MAX,
+                ..d()
+            }),
+            "value_size"
+        );
+        assert_eq!(
+            flag(DbBenchConfig {
+                threads: usize::MAX,
+                ..d()
+            }),
+            "threads"
+        );
+        // 100 M entries of 16 + 50 bytes do not fit in 1 GiB; reading them needs no room.
+        assert_eq!(
+            flag(DbBenchConfig {
+                num: 100_000_000,
+                ..d()
+            }),
+            "num"
+        );
+        let reads_only = DbBenchConfig {
+            num: 100_000_000,
+            benchmarks: vec!["readrandom".into()],
+            ..d()
+        };
+        assert!(reads_only.check(1 << 30).is_ok());
+        assert!(d().check(1 << 30).is_ok());
+    }
 }

@@ -26,6 +26,9 @@ pub struct YcsbConfig {
     pub fieldcount: usize,
     pub fieldlength: usize,
     pub hashed: bool,
+    /// Scan lengths are drawn uniformly from minscanlength..=maxscanlength (YCSB's
+    /// `scanlengthdistribution=uniform`, the only one znslab draws).
+    pub minscanlength: u64,
     pub maxscanlength: u64,
     pub threads: usize,
     pub seed: u64,
@@ -61,6 +64,7 @@ impl Default for YcsbConfig {
             fieldcount: 10,
             fieldlength: 100,
             hashed: true,
+            minscanlength: 1,
             maxscanlength: 1000,
             threads: 1,
             seed: 1,
@@ -95,6 +99,26 @@ impl YcsbConfig {
                 .parse::<u64>()
                 .map_err(|_| bad("not a whole number"))
         };
+        // YCSB reads these as Java ints (Client's operationcount and the load's recordcount,
+        // threadcount, fieldlength, min/maxscanlength) and fails on anything larger.
+        let int = || {
+            num().and_then(|n| {
+                if n > JAVA_INT_MAX {
+                    Err(bad(&format!(
+                        "more than {JAVA_INT_MAX} (YCSB reads it as a Java int)"
+                    )))
+                } else {
+                    Ok(n)
+                }
+            })
+        };
+        let positive = |n: u64| {
+            if n == 0 {
+                Err(bad("must be at least 1"))
+            } else {
+                Ok(n)
+            }
+        };
         let frac = || {
             value
                 .trim()
@@ -104,8 +128,8 @@ impl YcsbConfig {
                 .ok_or_else(|| bad("not a proportion between 0 and 1"))
         };
         match name {
-            "recordcount" => self.recordcount = num()?,
-            "operationcount" => self.operationcount = num()?,
+            "recordcount" => self.recordcount = int()?,
+            "operationcount" => self.operationcount = int()?,
             "readproportion" => self.read = frac()?,
             "updateproportion" => self.update = frac()?,
             "insertproportion" => self.insert = frac()?,
@@ -119,8 +143,11 @@ impl YcsbConfig {
                     _ => return Err(bad("use zipfian, uniform or latest")),
                 }
             }
-            "fieldcount" => self.fieldcount = num()?.max(1) as usize,
-            "fieldlength" => self.fieldlength = num()? as usize,
+            "fieldcount" => {
+                self.fieldcount = usize::try_from(positive(num()?)?)
+                    .map_err(|_| bad("more than this machine can count"))?
+            }
+            "fieldlength" => self.fieldlength = int()? as usize,
             "insertorder" => {
                 self.hashed = match value.trim() {
                     "hashed" => true,
@@ -128,8 +155,23 @@ impl YcsbConfig {
                     _ => return Err(bad("use hashed or ordered")),
                 }
             }
-            "maxscanlength" => self.maxscanlength = num()?.max(1),
-            "threadcount" => self.threads = num()?.max(1) as usize,
+            "maxscanlength" => self.maxscanlength = positive(int()?)?,
+            "minscanlength" => self.minscanlength = positive(int()?)?,
+            "threadcount" => self.threads = positive(int()?)? as usize,
+            "scanlengthdistribution" => match value.trim() {
+                "uniform" => {}
+                "zipfian" => {
+                    return Err(bad(
+                        "znslab draws scan lengths uniformly only (use uniform)",
+                    ))
+                }
+                other => {
+                    return Err(bad(&format!(
+                        "Distribution \"{other}\" not allowed for scan length (YCSB takes \
+                         uniform or zipfian; znslab draws uniform)"
+                    )))
+                }
+            },
             "dataset" => {
                 self.dataset =
                     crate::dataset::Dataset::parse(value.trim()).map_err(|e| bad(&e.to_string()))?
@@ -138,9 +180,7 @@ impl YcsbConfig {
             "workload"
             | "readallfields"
             | "writeallfields"
-            | "scanlengthdistribution"
             | "table"
-            | "minscanlength"
             | "zeropadding"
             | "fieldlengthdistribution"
             | "dataintegrity"
@@ -148,6 +188,85 @@ impl YcsbConfig {
             _ => return Err(bad("unknown property")),
         }
         Ok(())
+    }
+
+    /// Refuse, before anything runs, what YCSB refuses or what could not run in bounded memory:
+    /// a run phase (`running`) whose operation proportions are all 0 (YCSB's operation chooser
+    /// is then empty and its first operation fails), minscanlength above maxscanlength, more
+    /// than [`MAX_THREADS`] client threads, or records so large that the client threads would
+    /// hold more than [`MAX_RECORD_BUFFER_BYTES`] of them at once.
+    pub fn check(&self, running: bool) -> Result<(), YcsbError> {
+        let bad = |name: &str, why: String| {
+            Err(YcsbError::Property {
+                name: name.to_string(),
+                why,
+            })
+        };
+        if running
+            && [
+                self.read,
+                self.update,
+                self.insert,
+                self.scan,
+                self.readmodifywrite,
+            ]
+            .iter()
+            .all(|&p| p <= 0.0)
+        {
+            return bad(
+                "readproportion",
+                "readproportion, updateproportion, insertproportion, scanproportion and \
+                 readmodifywriteproportion are all 0: no operation to choose"
+                    .into(),
+            );
+        }
+        if self.minscanlength > self.maxscanlength {
+            return bad(
+                "minscanlength",
+                format!(
+                    "{} is more than maxscanlength ({})",
+                    self.minscanlength, self.maxscanlength
+                ),
+            );
+        }
+        if self.threads == 0 || self.threads > MAX_THREADS {
+            return bad(
+                "threadcount",
+                format!("{}: use 1 to {MAX_THREADS} client threads", self.threads),
+            );
+        }
+        let record = self.record_bytes();
+        if record.saturating_mul(self.threads as u64) > MAX_RECORD_BUFFER_BYTES {
+            let name = if record <= MAX_RECORD_BUFFER_BYTES {
+                "threadcount"
+            } else if self.fieldcount as u64 > self.fieldlength as u64 {
+                "fieldcount"
+            } else {
+                "fieldlength"
+            };
+            return bad(
+                name,
+                format!(
+                    "records of {record} bytes (fieldcount {} x fieldlength {} plus field \
+                     names) for {} client thread(s) would take more than 1 GiB",
+                    self.fieldcount, self.fieldlength, self.threads
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Bytes of one record as the RocksDB binding lays it out (a dataset's smallest common
+    /// value, its 10th percentile, for amazon and reddit), plus its key.
+    pub fn record_bytes(&self) -> u64 {
+        let value = match self.dataset.min_value_bytes() {
+            Some(b) => b,
+            None => (self.fieldcount as u64).saturating_mul(
+                (self.fieldlength as u64)
+                    .saturating_add(8 + 5 + self.fieldcount.to_string().len() as u64),
+            ),
+        };
+        value.saturating_add(4 + 20)
     }
 
     /// Apply a properties file's text (`name=value` lines, `#` comments).
@@ -166,6 +285,15 @@ impl YcsbConfig {
         Ok(())
     }
 }
+
+/// The largest value YCSB takes for the counts it reads as Java ints.
+pub const JAVA_INT_MAX: u64 = i32::MAX as u64;
+
+/// Client threads a phase may have (each is a task of the simulated client).
+pub const MAX_THREADS: usize = 1024;
+
+/// Bytes of records the client threads may hold at once (one each).
+pub const MAX_RECORD_BUFFER_BYTES: u64 = 1 << 30;
 
 /// YCSB's Utils.fnvhash64.
 pub fn fnvhash64(mut val: u64) -> u64 {
@@ -318,6 +446,12 @@ impl YcsbReport {
             let h = &st.latency;
             let us = |ns: u64| ns as f64 / 1e3;
             s.push_str(&format!("[{op}], Operations, {}\n", h.count()));
+            if h.count() == 0 {
+                // Every one failed (an UPDATE of records that are not there): its latencies
+                // are under OP-FAILED.
+                s.push_str(&format!("[{op}], Return=NOT_FOUND, {}\n", st.not_found));
+                continue;
+            }
             s.push_str(&format!(
                 "[{op}], AverageLatency(us), {:.3}\n",
                 h.mean() / 1e3
@@ -334,6 +468,9 @@ impl YcsbReport {
                     },
                     us(h.percentile(p))
                 ));
+            }
+            if op.ends_with("-FAILED") {
+                continue;
             }
             s.push_str(&format!("[{op}], Return=OK, {}\n", st.ok));
             if st.not_found > 0 {
@@ -398,6 +535,7 @@ async fn phase(
     cfg: &YcsbConfig,
     loading: bool,
 ) -> Result<YcsbReport, YcsbError> {
+    cfg.check(!loading)?;
     let values = crate::dataset::Values::open(cfg.dataset)?.map(Rc::new);
     let keys = Rc::new(RefCell::new(Keys {
         zipf: match cfg.distribution {
@@ -499,7 +637,9 @@ async fn phase(
                     }
                     "SCAN" => {
                         let k = keys.borrow().choose(&mut rng);
-                        let len = 1 + rng.below(cfg.maxscanlength) as usize;
+                        let len = (cfg.minscanlength
+                            + rng.below(cfg.maxscanlength - cfg.minscanlength + 1))
+                            as usize;
                         !db.scan(&key_name(k, cfg.hashed), len)
                             .await
                             .map_err(err)?
@@ -507,10 +647,13 @@ async fn phase(
                     }
                     _ => {
                         // UPDATE and READ-MODIFY-WRITE: the binding reads, overlays one field,
-                        // writes the whole record back.
+                        // writes the whole record back; a record that is not there is not
+                        // written (the binding returns NOT_FOUND).
                         let k = keys.borrow().choose(&mut rng);
                         let name = key_name(k, cfg.hashed);
                         let old = db.get(&name).await.map_err(err)?;
+                        // The new value is drawn either way, so that the operations after
+                        // this one draw what they would have.
                         let new = match &values {
                             // A dataset value is one blob: the update replaces it.
                             Some(vals) => vals.next(&mut rng),
@@ -520,7 +663,9 @@ async fn phase(
                                 merge(old.as_deref().unwrap_or(&[]), &upd)
                             }
                         };
-                        db.put(&name, &new, false).await.map_err(err)?;
+                        if old.is_some() {
+                            db.put(&name, &new, false).await.map_err(err)?;
+                        }
                         old.is_some()
                     }
                 };
@@ -528,8 +673,19 @@ async fn phase(
                     p.tick(if loading { "load" } else { "run" }, i + 1, total);
                 }
                 let mut m = by_op.borrow_mut();
+                let latency = sim.now().since(t0).as_ns();
+                if op == "UPDATE" && !found {
+                    // YCSB's DBWrapper: a failed operation's latency goes to OP-FAILED, its
+                    // status to OP's return counts.
+                    m.entry("UPDATE-FAILED")
+                        .or_default()
+                        .latency
+                        .record(latency);
+                    m.entry(op).or_default().not_found += 1;
+                    continue;
+                }
                 let s = m.entry(op).or_default();
-                s.latency.record(sim.now().since(t0).as_ns());
+                s.latency.record(latency);
                 if found {
                     s.ok += 1;
                 } else {
@@ -600,5 +756,90 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("recordcunt"));
+    }
+
+    #[test]
+    fn counts_are_checked_as_ycsb_does() {
+        let err = |name: &str, value: &str| {
+            YcsbConfig::default()
+                .set(name, value)
+                .expect_err(value)
+                .to_string()
+        };
+        let max = u64::MAX.to_string();
+        for name in [
+            "recordcount",
+            "operationcount",
+            "fieldlength",
+            "maxscanlength",
+            "threadcount",
+        ] {
+            let e = err(name, &max);
+            assert!(e.contains(name) && e.contains("Java int"), "{e}");
+        }
+        for name in [
+            "fieldcount",
+            "maxscanlength",
+            "minscanlength",
+            "threadcount",
+        ] {
+            let e = err(name, "0");
+            assert!(e.contains(name) && e.contains("at least 1"), "{e}");
+        }
+        let e = err("scanlengthdistribution", "bogus");
+        assert!(
+            e.contains("Distribution \"bogus\" not allowed for scan length"),
+            "{e}"
+        );
+        assert!(err("scanlengthdistribution", "zipfian").contains("uniform"));
+        let mut c = YcsbConfig::default();
+        c.set("scanlengthdistribution", "uniform").expect("uniform");
+        c.set("recordcount", "2147483647").expect("YCSB's largest");
+    }
+
+    #[test]
+    fn a_run_without_operations_or_with_huge_records_is_refused() {
+        let mut c = YcsbConfig::default();
+        for p in [
+            "readproportion",
+            "updateproportion",
+            "insertproportion",
+            "scanproportion",
+            "readmodifywriteproportion",
+        ] {
+            c.set(p, "0").expect("a proportion");
+        }
+        assert!(c.check(false).is_ok(), "a load chooses no operations");
+        let e = c.check(true).expect_err("nothing to run").to_string();
+        assert!(e.contains("are all 0"), "{e}");
+        let c = YcsbConfig {
+            minscanlength: 10,
+            maxscanlength: 5,
+            ..YcsbConfig::default()
+        };
+        assert!(c
+            .check(true)
+            .unwrap_err()
+            .to_string()
+            .contains("minscanlength"));
+        let c = YcsbConfig {
+            threads: 2000,
+            ..YcsbConfig::default()
+        };
+        assert!(c
+            .check(true)
+            .unwrap_err()
+            .to_string()
+            .contains("threadcount"));
+        let c = YcsbConfig {
+            fieldlength: i32::MAX as usize,
+            ..YcsbConfig::default()
+        };
+        assert!(c
+            .check(false)
+            .unwrap_err()
+            .to_string()
+            .contains("fieldlength"));
+        assert!(YcsbConfig::default().check(true).is_ok());
     }
 }

@@ -77,3 +77,52 @@ fn every_core_workload_runs_after_a_load() {
         assert_eq!(some.len(), 10 * (4 + 6 + 4 + 100));
     });
 }
+
+/// The RocksDB binding's update reads the record first and, when it is not there, returns
+/// NOT_FOUND and writes nothing; YCSB reports it under UPDATE-FAILED and as UPDATE's
+/// Return=NOT_FOUND.
+#[test]
+fn an_update_of_a_missing_record_writes_nothing() {
+    let sim = Sim::new(1);
+    let dev = DeviceHandle::new(
+        &sim,
+        Controller::in_memory(presets::cczns()).expect("valid"),
+    );
+    let io = Rc::new(HostIo::new(
+        &dev,
+        Rc::new(CpuPool::new(&sim, 4)),
+        IoConfig::default(),
+    ));
+    let sim2 = sim.clone();
+    sim.block_on(async move {
+        let fs = Rc::new(ZoneFs::mkfs(io, 0).await.expect("mkfs"));
+        let db = Rc::new(Db::open(fs, DbOptions::default()).await.expect("opens"));
+        ycsb::load(&sim2, &db, &workload("workloada", 100, 0))
+            .await
+            .expect("loads");
+        // A run that believes in 200 records: half its updates meet no record.
+        let mut c = workload("workloada", 200, 400);
+        c.set("readproportion", "0").expect("set");
+        c.set("updateproportion", "1").expect("set");
+        let r = ycsb::run(&sim2, &db, &c).await.expect("runs");
+        let failed = r.by_op["UPDATE-FAILED"].latency.count();
+        assert!(failed > 100, "{failed} updates of missing records");
+        assert_eq!(r.by_op["UPDATE"].not_found, failed);
+        assert_eq!(r.by_op["UPDATE"].ok + failed, 400);
+        let text = r.text();
+        assert!(
+            text.contains(&format!("[UPDATE], Return=NOT_FOUND, {failed}"))
+                && text.contains("[UPDATE-FAILED], Operations"),
+            "{text}"
+        );
+        for k in 100..200 {
+            assert!(
+                db.get(&ycsb::key_name(k, true))
+                    .await
+                    .expect("reads")
+                    .is_none(),
+                "record {k} was never inserted, yet an update wrote it"
+            );
+        }
+    });
+}

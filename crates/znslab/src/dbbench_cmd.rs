@@ -66,7 +66,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut opts = host::lsm::db::DbOptions::default();
     crate::set_compression(&a.compression_type, &mut opts)
         .map_err(|e| anyhow!("--compression_type {e}"))?;
-    let cfg = DbBenchConfig {
+    let mut cfg = DbBenchConfig {
         benchmarks: a
             .benchmarks
             .split(',')
@@ -105,6 +105,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             crate::progress_bar::terminal()
         },
     };
+    if let Some(note) = cfg.sanitize() {
+        eprintln!("znslab: note: {note}");
+    }
     let wall = std::time::Instant::now();
     let r = dbbench::run(device.clone(), &cfg).map_err(|e| anyhow!("{e}"))?;
     let wa = |x: u64| x as f64 / r.user_bytes_written.max(1) as f64;

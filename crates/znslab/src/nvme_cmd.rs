@@ -47,6 +47,9 @@ pub enum NvmeCmd {
         max_open: Option<u32>,
         #[arg(long)]
         max_active: Option<u32>,
+        /// Replace IMAGE if it exists (without it, an existing file is refused).
+        #[arg(long)]
+        force: bool,
     },
     /// Zoned Namespace commands (nvme-cli's zns plugin).
     #[command(subcommand)]
@@ -229,18 +232,50 @@ fn open_ro(image: &Path) -> anyhow::Result<Controller> {
 
 /// Report a failed command the way nvme-cli does, in text or JSON, and exit 1.
 fn fail(status: Status, fmt: OutputFormat) -> ExitCode {
+    fail_because(status, fmt, None)
+}
+
+/// `fail`, with what was wrong when the status alone does not say (`detail`).
+fn fail_because(status: Status, fmt: OutputFormat, detail: Option<&str>) -> ExitCode {
     if fmt == OutputFormat::Json {
-        let v = json!({ "error": {
+        let mut v = json!({ "error": {
             "status": status.name(),
             "sct": status.sct,
             "sc": format!("{:#04x}", status.sc),
             "code": format!("{:#05x}", status.code()),
             "description": status.description(),
         }});
+        if let Some(d) = detail {
+            v["error"]["detail"] = json!(d);
+        }
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     }
-    eprintln!("NVMe status: {status}: {}", status.description());
+    match detail {
+        Some(d) => eprintln!("NVMe status: {status}: {}: {d}", status.description()),
+        None => eprintln!("NVMe status: {status}: {}", status.description()),
+    }
     ExitCode::from(1)
+}
+
+/// A data transfer over the device's limit (MDTS, or ZASL for Zone Append) fails with Invalid
+/// Field, as the device would fail it; checked here, before any buffer is made, so that the
+/// message can say which field.
+fn over_limit(c: &Controller, bytes: u64, append: bool, fmt: OutputFormat) -> Option<ExitCode> {
+    let l = c.layout();
+    let (limit, name) = if append {
+        (l.zone_append_max_bytes, "ZASL")
+    } else {
+        (l.max_transfer_bytes, "MDTS")
+    };
+    (bytes > limit).then(|| {
+        fail_because(
+            Status::INVALID_FIELD,
+            fmt,
+            Some(&format!(
+                "data transfer of {bytes} bytes exceeds {name} ({limit} bytes)"
+            )),
+        )
+    })
 }
 
 fn submit(c: &mut Controller, cmd: Command<'_>) -> Completion {
@@ -324,6 +359,7 @@ pub fn run(cmd: NvmeCmd) -> anyhow::Result<ExitCode> {
             zones,
             max_open,
             max_active,
+            force,
         } => {
             let mut cfg = crate::load_device(device.as_deref().unwrap_or(&preset))?;
             if let Some(n) = zones {
@@ -334,6 +370,11 @@ pub fn run(cmd: NvmeCmd) -> anyhow::Result<ExitCode> {
             }
             if let Some(n) = max_active {
                 cfg.zones.max_active = n;
+            }
+            cfg.layout()
+                .map_err(|e| anyhow!("{}", device::DeviceError::from(e)))?;
+            if !force && std::fs::symlink_metadata(&image).is_ok() {
+                bail!("{} exists; pass --force to replace it", image.display());
             }
             let c = Controller::create_image(&image, cfg).map_err(|e| anyhow!("{e}"))?;
             let id = c.identify();
@@ -487,6 +528,16 @@ fn passthru(a: PassthruArgs) -> anyhow::Result<ExitCode> {
         0x00 => Ok(Command::Flush),
         _ => Err(Status::INVALID_OPCODE),
     };
+    let moves_data = matches!(
+        opcode,
+        wire::OPC_WRITE | wire::OPC_ZONE_APPEND | wire::OPC_READ
+    );
+    if decoded.is_ok() && moves_data {
+        let append = opcode == wire::OPC_ZONE_APPEND;
+        if let Some(code) = over_limit(&c, a.data_len, append, OutputFormat::Normal) {
+            return Ok(code);
+        }
+    }
     let comp = match decoded {
         Ok(cmd) => submit(&mut c, cmd),
         Err(status) => return Ok(fail(status, OutputFormat::Normal)),
@@ -686,6 +737,9 @@ fn zns(cmd: ZnsCmd) -> anyhow::Result<ExitCode> {
             if size == 0 || size % lba != 0 {
                 bail!("--data-size {size} is not a positive multiple of the {lba}-byte LBA");
             }
+            if let Some(code) = over_limit(&c, size, true, io.output_format) {
+                return Ok(code);
+            }
             let nlb = size / lba;
             let (d, m) = io.load(&c, nlb)?;
             let comp = submit(
@@ -766,6 +820,9 @@ fn rw(a: RwArgs, write: bool) -> anyhow::Result<ExitCode> {
     let nlb32 =
         u32::try_from(nlb).map_err(|_| anyhow!("--block-count {} is too large", a.block_count))?;
     let name = if write { "write" } else { "read" };
+    if let Some(code) = over_limit(&c, nlb * c.layout().lba_bytes, false, a.io.output_format) {
+        return Ok(code);
+    }
     let comp = if write {
         let (d, m) = a.io.load(&c, nlb)?;
         submit(

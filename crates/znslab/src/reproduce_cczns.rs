@@ -271,19 +271,26 @@ pub fn reproduce(args: Args) -> anyhow::Result<ExitCode> {
     if !(s > 0.0 && s <= 1.0) {
         anyhow::bail!("--scale {s}: use a fraction in (0, 1] of the paper's 20 M records");
     }
+    // Which runs, checked before anything is made.
+    let mut runs = plan();
+    if let Some(only) = &args.only {
+        let all: Vec<String> = runs.iter().map(|r| r.file_name()).collect();
+        runs.retain(|r| r.file_name().contains(only.as_str()));
+        if runs.is_empty() {
+            anyhow::bail!(
+                "--only {only}: no run's name contains it; --only takes any part of these \
+                 names: {}",
+                all.iter()
+                    .map(|n| n.trim_end_matches(".json"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
     for d in DATASETS {
         crate::corpus_cmd::ensure_for(Dataset::parse(d)?)?;
     }
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    let mut runs = plan();
-    if let Some(only) = &args.only {
-        runs.retain(|r| r.file_name().contains(only.as_str()));
-        if runs.is_empty() {
-            anyhow::bail!(
-                "--only {only}: no run's name contains it (names look like main-cc-amazon-4k-20m)"
-            );
-        }
-    }
     let seed = args.seed;
     let setup = Setup {
         scale_device: args.scale_device,

@@ -93,6 +93,9 @@ struct Case {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.jobs == Some(0) {
+        bail!("--jobs 0: at least one run at a time");
+    }
     match args.target.as_str() {
         "cczns" => crate::reproduce_cczns::reproduce(args),
         "cczns-fig7" => fig7(args),
@@ -274,7 +277,7 @@ pub(crate) fn run_parallel<C: Sync + Describe>(
                 .map(|n| n.get())
                 .unwrap_or(1)
         })
-        .max(1);
+        .clamp(1, cases.len().max(1));
     let next = Mutex::new(0usize);
     let results: Mutex<Vec<Option<anyhow::Result<Value>>>> =
         Mutex::new((0..cases.len()).map(|_| None).collect());

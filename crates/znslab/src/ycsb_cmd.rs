@@ -56,6 +56,26 @@ pub struct Args {
     dump_kv: Option<PathBuf>,
 }
 
+/// Refuse a phase whose records could not fit on the device even compressed 4:1 (none of
+/// the datasets compresses half as well), before anything is written: it would otherwise run
+/// until the device is full, holding what it wrote in memory.
+fn check_fits(cfg: &YcsbConfig, dev: &device::DeviceConfig, loads: bool) -> anyhow::Result<()> {
+    let layout = dev.layout().map_err(|e| anyhow!("{e}"))?;
+    let capacity = layout.namespace_lbas() * layout.lba_bytes;
+    let inserts = (cfg.operationcount as f64 * cfg.insert) as u64;
+    let records = if loads { cfg.recordcount } else { 0 } + inserts;
+    let need = records.saturating_mul(cfg.record_bytes());
+    if need / 4 > capacity {
+        bail!(
+            "-p recordcount={}: {records} records of {} bytes take {need} bytes, more than 4 \
+             times the device's {capacity}",
+            cfg.recordcount,
+            cfg.record_bytes()
+        );
+    }
+    Ok(())
+}
+
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let loading = match a.phase.as_str() {
         "load" => true,
@@ -76,7 +96,21 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow!("-p: {e}"))?;
     }
     if let Some(t) = a.threads {
-        cfg.threads = t.max(1);
+        if t == 0 || t > ycsb::MAX_THREADS {
+            bail!(
+                "--threads {t}: use 1 to {} client threads",
+                ycsb::MAX_THREADS
+            );
+        }
+        cfg.threads = t;
+    }
+    cfg.check(!loading).map_err(|e| anyhow!("{e}"))?;
+    if a.cores == 0 || a.cores > workload::dbbench::MAX_CORES {
+        bail!(
+            "--cores {}: use 1 to {} host cores",
+            a.cores,
+            workload::dbbench::MAX_CORES
+        );
     }
     if a.dump_kv.is_some() {
         cfg.dump = Some(Default::default());
@@ -89,12 +123,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 
     let sim = Sim::new(cfg.seed);
     let (mut ctl, fresh) = match (&a.image, loading) {
-        (Some(img), false) => (
-            Controller::open_image(img).map_err(|e| anyhow!("{e}"))?,
-            false,
-        ),
+        (Some(img), false) => {
+            let c = Controller::open_image(img).map_err(|e| anyhow!("{e}"))?;
+            check_fits(&cfg, c.config(), false)?;
+            (c, false)
+        }
         (Some(img), true) => {
             let dev = crate::load_device(&a.device)?;
+            check_fits(&cfg, &dev, true)?;
             (
                 Controller::create_image(img, dev).map_err(|e| anyhow!("{e}"))?,
                 true,
@@ -102,6 +138,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         (None, _) => {
             let dev = crate::load_device(&a.device)?;
+            check_fits(&cfg, &dev, true)?;
             (
                 Controller::in_memory(dev).map_err(|e| anyhow!("{e}"))?,
                 true,
@@ -153,6 +190,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let sim2 = sim.clone();
     let cfg2 = cfg.clone();
     let mkfs = opts.mkfs_options(a.mkfs.options());
+    let image = a.image.clone();
     let reports = sim.block_on(async move {
         if recover_zones {
             io.recover_emulated_zones()
@@ -164,7 +202,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         } else {
             ZoneFs::mount(io).await
         }
-        .map_err(|e| anyhow!("zonefs: {e}"))?;
+        .map_err(|e| match (&e, &image) {
+            (host::zonefs::FsError::NoFileSystem, Some(img)) => anyhow!(
+                "zonefs: no zonefs metadata found in {img} (no file system was made on it): \
+                 make one by loading records with `znslab ycsb load -P WORKLOAD --image {img}`",
+                img = img.display()
+            ),
+            _ => anyhow!("zonefs: {e}"),
+        })?;
         let db = Rc::new(
             Db::open(Rc::new(fs), opts)
                 .await

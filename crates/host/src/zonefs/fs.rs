@@ -80,6 +80,9 @@ pub enum FsError {
     Exists(String),
     #[error("{0}")]
     Invalid(String),
+    /// Mount found no metadata: nothing made a file system on the device.
+    #[error("no zonefs metadata found: the device holds no file system")]
+    NoFileSystem,
 }
 
 /// RocksDB's write lifetime hints.
@@ -1402,7 +1405,7 @@ impl ZoneFs {
         let Some((sb, recs, meta_zone)) = best else {
             return Err(match first_err {
                 Some(e) => FsError::Meta(e),
-                None => FsError::Invalid("no zonefs metadata found (run mkfs)".into()),
+                None => FsError::NoFileSystem,
             });
         };
         let fs = ZoneFs::new(io.clone(), &zones, sb.finish_threshold)?;

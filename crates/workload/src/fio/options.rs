@@ -339,6 +339,22 @@ pub fn build_jobs(sections: &[Section]) -> Result<Vec<JobSpec>, FioError> {
         if spec.time_based && spec.runtime_ns.is_none() {
             return Err(FioError::option(&s.name, "time_based", "needs a runtime"));
         }
+        // The last clone starts (numjobs - 1) x offset_increment past the offset: past 1 EiB
+        // it is past any device (and near 2^64 its offset would wrap around to the start).
+        if (spec.numjobs as u64 - 1)
+            .checked_mul(spec.offset_increment)
+            .is_none_or(|b| b > 1 << 60)
+        {
+            return Err(FioError::option(
+                &s.name,
+                "offset_increment",
+                format!(
+                    "{} clone(s) x {} bytes is past any device",
+                    spec.numjobs - 1,
+                    spec.offset_increment
+                ),
+            ));
+        }
         if jobs.len() as u64 + spec.numjobs as u64 > MAX_JOBS as u64 {
             return Err(FioError::option(
                 &s.name,
@@ -411,5 +427,12 @@ mod tests {
             .expect_err("no runtime");
         assert_eq!(e.option.as_deref(), Some("time_based"));
         assert!(build_jobs(&parse_jobfile("[global]\nbs=4k\n").expect("parse")).is_err());
+        // The second clone's offset would wrap around to the first one's.
+        let e = build_jobs(
+            &parse_jobfile("[a]\nnumjobs=2\noffset_increment=18446744073709551615\n")
+                .expect("parse"),
+        )
+        .expect_err("offset past any device");
+        assert_eq!(e.option.as_deref(), Some("offset_increment"));
     }
 }
