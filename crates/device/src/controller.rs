@@ -230,7 +230,7 @@ pub struct Controller {
     pub(crate) overhead: SimDuration,
     /// Zones changed since the image last recorded them (see `persist.rs`).
     pub(crate) dirty_zones: Vec<u32>,
-    zone_is_dirty: Vec<bool>,
+    pub(crate) zone_is_dirty: Vec<bool>,
     /// The last failure writing the image, for the error a user sees (the command itself
     /// fails with Internal Error, as a drive's would).
     pub(crate) image_error: Option<String>,
@@ -374,16 +374,19 @@ impl Controller {
             .balloon
             .clone()
             .map(|b| Balloon::new(b, &config.balloon, layout.zone_count));
+        let journal = storage.is_image();
         let tcssd = layout.tcssd_superblocks.map(|n| {
             let t = &config.tcssd;
-            Tcssd::new(
+            let mut tcssd = Tcssd::new(
                 n,
                 layout.zone_capacity_bytes(),
                 layout.geometry.dies,
                 t.gc_free_superblocks,
                 layout.namespace_lbas(),
                 t.map_entry_bytes,
-            )
+            );
+            tcssd.journal = journal;
+            tcssd
         });
         Controller {
             balloon,

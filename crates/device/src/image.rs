@@ -55,7 +55,8 @@ pub(crate) struct ImageFile {
     file: File,
     path: PathBuf,
     read_only: bool,
-    /// fdatasync at Flush, checkpoint and close (survives the host's own power loss).
+    /// fdatasync after every command that changed the image, and at each checkpoint
+    /// (survives the host's own power loss).
     pub sync: bool,
     data_offset: u64,
     meta_offset: u64,
@@ -72,6 +73,13 @@ pub(crate) struct ImageFile {
     ecc_flash_offset: u64,
     table_offset: u64,
     log: Log,
+}
+
+/// A design's tables as an image holds them: the newest checkpoint, and the journal records
+/// written after it, in order.
+pub(crate) struct Logged {
+    pub checkpoint: Vec<u8>,
+    pub records: Vec<Vec<u8>>,
 }
 
 /// Where the design tables' journal stands.
@@ -609,7 +617,7 @@ impl ImageFile {
 
     /// Read the newest valid checkpoint and the journal records after it, in order; `None`
     /// when no checkpoint was ever written. Leaves the journal ready for the next record.
-    pub fn log_load(&mut self) -> io::Result<Option<(Vec<u8>, Vec<Vec<u8>>)>> {
+    pub fn log_load(&mut self) -> io::Result<Option<Logged>> {
         let mut head = [0u8; (2 * SLOT_BYTES) as usize];
         self.file.read_exact_at(&mut head, self.table_offset)?;
         let mut best: Option<(u64, usize, u64, u64, u32, u64)> = None;
@@ -670,7 +678,10 @@ impl ImageFile {
             self.log.pos = at + JOURNAL_RECORD_HEADER + len;
             self.log.next_seq += 1;
         }
-        Ok(Some((table, records)))
+        Ok(Some(Logged {
+            checkpoint: table,
+            records,
+        }))
     }
 
     /// Append one journal record. `false`: the journal has no room (checkpoint instead).

@@ -76,7 +76,11 @@ impl Controller {
     /// [`image_error`](Self::image_error).
     pub(crate) fn persist_command(&mut self) -> Result<(), Status> {
         if !self.storage.is_image() || self.storage.is_read_only() {
-            self.take_dirty_zones();
+            // Nothing to record: forget the marks, keeping the list's buffer.
+            for &zi in &self.dirty_zones {
+                self.zone_is_dirty[zi as usize] = false;
+            }
+            self.dirty_zones.clear();
             return Ok(());
         }
         let result = if self.has_tables() {
@@ -84,6 +88,12 @@ impl Controller {
         } else {
             self.save_dirty_zones()
         };
+        // With `sync` on, what a command changed survives the host's power loss before the
+        // host hears of it, as a drive with power-loss protection promises.
+        let result = result.and_then(|()| match &self.storage {
+            Storage::Image(img) => img.sync_if_asked(),
+            Storage::Memory(..) => Ok(()),
+        });
         result.map_err(|e| {
             self.note_image_error("write", &e);
             Status::INTERNAL_ERROR
@@ -102,16 +112,17 @@ impl Controller {
     }
 
     pub(crate) fn note_image_error(&mut self, what: &str, e: &io::Error) {
-        let path = match &self.storage {
-            Storage::Image(img) => img.path().display().to_string(),
-            Storage::Memory(..) => "memory".into(),
-        };
         let hint = if e.raw_os_error() == Some(libc::ENOSPC) {
             " (the file system holding the image is full)"
         } else {
             ""
         };
-        self.image_error = Some(format!("image {path}: {what} failed: {e}{hint}"));
+        self.image_error = Some(match &self.storage {
+            Storage::Image(img) => {
+                format!("image {}: {what} failed: {e}{hint}", img.path().display())
+            }
+            Storage::Memory(..) => format!("{what} failed: {e}"),
+        });
     }
 
     /// The last failure writing or reading the image (the cause of an Internal Error), once.
@@ -234,8 +245,15 @@ impl Controller {
         })
     }
 
-    /// Ask for an fdatasync of the image at every Flush, checkpoint and close (survives the
-    /// host machine's power loss, not only the process's death). No-op in memory.
+    /// The most zone bytes a device in memory may hold (default: half the machine's memory);
+    /// a write past it fails with Internal Error and says why. No effect on an image.
+    pub fn set_memory_budget(&mut self, bytes: u64) {
+        self.storage.set_memory_budget(bytes);
+    }
+
+    /// Ask for an fdatasync of the image after every command that changed it (and at every
+    /// checkpoint): then it survives the host machine's power loss too, not only the process's
+    /// death, at the cost of one fdatasync per write. No-op in memory.
     pub fn set_sync(&mut self, on: bool) {
         if let Storage::Image(img) = &mut self.storage {
             img.sync = on;
@@ -257,7 +275,11 @@ impl Controller {
             }
             return Ok(0);
         }
-        let Some((table, records)) = img.log_load()? else {
+        let Some(crate::image::Logged {
+            checkpoint: table,
+            records,
+        }) = img.log_load()?
+        else {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "no design table checkpoint (the image was not finished being created)",

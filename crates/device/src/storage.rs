@@ -50,9 +50,10 @@
 //!   order, to the first one missing or corrupt.
 //!
 //! Loss of the host machine's power (the page cache lost) is a separate guarantee: with
-//! `sync` on (the CLI's `--sync`), Flush and close `fdatasync` the image after the writes
-//! above, so everything before a Flush survives the host's power loss too. Off by default: an
-//! fsync costs milliseconds and a store issues one per synced write.
+//! `sync` on (the CLI's `--image-sync`), every command that changed the image is followed by an
+//! `fdatasync` before it completes (and every checkpoint by one), so the file on disk holds
+//! every completed command even then, as a drive with power-loss protection does. Off by
+//! default: one fdatasync per write command costs far more than the write itself.
 
 use std::io;
 
@@ -61,9 +62,17 @@ use crate::layout::Layout;
 
 pub(crate) enum Storage {
     /// Per zone bytes, and the zone capacity in bytes and metadata bytes (reserved on first
-    /// write so a zone's buffer never moves while it fills).
-    Memory(Vec<ZoneBytes>, u64, u64),
+    /// write so a zone's buffer never moves while it fills), and the bytes held against the
+    /// host memory they may take.
+    Memory(Vec<ZoneBytes>, u64, u64, MemoryBudget),
     Image(ImageFile),
+}
+
+/// Zone bytes an in-memory device holds, and the most it may: a write past that fails (with
+/// the reason kept for the user) instead of the process running out of memory.
+pub(crate) struct MemoryBudget {
+    pub held: u64,
+    pub limit: u64,
 }
 
 #[derive(Default)]
@@ -197,6 +206,10 @@ impl Storage {
             zones,
             layout.zone_capacity_bytes(),
             layout.zone_capacity_lbas * layout.metadata_bytes,
+            MemoryBudget {
+                held: 0,
+                limit: crate::layout::default_memory_budget(),
+            },
         )
     }
 
@@ -210,7 +223,17 @@ impl Storage {
         metadata: &[u8],
     ) -> io::Result<()> {
         match self {
-            Storage::Memory(zones, cap, meta_cap) => {
+            Storage::Memory(zones, cap, meta_cap, budget) => {
+                let more = (data.len() + metadata.len()) as u64;
+                if budget.held + more > budget.limit {
+                    return Err(io::Error::other(format!(
+                        "the device in memory would hold more than its memory budget of {} \
+                         (half this machine's memory unless set): keep it in an image file \
+                         instead (fio: --filename=IMAGE; ycsb: --image IMAGE)",
+                        crate::layout::human_bytes(budget.limit)
+                    )));
+                }
+                budget.held += more;
                 let z = &mut zones[zone as usize];
                 assert_eq!(
                     z.data.len() as u64,
@@ -278,11 +301,19 @@ impl Storage {
     /// OOB, so the file gives the space back and a reopen finds no stale chunk records.
     pub fn reset(&mut self, zone: u32) -> io::Result<()> {
         match self {
-            Storage::Memory(zones, ..) => {
-                zones[zone as usize] = ZoneBytes::default();
+            Storage::Memory(zones, _, _, budget) => {
+                let z = std::mem::take(&mut zones[zone as usize]);
+                budget.held -= (z.data.len() + z.metadata.len()) as u64;
                 Ok(())
             }
             Storage::Image(img) => img.punch_zone(zone),
+        }
+    }
+
+    /// The most zone bytes an in-memory device may hold (no effect on an image).
+    pub fn set_memory_budget(&mut self, bytes: u64) {
+        if let Storage::Memory(_, _, _, budget) = self {
+            budget.limit = bytes;
         }
     }
 
@@ -297,10 +328,7 @@ impl Storage {
     /// Bytes of host memory the store holds.
     pub fn resident_bytes(&self) -> u64 {
         match self {
-            Storage::Memory(zones, ..) => zones
-                .iter()
-                .map(|z| (z.data.len() + z.metadata.len()) as u64)
-                .sum(),
+            Storage::Memory(_, _, _, budget) => budget.held,
             Storage::Image(_) => 0,
         }
     }

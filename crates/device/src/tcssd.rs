@@ -138,6 +138,9 @@ pub(crate) struct Tcssd {
     /// live bytes) as the image last recorded them.
     dirty_lbas: Vec<u64>,
     recorded: Vec<Option<(u64, u64)>>,
+    /// On an image: remember the map entries each command changes (in memory nothing reads
+    /// them, and they would pile up).
+    pub journal: bool,
 }
 
 impl Tcssd {
@@ -167,6 +170,7 @@ impl Tcssd {
             sizes: Vec::new(),
             dirty_lbas: Vec::new(),
             recorded: vec![None; superblocks as usize],
+            journal: false,
             counters: TcssdCounters {
                 free_superblocks: superblocks as u64,
                 superblocks: superblocks as u64,
@@ -325,14 +329,18 @@ impl Tcssd {
         let page = self.map[lba as usize / MAP_PAGE]
             .get_or_insert_with(|| vec![0u64; MAP_PAGE].into_boxed_slice());
         page[lba as usize % MAP_PAGE] = e.pack();
-        self.dirty_lbas.push(lba);
+        if self.journal {
+            self.dirty_lbas.push(lba);
+        }
     }
 
     /// Forget `lba`'s entry (0 = never written).
     fn clear(&mut self, lba: u64) {
         if let Some(page) = self.map[lba as usize / MAP_PAGE].as_mut() {
             page[lba as usize % MAP_PAGE] = 0;
-            self.dirty_lbas.push(lba);
+            if self.journal {
+                self.dirty_lbas.push(lba);
+            }
         }
     }
 

@@ -205,3 +205,23 @@ fn an_image_from_an_older_format_or_cut_short_is_refused_with_its_reason() {
         .to_string();
     assert!(e.contains("older znslab"), "{e}");
 }
+
+#[test]
+fn a_device_in_memory_refuses_writes_past_its_memory_budget_and_says_why() {
+    let mut c = Controller::in_memory(presets::test_min()).expect("valid");
+    c.set_memory_budget(64 << 10);
+    let mut rng = Rng::new(1);
+    assert_eq!(write(&mut c, 0, &blocks(&mut rng, 16)), Status::SUCCESS);
+    assert_eq!(
+        write(&mut c, 16, &blocks(&mut rng, 1)),
+        Status::INTERNAL_ERROR
+    );
+    let why = c.image_error().expect("a reason");
+    assert!(
+        why.contains("memory budget") && why.contains("image"),
+        "{why}"
+    );
+    // A reset gives the bytes back.
+    assert_eq!(reset(&mut c, 0), Status::SUCCESS);
+    assert_eq!(write(&mut c, 0, &blocks(&mut rng, 16)), Status::SUCCESS);
+}

@@ -416,6 +416,11 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
             .await
             .map_err(|e| DbBenchError::Db(e.to_string()))?;
         Ok::<_, DbBenchError>((results, db.stats(), user_bytes, db.fs().stats()))
+    });
+    // A device that ran out of its memory budget says so.
+    let out = out.map_err(|e| match dev.with(|c| c.image_error()) {
+        Some(cause) => DbBenchError::Device(format!("{cause} ({e})")),
+        None => e,
     })?;
     let (results, db, user_bytes_written, zonefs) = out;
     let (host_bytes_written, flash) = dev.with(|c| {

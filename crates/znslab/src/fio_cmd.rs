@@ -17,7 +17,8 @@ struct Own {
     seed: u64,
     json: bool,
     output: Option<String>,
-    /// fdatasync the image at Flush and close (survives the host's own power loss).
+    /// fdatasync the image after every command that changed it (survives the host's own
+    /// power loss).
     image_sync: bool,
     /// Host memory the run may take (`--mem-budget`); default half the machine's memory.
     mem_budget: u64,
@@ -113,7 +114,9 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
                 crate::load_device(own.device.as_deref().unwrap_or(device::presets::DEFAULT))?;
             cfg.layout_within(own.mem_budget)
                 .map_err(|e| anyhow!("invalid device configuration: {e}"))?;
-            Controller::in_memory(cfg).map_err(|e| anyhow!("{e}"))?
+            let mut c = Controller::in_memory(cfg).map_err(|e| anyhow!("{e}"))?;
+            c.set_memory_budget(own.mem_budget);
+            c
         }
     };
     let limits = fio::RunLimits {

@@ -36,8 +36,8 @@ pub struct Args {
     /// Keep the device in this image file between load and run.
     #[arg(long)]
     image: Option<PathBuf>,
-    /// fdatasync the image at every Flush and at close, so it survives the host machine's
-    /// power loss too (a killed process loses nothing without it).
+    /// fdatasync the image after every command that changed it, so it survives the host
+    /// machine's power loss too (a killed process loses nothing without it).
     #[arg(long)]
     image_sync: bool,
     /// none, snappy, lz4, zstd, zstdpc (zstd with 6 parallel compression threads), zlib, qat
