@@ -81,7 +81,7 @@ impl Controller {
                 self.zone_is_dirty[zi as usize] = false;
             }
             self.dirty_zones.clear();
-            return Ok(());
+            return self.check_memory_budget();
         }
         let result = if self.has_tables() {
             self.journal_changes()
@@ -109,6 +109,33 @@ impl Controller {
         } else {
             Status::INTERNAL_ERROR
         }
+    }
+
+    /// Balloon and tcssd keep a device in memory's bytes in their own regions, not in the
+    /// zone store that counts them as they come: every 64 commands their bytes are added up
+    /// against the budget, and past it the command fails and says why (at most 64 commands'
+    /// bytes over it).
+    fn check_memory_budget(&mut self) -> Result<(), Status> {
+        if !self.has_tables() || !self.counters.commands.is_multiple_of(64) {
+            return Ok(());
+        }
+        let Storage::Memory(_, _, _, budget) = &self.storage else {
+            return Ok(());
+        };
+        let held = budget.held
+            + self.balloon_resident_bytes().unwrap_or(0)
+            + self.tcssd_resident_bytes().unwrap_or(0);
+        if held <= budget.limit {
+            return Ok(());
+        }
+        let e = io::Error::other(format!(
+            "the device in memory holds {} of flash bytes, more than its memory budget of {} \
+             (half this machine's memory unless set): keep it in an image file instead (fio: \
+             --filename=IMAGE; ycsb: --image IMAGE)",
+            crate::layout::human_bytes(held),
+            crate::layout::human_bytes(budget.limit)
+        ));
+        Err(self.image_failed("write", &e))
     }
 
     pub(crate) fn note_image_error(&mut self, what: &str, e: &io::Error) {

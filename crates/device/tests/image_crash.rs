@@ -225,3 +225,31 @@ fn a_device_in_memory_refuses_writes_past_its_memory_budget_and_says_why() {
     assert_eq!(reset(&mut c, 0), Status::SUCCESS);
     assert_eq!(write(&mut c, 0, &blocks(&mut rng, 16)), Status::SUCCESS);
 }
+
+#[test]
+fn a_balloon_or_tcssd_device_in_memory_stops_at_its_memory_budget() {
+    for cfg in [presets::test_balloon(), presets::test_tcssd()] {
+        let name = cfg.name.clone();
+        let mut c = Controller::in_memory(cfg).expect("valid");
+        c.set_memory_budget(256 << 10);
+        let mut rng = Rng::new(2);
+        let mut refused = None;
+        let size = c.layout().zone_size_lbas;
+        for i in 0..400u64 {
+            // Incompressible blocks, zone after zone.
+            let mut d = vec![0u8; 4096];
+            rng.fill(&mut d);
+            let lba = (i / 16) * size + i % 16;
+            let s = write(&mut c, lba, &d);
+            if s != Status::SUCCESS {
+                refused = Some((i, s));
+                break;
+            }
+        }
+        let (i, s) = refused.expect("refused before 400 blocks");
+        assert_eq!(s, Status::INTERNAL_ERROR, "{name}");
+        assert!(i <= 64 + 64, "{name}: refused only after {i} blocks");
+        let why = c.image_error().expect("a reason");
+        assert!(why.contains("memory budget"), "{name}: {why}");
+    }
+}
