@@ -9,6 +9,11 @@ use std::time::{Duration, Instant};
 /// Run znslab; a run still going after `secs` is killed and fails the test (a hang).
 fn znslab_within(secs: u64, args: &[&str]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_znslab"))
+        // The small corpus shipped for tests: no run builds one from the network.
+        .env(
+            "ZNSLAB_CORPUS_DIR",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/corpus"),
+        )
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

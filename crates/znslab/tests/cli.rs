@@ -6,6 +6,11 @@ use std::process::{Command, Output};
 
 fn znslab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_znslab"))
+        // The small corpus shipped for tests: no run builds one from the network.
+        .env(
+            "ZNSLAB_CORPUS_DIR",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/corpus"),
+        )
         .args(args)
         .output()
         .expect("runs")

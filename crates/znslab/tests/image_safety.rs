@@ -7,6 +7,11 @@ use std::time::Duration;
 
 fn znslab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_znslab"))
+        // The small corpus shipped for tests: no run builds one from the network.
+        .env(
+            "ZNSLAB_CORPUS_DIR",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/corpus"),
+        )
         .args(args)
         .output()
         .expect("runs")
@@ -14,6 +19,11 @@ fn znslab(args: &[&str]) -> Output {
 
 fn spawn(args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_znslab"))
+        // The small corpus shipped for tests: no run builds one from the network.
+        .env(
+            "ZNSLAB_CORPUS_DIR",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/corpus"),
+        )
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
