@@ -251,6 +251,22 @@ pub(crate) struct Acked {
 }
 
 impl WriterLog {
+    /// Its batch in flight was acknowledged at sequence `seq`, synced or not.
+    pub(crate) fn acknowledge_pending(&mut self, seq: u64, sync: bool) {
+        let writes = std::mem::take(&mut self.pending);
+        let n = writes.len() as u64;
+        self.acked
+            .extend((0..).zip(writes).map(|(i, (key, value))| Acked {
+                key,
+                value,
+                seq: seq + i,
+                ends_batch: i + 1 == n,
+            }));
+        if sync {
+            self.synced = self.acked.len();
+        }
+    }
+
     /// Per key of this writer: the values it may hold after power-on — every value written
     /// from its last synced write on (the synced one included, and the batch in flight, never
     /// synced), or, with no synced write, any written value or none at all.
@@ -461,20 +477,7 @@ impl Writer {
             for (k, v) in &writes {
                 latest.insert(*k, v.clone());
             }
-            let mut logs = self.logs.borrow_mut();
-            let log = &mut logs[self.w];
-            log.pending.clear();
-            let n = writes.len() as u64;
-            log.acked
-                .extend((0..).zip(writes).map(|(i, (key, value))| Acked {
-                    key,
-                    value,
-                    seq: seq + i,
-                    ends_batch: i + 1 == n,
-                }));
-            if sync {
-                log.synced = log.acked.len();
-            }
+            self.logs.borrow_mut()[self.w].acknowledge_pending(seq, sync);
             torture_kill::log_acked(&self.ack, self.w, seq, sync)?;
         }
     }

@@ -32,7 +32,7 @@ use sim::cpu::CpuPool;
 use sim::{Rng, Sim, SimInstant};
 
 use crate::torture_cmd::{
-    check_power_on, device_config, draw, key, start_workload, store_options, Acked, Args, Forced,
+    check_power_on, device_config, draw, key, start_workload, store_options, Args, Forced,
     RemoveOnDrop, Write, WriterLog, KEYS,
 };
 use crate::torture_raw::ZoneLog;
@@ -156,19 +156,10 @@ fn read_acks(path: &Path, zones: usize) -> Result<Acks, String> {
             Some("A") => {
                 let mut num = || f.next().and_then(|x| x.parse::<u64>().ok()).ok_or_else(bad);
                 let (w, seq, sync) = (num()? as usize, num()?, num()? == 1);
-                let log = acks.logs.get_mut(w).ok_or_else(bad)?;
-                let writes = std::mem::take(&mut log.pending);
-                let n = writes.len() as u64;
-                log.acked
-                    .extend((0..).zip(writes).map(|(i, (key, value))| Acked {
-                        key,
-                        value,
-                        seq: seq + i,
-                        ends_batch: i + 1 == n,
-                    }));
-                if sync {
-                    log.synced = log.acked.len();
-                }
+                acks.logs
+                    .get_mut(w)
+                    .ok_or_else(bad)?
+                    .acknowledge_pending(seq, sync);
             }
             Some("Z") => {
                 let nums: Vec<u64> = f.filter_map(|x| x.parse().ok()).collect();

@@ -1,41 +1,10 @@
 //! The `znslab` command as users type it: devices, fio (output, determinism, errors) and nvme
 //! commands on an image file.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::{text, znslab, TempDir};
 
-fn znslab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_znslab"))
-        // The small corpus shipped for tests: no run builds one from the network.
-        .env(
-            "ZNSLAB_CORPUS_DIR",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/corpus"),
-        )
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-struct TempDir(PathBuf);
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("znslab-cli-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&p).expect("temp dir");
-        TempDir(p)
-    }
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).display().to_string()
-    }
-}
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use std::path::Path;
 
 #[test]
 fn devices_lists_the_presets() {

@@ -1,55 +1,19 @@
 //! Device images against what happens to real processes: `kill -9` in the middle of a run, a
 //! second process on the same image, readers sharing it, a full host disk.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+mod common;
+use common::{command, text, znslab, TempDir};
+
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-fn znslab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_znslab"))
-        // The small corpus shipped for tests: no run builds one from the network.
-        .env(
-            "ZNSLAB_CORPUS_DIR",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/corpus"),
-        )
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
 fn spawn(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_znslab"))
-        // The small corpus shipped for tests: no run builds one from the network.
-        .env(
-            "ZNSLAB_CORPUS_DIR",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/corpus"),
-        )
+    command()
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("spawns")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-struct TempDir(PathBuf);
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("znslab-safety-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&p).expect("temp dir");
-        TempDir(p)
-    }
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).display().to_string()
-    }
-}
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn zones(img: &str) -> Vec<serde_json::Value> {

@@ -2,19 +2,10 @@
 //! in memory asked to hold more than the memory budget and a job set too large for it, and a
 //! job set sized by its I/Os runs in little memory however deep its queues are.
 
-use std::process::{Command, Output};
+mod common;
+use common::{text, znslab};
 
-fn znslab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_znslab"))
-        // The small corpus shipped for tests: no run builds one from the network.
-        .env(
-            "ZNSLAB_CORPUS_DIR",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/corpus"),
-        )
-        .args(args)
-        .output()
-        .expect("runs")
-}
+use std::process::{Command, Output};
 
 /// `znslab ARGS` with its address space limited to `kib` KiB (an allocation past it fails and
 /// aborts the process instead of taking the machine's memory).
@@ -27,10 +18,6 @@ fn znslab_limited(kib: u64, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]
