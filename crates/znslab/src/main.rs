@@ -52,10 +52,10 @@ enum Cmd {
     Ycsb(ycsb_cmd::Args),
     /// Build the text corpora the amazon and reddit datasets draw from: `znslab corpus build gcide`.
     Corpus(corpus_cmd::Args),
-    /// Reproduce a paper's figure: `znslab reproduce cczns-fig7` or `balloon-fig6`.
+    /// Reproduce a paper's evaluation: `znslab reproduce cczns`, `cczns-fig7` or `balloon-fig6`.
     Reproduce(reproduce_cmd::Args),
     /// Seeded power cuts through device, file system and store, each checked after power-on:
-    /// `znslab torture --seeds 1000`.
+    /// `znslab torture --seeds 1000`; real processes killed at random: `--kill`.
     Torture(torture_cmd::Args),
 }
 

@@ -30,7 +30,7 @@ pub struct Args {
     pub(crate) target: String,
     /// cczns: the fraction of the paper's 20 M records and 5 M operations per workload. 0.005
     /// is the smallest whose Loads outlast a few L0 compactions (at 0.002 they take 0.6 s and
-    /// one compaction more or less reorders them); ~25 min on 2 cores.
+    /// one compaction more or less reorders them); 6-10 min on 2 cores with --jobs 2.
     #[arg(long, default_value_t = 0.005)]
     pub(crate) scale: f64,
     /// Device preset or TOML file (default: the paper's device).
