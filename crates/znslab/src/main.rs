@@ -9,9 +9,7 @@ mod nvme_cmd;
 mod progress_bar;
 mod reproduce_cczns;
 mod reproduce_cmd;
-mod torture_cmd;
-mod torture_kill;
-mod torture_raw;
+mod torture;
 mod ycsb_cmd;
 
 use std::process::ExitCode;
@@ -56,7 +54,7 @@ enum Cmd {
     Reproduce(reproduce_cmd::Args),
     /// Seeded power cuts through device, file system and store, each checked after power-on:
     /// `znslab torture --seeds 1000`; real processes killed at random: `--kill`.
-    Torture(torture_cmd::Args),
+    Torture(torture::Args),
 }
 
 fn main() -> ExitCode {
@@ -75,7 +73,7 @@ fn main() -> ExitCode {
         Cmd::Dbbench(a) => dbbench_cmd::run(a),
         Cmd::Ycsb(a) => ycsb_cmd::run(a),
         Cmd::Corpus(a) => corpus_cmd::run(a),
-        Cmd::Torture(a) => torture_cmd::run(a),
+        Cmd::Torture(a) => torture::run(a),
     };
     match result {
         Ok(code) => code,

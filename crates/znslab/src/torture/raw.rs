@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use device::{Command, Controller, ZoneAction, ZoneState};
 
-use crate::torture_kill::{self, Ack};
+use super::kill::{self, Ack};
 use host::HostIo;
 use sim::{Rng, Sim};
 
@@ -121,7 +121,7 @@ async fn job_loop(
     ack: &Ack,
 ) -> Result<(), String> {
     // `--kill`'s child logs a zone's state after each change, before going on.
-    let logged = |z: usize| torture_kill::log_zone(ack, z, &log.borrow()[z]);
+    let logged = |z: usize| kill::log_zone(ack, z, &log.borrow()[z]);
     let lba = io.lba_bytes();
     let cap = io.zone_capacity_bytes();
     let mut buf = Vec::new();

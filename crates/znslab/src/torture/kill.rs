@@ -31,11 +31,12 @@ use host::{HostIo, IoConfig};
 use sim::cpu::CpuPool;
 use sim::{Rng, Sim, SimInstant};
 
-use crate::torture_cmd::{
-    check_power_on, device_config, draw, key, start_workload, store_options, Args, Forced,
-    RemoveOnDrop, Write, WriterLog, KEYS,
+use super::raw::ZoneLog;
+use super::store::{key, Write, KEYS};
+use super::{
+    check_power_on, device_config, draw, start_workload, store_options, Args, Drawn, Forced,
+    RemoveOnDrop, WriterLog, WORKLOADS,
 };
-use crate::torture_raw::ZoneLog;
 
 /// Where a child logs what it was told (None: not a child).
 pub(crate) type Ack = Option<Rc<RefCell<File>>>;
@@ -197,7 +198,7 @@ pub fn child(a: &Args) -> anyhow::Result<ExitCode> {
     let d = draw(a.seed, &forced);
     // The parent passes what it drew (possibly forced); the child uses the same.
     let workload = a.workload.as_deref().unwrap_or(d.workload);
-    let workload: &'static str = crate::torture_cmd::WORKLOADS
+    let workload: &'static str = WORKLOADS
         .iter()
         .copied()
         .find(|w| *w == workload)
@@ -391,13 +392,7 @@ pub fn run(a: &Args, forced: &Forced, dir: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// One seed: create, run and kill the child(ren), check.
-fn one(
-    seed: u64,
-    d: &crate::torture_cmd::Drawn,
-    dir: &Path,
-    verbose: bool,
-    t: &mut Tally,
-) -> Result<(), String> {
+fn one(seed: u64, d: &Drawn, dir: &Path, verbose: bool, t: &mut Tally) -> Result<(), String> {
     let base = dir.join(format!("znslab-kill-{}-{seed}", std::process::id()));
     let img = base.with_extension("img");
     let acks_path = base.with_extension("acks");

@@ -1,0 +1,483 @@
+//! `znslab torture`: seeded power cuts through the device, the file system and the store.
+//!
+//! Each seed draws a workload (db_bench overwrite or fillbatch, YCSB A or E, db_bench with four
+//! writer threads, or fio on the raw zones: see `WORKLOADS` and `raw.rs`), a compression
+//! scheme for the store (any of eight, CCZNS's on the cczns design) and a device design
+//! (CCZNS, plain ZNS, Balloon-ZNS, or a compressing block SSD under zones the host emulates),
+//! on a small device kept in an image file, and runs until a random virtual instant; one seed
+//! in four meets an injected fault first (the next write, read or zone command refused with a
+//! failure status), which may stop the workload with an error naming it. Reads and scans
+//! before the cut must see the last acknowledged values. Then the power goes: every host task
+//! is dropped where it stands (`Sim::power_cut`: memtables, file-system state, commands
+//! waiting for completions); the device keeps what its capacitor-protected buffer held, which
+//! is every command it took (its tables are saved as its capacitors would, and read back from
+//! the image). At power-on its open zones are closed and its faults are gone. Then it is
+//! checked: zone states and write pointers are legal, the file system mounts (on emulated
+//! zones after the host found them again), the store opens, every write acknowledged as
+//! synced (and all its writer made before it) reads back with a value written at or after it,
+//! nothing reads back that was never written, the store as a whole holds what a prefix of the
+//! acknowledged batches in WAL order left (point-in-time recovery), and raw zones hold their
+//! patterns below their write pointers. A failing seed prints the one command that replays it.
+//!
+//! `--kill` does the same with real processes killed at random (`kill.rs`). The rooms: this
+//! file draws seeds and reports; `store.rs` the store workloads and the device they run on;
+//! `raw.rs` the raw-zone workload; `check.rs` what is checked before the cut and after
+//! power-on.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use device::{CommandKind, Controller, DeviceHandle, Status};
+use sim::{Rng, Sim, SimDuration, SimInstant};
+
+mod check;
+mod kill;
+mod raw;
+mod store;
+
+use check::{check_power_on, WriterLog};
+use store::{device_config, start_workload, store_options};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Seeds to run, from `--seed` on.
+    #[arg(long, default_value_t = 100)]
+    pub(crate) seeds: u64,
+    /// The first seed.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seed: u64,
+    /// Start no new seed after this many seconds of wall time.
+    #[arg(long)]
+    pub(crate) time_limit: Option<f64>,
+    /// Folder for the device images (default: the system's temporary folder).
+    #[arg(long)]
+    pub(crate) dir: Option<PathBuf>,
+    /// After each power-on, print every WAL's size and extents (for replaying a failure).
+    #[arg(long)]
+    pub(crate) verbose: bool,
+    /// Run this workload on every seed instead of a drawn one: kv, fillbatch, ycsb-a, ycsb-e,
+    /// threads, raw.
+    #[arg(long)]
+    pub(crate) workload: Option<String>,
+    /// Run the store with this compression scheme on every seed instead of a drawn one (cc
+    /// schemes run on the cczns design).
+    #[arg(long)]
+    pub(crate) scheme: Option<String>,
+    /// Run on this device design on every seed instead of a drawn one: cczns, zns, balloon,
+    /// tcssd (a compressing block SSD under zones the host emulates; store workloads only).
+    #[arg(long)]
+    pub(crate) design: Option<String>,
+    /// Inject no faults (by default one seed in four meets one before its cut: the next
+    /// write, read or zone command refused with a failure status).
+    #[arg(long)]
+    pub(crate) no_faults: bool,
+    /// Kill real processes instead of cutting the simulated power: each seed runs its
+    /// workload in a child `znslab` process on an image, SIGKILLs it at a random wall-clock
+    /// instant (sometimes again while a second child mounts, recovers and reads), then
+    /// checks the image in a fresh process against what the child acknowledged.
+    #[arg(long)]
+    pub(crate) kill: bool,
+    /// (`--kill`'s child) Run one phase on `--image`, logging to `--ack-log`: workload or
+    /// recover.
+    #[arg(long, hide = true)]
+    pub(crate) kill_child: Option<String>,
+    #[arg(long, hide = true)]
+    pub(crate) image: Option<PathBuf>,
+    #[arg(long, hide = true)]
+    pub(crate) ack_log: Option<PathBuf>,
+}
+
+/// The statuses an injected fault ends a command with.
+const FAULT_STATUSES: [Status; 8] = [
+    Status::INTERNAL_ERROR,
+    Status::UNRECOVERED_READ_ERROR,
+    Status::ZONE_READ_ONLY,
+    Status::ZONE_OFFLINE,
+    Status::ZONE_FULL,
+    Status::ZONE_INVALID_WRITE,
+    Status::ZONE_TOO_MANY_ACTIVE,
+    Status::CAPACITY_EXCEEDED,
+];
+
+/// A fault a seed meets: from `at_ns` on, the next command of `kind` ends with `status`.
+#[derive(Clone, Copy)]
+struct Fault {
+    kind: CommandKind,
+    status: Status,
+    at_ns: u64,
+}
+
+/// Every device design torture runs on.
+const ALL_DESIGNS: [&str; 4] = ["cczns", "zns", "balloon", "tcssd"];
+/// The workloads a seed draws from. kv: db_bench overwrite, random keys, one sync in 16;
+/// fillbatch: db_bench fillseq with `--batch_size` 1-16, one sync in 8; ycsb-a: half reads of
+/// hot keys, half updates; ycsb-e: short scans, reads, updates; threads: db_bench overwrite
+/// with `--threads 4`, each writer its own keys, batches of 1-4, reads and scans; raw: fio on
+/// the bare zones.
+pub(crate) const WORKLOADS: [&str; 6] = ["kv", "fillbatch", "ycsb-a", "ycsb-e", "threads", "raw"];
+/// Every scheme the store runs under torture.
+const ALL_SCHEMES: [&str; 8] = [
+    "no",
+    "snappy",
+    "qat",
+    "zstd",
+    "zstdpc",
+    "cc",
+    "cc-single-dr",
+    "cc-single-cw",
+];
+
+/// Choices forced from the command line.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Forced {
+    pub(crate) workload: Option<&'static str>,
+    pub(crate) scheme: Option<&'static str>,
+    pub(crate) design: Option<&'static str>,
+    pub(crate) no_faults: bool,
+}
+
+const SCHEMES: [&str; 3] = ["no", "zstd", "cc"];
+const DESIGNS: [&str; 3] = ["cczns", "zns", "balloon"];
+
+/// What one seed did.
+#[derive(Default)]
+struct Outcome {
+    workload: &'static str,
+    scheme: &'static str,
+    design: &'static str,
+    acknowledged: usize,
+    synced: usize,
+    keys_checked: usize,
+    /// Raw workload: blocks read back and compared.
+    blocks_checked: u64,
+    /// Reads and scans checked before the cut.
+    reads_checked: usize,
+    /// A fault was set, was met by a command, stopped the workload with an error naming it.
+    fault_injected: bool,
+    fault_fired: bool,
+    fault_reported: bool,
+    /// The cut came before the file system was made: only the device was checked.
+    before_mkfs: bool,
+}
+
+/// What a seed draws: its workload, scheme, design, cut and fault.
+pub(crate) struct Drawn {
+    pub(crate) rng: Rng,
+    pub(crate) workload: &'static str,
+    pub(crate) scheme: &'static str,
+    pub(crate) design: &'static str,
+    pub(crate) cut_ns: u64,
+    fault: Option<Fault>,
+}
+
+/// Run seed `seed` to its power cut and check what came back. Err: the scheme, the cut's
+/// instant and what was wrong.
+fn one(
+    seed: u64,
+    dir: &std::path::Path,
+    verbose: bool,
+    forced: &Forced,
+) -> Result<Outcome, (&'static str, &'static str, u64, String)> {
+    let Drawn {
+        rng,
+        workload,
+        scheme,
+        design,
+        cut_ns,
+        fault,
+    } = draw(seed, forced);
+    let label = if workload == "raw" { "raw" } else { scheme };
+    one_cut(
+        seed, rng, workload, scheme, design, cut_ns, fault, dir, verbose,
+    )
+    .map_err(|e| {
+        let e = match fault {
+            Some(f) => format!(
+                "{e} [{workload}; fault from {:.3} ms: the next {:?} command ends {}]",
+                f.at_ns as f64 / 1e6,
+                f.kind,
+                f.status.name()
+            ),
+            None => format!("{e} [{workload}]"),
+        };
+        (label, design, cut_ns, e)
+    })
+}
+
+/// Seed `seed`'s draws (`forced` fixes some of them).
+pub(crate) fn draw(seed: u64, forced: &Forced) -> Drawn {
+    let mut rng = Rng::new(seed);
+    let drawn = SCHEMES[rng.below(SCHEMES.len() as u64) as usize];
+    // The device design: CCZNS for the cc scheme; for the others also plain ZNS or Balloon-ZNS.
+    let design = if drawn == "cc" {
+        "cczns"
+    } else {
+        DESIGNS[rng.below(DESIGNS.len() as u64) as usize]
+    };
+    let window = if rng.below(4) == 0 {
+        400_000_000
+    } else {
+        60_000_000
+    };
+    // Mostly inside the first tens of milliseconds, where flushes and compactions run.
+    let cut_ns = 1 + rng.below(window);
+    // Drawn from a stream of their own, so the draws above (and the seeds of the regression
+    // tests, replayed with --workload kv and their scheme) stay as they were.
+    let mut mix = rng.stream("mix");
+    let workload = forced
+        .workload
+        .unwrap_or(WORKLOADS[mix.below(WORKLOADS.len() as u64) as usize]);
+    // Raw zones need a zoned device.
+    let workload = match (workload, forced.design) {
+        ("raw", Some("tcssd")) => "kv",
+        (w, _) => w,
+    };
+    let siblings: &[&'static str] = match drawn {
+        "zstd" => &["zstd", "snappy", "zstdpc", "qat"],
+        "cc" => &["cc", "cc-single-dr", "cc-single-cw"],
+        _ => &[drawn],
+    };
+    let scheme = forced
+        .scheme
+        .unwrap_or(siblings[mix.below(siblings.len() as u64) as usize]);
+    // A store workload with a host scheme may run on the compressing block SSD, zones
+    // emulated by the host (a stream of its own again).
+    let mut d = rng.stream("design");
+    let design = if scheme.starts_with("cc") {
+        "cczns"
+    } else if let Some(forced) = forced.design {
+        forced
+    } else if workload != "raw" && d.below(4) == 0 {
+        "tcssd"
+    } else {
+        design
+    };
+    // A design fixed on the command line that CCZNS commands cannot run on: a drawn cc
+    // scheme gives way to no compression.
+    let (scheme, design) = match forced.design {
+        Some(f) if f != "cczns" && scheme.starts_with("cc") => ("no", f),
+        _ => (scheme, design),
+    };
+    // Its own stream too: the regression seeds replay with --no-faults.
+    let mut f = rng.stream("fault");
+    let fault = (!forced.no_faults && f.below(4) == 0).then(|| Fault {
+        kind: [CommandKind::Write, CommandKind::Read, CommandKind::ZoneMgmt][f.below(3) as usize],
+        status: FAULT_STATUSES[f.below(FAULT_STATUSES.len() as u64) as usize],
+        at_ns: f.below(cut_ns),
+    });
+    Drawn {
+        rng,
+        workload,
+        scheme,
+        design,
+        cut_ns,
+        fault,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn one_cut(
+    seed: u64,
+    rng: Rng,
+    workload: &'static str,
+    scheme: &'static str,
+    design: &'static str,
+    cut_ns: u64,
+    fault: Option<Fault>,
+    dir: &std::path::Path,
+    verbose: bool,
+) -> Result<Outcome, String> {
+    let opts = store_options(scheme).map_err(|e| e.to_string())?;
+    let path = dir.join(format!("znslab-torture-{}-{seed}.img", std::process::id()));
+    let _remove = RemoveOnDrop(path.clone());
+    let ctl = Controller::create_image(&path, device_config(design))
+        .map_err(|e| format!("image: {e}"))?;
+
+    // Before the cut.
+    let sim = Sim::new(seed);
+    let dev = DeviceHandle::new(&sim, ctl);
+    let sc = start_workload(&sim, &dev, &rng, workload, &opts, None);
+    if let Some(f) = fault {
+        let (sim2, dev2) = (sim.clone(), dev.clone());
+        sim.spawn(async move {
+            sim2.sleep(SimDuration::from_ns(f.at_ns)).await;
+            dev2.with(|c| c.faults_mut().refusals.push_back((f.kind, f.status)));
+        });
+    }
+    sim.run_until(SimInstant::from_ns(cut_ns));
+    // An injected fault may stop the workload, with an error that names it; any other error
+    // is a failure.
+    let fired = dev.with(|c| c.faults_mut().fired);
+    let mut fault_reported = false;
+    if let Some(e) = sc.failed.borrow_mut().take() {
+        match fault {
+            Some(f) if fired > 0 && e.contains(f.status.name()) => {
+                if verbose {
+                    eprintln!("the injected fault stopped the workload: {e}");
+                }
+                fault_reported = true
+            }
+            _ => return Err(format!("before the cut: {e}")),
+        }
+    }
+    sim.power_cut();
+    let ctl = dev
+        .into_controller()
+        .ok_or("a task still holds the device after the power cut")?;
+    // The capacitors save the tables; power comes back.
+    ctl.close().map_err(|e| format!("saving the image: {e}"))?;
+    let logs = sc.logs.take();
+    let mut out = Outcome {
+        fault_injected: fault.is_some(),
+        fault_fired: fired > 0,
+        fault_reported,
+        workload,
+        scheme,
+        design,
+        reads_checked: sc.reads_checked.get(),
+        acknowledged: logs.iter().map(|l| l.acked.len()).sum(),
+        synced: logs.iter().map(|l| l.synced).sum(),
+        ..Outcome::default()
+    };
+    let raw = sc.raw_log.take();
+    let checked = check_power_on(
+        &path,
+        seed,
+        workload,
+        design,
+        &opts,
+        logs,
+        &raw,
+        sc.made.get(),
+        verbose,
+    )?;
+    out.keys_checked = checked.keys;
+    out.blocks_checked = checked.blocks;
+    out.before_mkfs = checked.before_mkfs;
+    Ok(out)
+}
+
+/// Deletes a seed's image when the seed is done with it.
+pub(crate) struct RemoveOnDrop(pub(crate) PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    if a.kill_child.is_some() {
+        return kill::child(&a);
+    }
+    let dir = a.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let pick = |flag: &str, given: &Option<String>, from: &[&'static str]| {
+        given
+            .as_deref()
+            .map(|g| {
+                from.iter()
+                    .copied()
+                    .find(|w| *w == g)
+                    .ok_or_else(|| anyhow::anyhow!("--{flag} {g}: not one of {}", from.join(", ")))
+            })
+            .transpose()
+    };
+    let forced = Forced {
+        workload: pick("workload", &a.workload, &WORKLOADS)?,
+        scheme: pick("scheme", &a.scheme, &ALL_SCHEMES)?,
+        design: pick("design", &a.design, &ALL_DESIGNS)?,
+        no_faults: a.no_faults,
+    };
+    if let (Some(d), Some(s)) = (forced.design, forced.scheme) {
+        if d != "cczns" && s.starts_with("cc") {
+            anyhow::bail!("--scheme {s} needs --design cczns (CCZNS commands), not {d}");
+        }
+    }
+    if forced.design == Some("tcssd") && forced.workload == Some("raw") {
+        anyhow::bail!("--workload raw runs on zoned designs only, not tcssd");
+    }
+    if a.kill {
+        return kill::run(&a, &forced, &dir);
+    }
+    let mut replay_flags = String::new();
+    if let Some(w) = forced.workload {
+        replay_flags += &format!(" --workload {w}");
+    }
+    if let Some(s) = forced.scheme {
+        replay_flags += &format!(" --scheme {s}");
+    }
+    if let Some(d) = forced.design {
+        replay_flags += &format!(" --design {d}");
+    }
+    if forced.no_faults {
+        replay_flags += " --no-faults";
+    }
+    let wall = std::time::Instant::now();
+    let (mut ran, mut failures, mut acked, mut synced, mut keys, mut early) = (0, 0, 0, 0, 0, 0);
+    let (mut reads, mut blocks) = (0, 0);
+    let (mut injected, mut fired, mut reported) = (0, 0, 0);
+    let mut by_workload: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut by_scheme: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut by_design: BTreeMap<&str, u64> = BTreeMap::new();
+    for seed in a.seed..a.seed + a.seeds {
+        if a.time_limit
+            .is_some_and(|t| wall.elapsed().as_secs_f64() > t)
+        {
+            break;
+        }
+        ran += 1;
+        match one(seed, &dir, a.verbose, &forced).map_err(|(scheme, design, cut_ns, e)| {
+            format!(
+                "{e} [scheme {scheme} on {design}, cut at {:.3} ms]",
+                cut_ns as f64 / 1e6
+            )
+        }) {
+            Ok(o) => {
+                acked += o.acknowledged;
+                synced += o.synced;
+                keys += o.keys_checked;
+                reads += o.reads_checked;
+                blocks += o.blocks_checked;
+                injected += u64::from(o.fault_injected);
+                fired += u64::from(o.fault_fired);
+                reported += u64::from(o.fault_reported);
+                early += u64::from(o.before_mkfs);
+                *by_workload.entry(o.workload).or_default() += 1;
+                if o.workload != "raw" {
+                    *by_scheme.entry(o.scheme).or_default() += 1;
+                }
+                *by_design.entry(o.design).or_default() += 1;
+            }
+            Err(e) => {
+                failures += 1;
+                println!("seed {seed}: FAILED: {e}");
+                println!(
+                    "  replay: znslab torture --seed {seed} --seeds 1{replay_flags} --verbose"
+                );
+            }
+        }
+    }
+    let count = |m: &BTreeMap<&str, u64>| {
+        m.iter()
+            .map(|(s, n)| format!("{s} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!(
+        "torture: {ran} seeds, {ran} power cuts ({early} before mkfs finished), {acked} store \
+         writes acknowledged ({synced} up to a sync), {keys} keys checked after power-on, \
+         {reads} reads and scans checked before the cut, {blocks} raw zone blocks read back, \
+         {injected} faults injected ({fired} met a command, {reported} stopped the workload \
+         with an error naming them), {failures} failed; workloads: {}; schemes: {}; devices: {}; {:.1} s",
+        count(&by_workload),
+        count(&by_scheme),
+        count(&by_design),
+        wall.elapsed().as_secs_f64()
+    );
+    Ok(if failures == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
