@@ -40,6 +40,10 @@ pub struct Args {
     /// machine's power loss too (a killed process loses nothing without it).
     #[arg(long)]
     image_sync: bool,
+    /// `load` replaces an existing `--image` (without it, an existing image is refused: it
+    /// holds a database).
+    #[arg(long)]
+    force: bool,
     /// none, snappy, lz4, zstd, zstdpc (zstd with 6 parallel compression threads), zlib, qat
     /// (Deflate on a QAT 8970), cc (CCZNS: the device compresses), cc-single-dr, cc-single-cw.
     #[arg(long, default_value = "snappy")]
@@ -131,6 +135,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         (Some(img), true) => {
             let dev = crate::load_device(&a.device)?;
             check_fits(&cfg, &dev, true)?;
+            if img.exists() && !a.force {
+                bail!(
+                    "{} exists and may hold a database: `ycsb run --image` uses it; pass --force \
+                     to load a new one over it",
+                    img.display()
+                );
+            }
             (
                 Controller::create_image(img, dev).map_err(|e| anyhow!("{e}"))?,
                 true,

@@ -141,6 +141,56 @@ fn a_killed_ycsb_run_leaves_the_database_loaded_before() {
     assert_eq!(read["not_found"], 0, "records lost: {v}");
 }
 
+/// `ycsb load` over an image that holds a database refuses without --force (it replaced it
+/// silently), and the database is still there.
+#[test]
+fn ycsb_load_keeps_an_existing_database_unless_forced() {
+    let dir = TempDir::new("reload");
+    let img = dir.path("db.img");
+    let w = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads/workloadc");
+    let load = |extra: &[&str]| {
+        let mut args = vec![
+            "ycsb",
+            "load",
+            "-P",
+            w,
+            "-p",
+            "recordcount=3000",
+            "--image",
+            &img,
+        ];
+        args.extend_from_slice(extra);
+        znslab(&args)
+    };
+    assert!(load(&[]).status.success());
+    let again = load(&[]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        text(&again.stderr).contains("--force"),
+        "{}",
+        text(&again.stderr)
+    );
+    let run = znslab(&[
+        "ycsb",
+        "run",
+        "-P",
+        w,
+        "-p",
+        "recordcount=3000",
+        "-p",
+        "operationcount=500",
+        "-p",
+        "requestdistribution=uniform",
+        "--image",
+        &img,
+        "--json",
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&run.stdout).expect("json");
+    assert_eq!(v["phases"][0]["operations"]["READ"]["not_found"], 0, "{v}");
+    assert!(load(&["--force"]).status.success());
+}
+
 /// One process writes an image at a time; a second is told which process holds it. Readers
 /// share it with each other, not with a writer.
 #[test]
