@@ -234,6 +234,9 @@ pub struct Controller {
     /// The last failure writing the image, for the error a user sees (the command itself
     /// fails with Internal Error, as a drive's would).
     pub(crate) image_error: Option<String>,
+    /// A design table's journal record failed to reach the image: the next commit writes a
+    /// whole checkpoint instead.
+    pub(crate) tables_unrecorded: bool,
     closed: bool,
     /// CCZNS: each zone's chunk records in offset order (the OOB, cached).
     pub(crate) chunks: Vec<Vec<ChunkRecord>>,
@@ -417,6 +420,7 @@ impl Controller {
             dirty_zones: Vec::new(),
             zone_is_dirty: vec![false; layout.zone_count as usize],
             image_error: None,
+            tables_unrecorded: false,
             closed: false,
             config,
             layout,

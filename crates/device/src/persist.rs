@@ -177,6 +177,21 @@ impl Controller {
     /// Balloon, tcssd: new flash bytes first, then one journal record of the zones and
     /// table entries changed; a checkpoint instead when the journal is full or large.
     fn journal_changes(&mut self) -> io::Result<()> {
+        if self.tables_unrecorded {
+            // A record was lost to an image error (its changes are no longer marked): only a
+            // whole checkpoint records them now.
+            self.checkpoint()?;
+            self.tables_unrecorded = false;
+            return Ok(());
+        }
+        let r = self.journal_record();
+        if r.is_err() {
+            self.tables_unrecorded = true;
+        }
+        r
+    }
+
+    fn journal_record(&mut self) -> io::Result<()> {
         let Storage::Image(img) = &mut self.storage else {
             return Ok(());
         };
