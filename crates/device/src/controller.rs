@@ -294,6 +294,9 @@ impl Controller {
         let layout = config.layout()?;
         let img = ImageFile::attach(file, path, &layout, mode).map_err(io_err)?;
         let mut c = Self::build(config, layout, Storage::Image(img));
+        // Until it is loaded, nothing may be saved over what the image holds (a failed open
+        // drops the controller, and dropping saves).
+        c.closed = true;
         let buffered = c.load_image().map_err(io_err)?;
         c.recount_resources();
         // Everything written earlier is on flash now, except partial program units, which
@@ -313,6 +316,7 @@ impl Controller {
         if mode == OpenMode::ReadWrite {
             c.finish_interrupted_resets().map_err(io_err)?;
         }
+        c.closed = false;
         Ok(c)
     }
 
@@ -533,6 +537,10 @@ impl Controller {
             command,
             Command::Read { .. } | Command::DecompressedRead { .. } | Command::ZoneMgmtRecv { .. }
         );
+        let adds_bytes = matches!(
+            command,
+            Command::Write { .. } | Command::ZoneAppend { .. } | Command::CompressedWrite { .. }
+        );
         // A conventional namespace has no zone commands; injected faults end a command early.
         let refused = if zoned && self.tcssd.is_some() {
             Some(Status::INVALID_OPCODE)
@@ -596,7 +604,14 @@ impl Controller {
         };
         // Before the host hears of it, the image holds what the command changed.
         let result = match (result, changes) {
-            (Ok(r), true) => self.persist_command().map(|()| r),
+            (Ok(r), true) => {
+                let persisted = self.persist_command().map(|()| r);
+                // A device in memory past its budget refuses writes (never what frees memory).
+                match (persisted, adds_bytes) {
+                    (Ok(r), true) => self.check_memory_budget().map(|()| r),
+                    (p, _) => p,
+                }
+            }
             (Err(s), true) => {
                 // A failed command may have changed state too (an implicit close, a Select All
                 // that stopped part way): that is kept as well, but the failure is reported.

@@ -350,8 +350,7 @@ impl ImageFile {
         metadata: &[u8],
     ) -> io::Result<()> {
         let (data_base, ecc_base) = self.zone_bases(zone);
-        self.file.write_all_at(data, data_base + offset)?;
-        self.ecc_append(data_base, ecc_base, offset, data)?;
+        self.write_checked(data_base, ecc_base, offset, data)?;
         if !metadata.is_empty() {
             self.file.write_all_at(
                 metadata,
@@ -381,21 +380,29 @@ impl ImageFile {
         Ok(())
     }
 
+    /// Were bytes ever stored in zone `zone` and not punched since (its first checksum entry)?
+    pub fn zone_touched(&self, zone: u32) -> io::Result<bool> {
+        let (_, ecc_base) = self.zone_bases(zone);
+        Ok(self.read_entries(ecc_base, 0, 1)?[0] != (0, 0))
+    }
+
     /// Punch a zone's data, metadata and OOB: they read back as zeros.
+    /// The checksum entries go last: while the first one stands, [`zone_touched`](Self::zone_touched) says the
+    /// zone still has bytes to punch (a kill in between is finished at the next open).
     pub fn punch_zone(&self, zone: u32) -> io::Result<()> {
         let z = zone as u64;
-        self.punch(self.data_offset + z * self.zone_bytes, self.zone_bytes)?;
         self.punch(
-            self.ecc_offset + z * self.zone_ecc_bytes,
-            self.zone_ecc_bytes,
+            self.oob_offset + z * self.zone_oob_bytes,
+            self.zone_oob_bytes,
         )?;
         self.punch(
             self.meta_offset + z * self.zone_meta_bytes,
             self.zone_meta_bytes,
         )?;
+        self.punch(self.data_offset + z * self.zone_bytes, self.zone_bytes)?;
         self.punch(
-            self.oob_offset + z * self.zone_oob_bytes,
-            self.zone_oob_bytes,
+            self.ecc_offset + z * self.zone_ecc_bytes,
+            self.zone_ecc_bytes,
         )
     }
 
@@ -419,8 +426,7 @@ impl ImageFile {
 
     /// Write bytes of the flash (balloon, tcssd) at physical byte address `addr`.
     pub fn write_flash(&self, addr: u64, bytes: &[u8]) -> io::Result<()> {
-        self.file.write_all_at(bytes, self.flash_offset + addr)?;
-        self.ecc_append(self.flash_offset, self.ecc_flash_offset, addr, bytes)
+        self.write_checked(self.flash_offset, self.ecc_flash_offset, addr, bytes)
     }
 
     pub fn read_flash(&self, addr: u64, out: &mut [u8]) -> io::Result<()> {
@@ -460,10 +466,36 @@ impl ImageFile {
             .collect())
     }
 
-    /// Record the checksums of `data`, appended at byte `offset` of a stream whose bytes start
-    /// at `data_base` and whose entries start at `ecc_base` (after the bytes themselves: a
-    /// kill between the two leaves an entry covering the bytes before them, still right).
-    fn ecc_append(
+    /// Before bytes are written at `offset` inside a checksum unit: the CRC of the unit's
+    /// bytes before `offset`. An entry covering more than those (bytes a killed process wrote
+    /// after the last record that counts, now to be written over) is first cut back to them,
+    /// so that a kill between the new bytes and their entry leaves an entry that still
+    /// matches what it covers.
+    fn ecc_prefix(&self, data_base: u64, ecc_base: u64, offset: u64) -> io::Result<u32> {
+        let unit_start = offset / ECC_UNIT * ECC_UNIT;
+        if offset == unit_start {
+            return Ok(0);
+        }
+        let (crc, len) = self.read_entries(ecc_base, unit_start / ECC_UNIT, 1)?[0];
+        if len == offset - unit_start {
+            return Ok(crc);
+        }
+        let mut before = vec![0u8; (offset - unit_start) as usize];
+        self.file
+            .read_exact_at(&mut before, data_base + unit_start)?;
+        let crc = crc32c::crc32c(&before);
+        let mut entry = [0u8; ECC_ENTRY as usize];
+        entry[0..4].copy_from_slice(&crc.to_le_bytes());
+        entry[4..8].copy_from_slice(&(before.len() as u32).to_le_bytes());
+        self.file
+            .write_all_at(&entry, ecc_base + unit_start / ECC_UNIT * ECC_ENTRY)?;
+        Ok(crc)
+    }
+
+    /// Store `data` at byte `offset` of a stream whose bytes start at `data_base` and whose
+    /// checksum entries start at `ecc_base`: the bytes first, then their entries (a kill
+    /// between the two leaves entries covering the bytes before them, still right).
+    fn write_checked(
         &self,
         data_base: u64,
         ecc_base: u64,
@@ -473,6 +505,8 @@ impl ImageFile {
         if data.is_empty() {
             return Ok(());
         }
+        let mut crc = self.ecc_prefix(data_base, ecc_base, offset)?;
+        self.file.write_all_at(data, data_base + offset)?;
         let first = offset / ECC_UNIT;
         let end = offset + data.len() as u64;
         let units = end.div_ceil(ECC_UNIT) - first;
@@ -482,20 +516,10 @@ impl ImageFile {
             let unit_start = at / ECC_UNIT * ECC_UNIT;
             let unit_end = (unit_start + ECC_UNIT).min(end);
             let piece = &data[(at - offset) as usize..(unit_end - offset) as usize];
-            let crc = if at == unit_start {
+            crc = if at == unit_start {
                 crc32c::crc32c(piece)
             } else {
-                // Appending inside a unit: go on from its entry when that covers exactly the
-                // bytes before (else, as after a kill between bytes and entry, recompute).
-                let (crc, len) = self.read_entries(ecc_base, unit_start / ECC_UNIT, 1)?[0];
-                if len == at - unit_start {
-                    crc32c::crc32c_append(crc, piece)
-                } else {
-                    let mut before = vec![0u8; (at - unit_start) as usize];
-                    self.file
-                        .read_exact_at(&mut before, data_base + unit_start)?;
-                    crc32c::crc32c_append(crc32c::crc32c(&before), piece)
-                }
+                crc32c::crc32c_append(crc, piece)
             };
             entries.extend_from_slice(&crc.to_le_bytes());
             entries.extend_from_slice(&((unit_end - unit_start) as u32).to_le_bytes());
@@ -739,17 +763,20 @@ impl ImageFile {
         h[60..64].copy_from_slice(&hcrc.to_le_bytes());
         self.file
             .write_all_at(&h, self.table_offset + slot as u64 * SLOT_BYTES)?;
-        self.sync_if_asked()?;
-        // The records before this checkpoint are no longer needed (their sequence numbers are
-        // below the checkpoint's, so replay would skip them anyway).
-        if self.log.pos > 0 {
-            self.punch(self.journal_offset(), align_up(self.log.pos, 4096))?;
-        }
+        // From here this checkpoint is the one the image opens with: the next is placed
+        // around it, whatever fails below.
+        let used = self.log.pos;
         self.log.gen = gen;
         self.log.slot = slot;
         self.log.active = Some((off, len));
         self.log.pos = 0;
-        Ok(())
+        // The records before this checkpoint are no longer needed (their sequence numbers are
+        // below the checkpoint's, so replay would skip them anyway): giving their space back
+        // may fail harmlessly.
+        if used > 0 {
+            let _ = self.punch(self.journal_offset(), align_up(used, 4096));
+        }
+        self.sync_if_asked()
     }
 }
 

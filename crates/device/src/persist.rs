@@ -81,7 +81,7 @@ impl Controller {
                 self.zone_is_dirty[zi as usize] = false;
             }
             self.dirty_zones.clear();
-            return self.check_memory_budget();
+            return Ok(());
         }
         let result = if self.has_tables() {
             self.journal_changes()
@@ -115,7 +115,7 @@ impl Controller {
     /// zone store that counts them as they come: every 64 commands their bytes are added up
     /// against the budget, and past it the command fails and says why (at most 64 commands'
     /// bytes over it).
-    fn check_memory_budget(&mut self) -> Result<(), Status> {
+    pub(crate) fn check_memory_budget(&mut self) -> Result<(), Status> {
         if !self.has_tables() || !self.counters.commands.is_multiple_of(64) {
             return Ok(());
         }
@@ -374,8 +374,10 @@ impl Controller {
                         io::Error::other(self.image_error.clone().unwrap_or_default())
                     })?;
                 }
-            } else if self.tcssd.is_none() {
-                self.storage.reset(zi as u32)?;
+            } else if let Storage::Image(img) = &self.storage {
+                if self.tcssd.is_none() && img.zone_touched(zi as u32)? {
+                    img.punch_zone(zi as u32)?;
+                }
             }
         }
         Ok(())

@@ -224,7 +224,14 @@ impl Storage {
     ) -> io::Result<()> {
         match self {
             Storage::Memory(zones, cap, meta_cap, budget) => {
-                let more = (data.len() + metadata.len()) as u64;
+                // The metadata buffer grows with zeros up to `meta_offset` first.
+                let meta_more = if metadata.is_empty() {
+                    0
+                } else {
+                    (meta_offset + metadata.len() as u64)
+                        .saturating_sub(zones[zone as usize].metadata.len() as u64)
+                };
+                let more = data.len() as u64 + meta_more;
                 if budget.held + more > budget.limit {
                     return Err(io::Error::other(format!(
                         "the device in memory would hold more than its memory budget of {} \
@@ -303,7 +310,9 @@ impl Storage {
         match self {
             Storage::Memory(zones, _, _, budget) => {
                 let z = std::mem::take(&mut zones[zone as usize]);
-                budget.held -= (z.data.len() + z.metadata.len()) as u64;
+                budget.held = budget
+                    .held
+                    .saturating_sub((z.data.len() + z.metadata.len()) as u64);
                 Ok(())
             }
             Storage::Image(img) => img.punch_zone(zone),

@@ -543,7 +543,8 @@ impl Controller {
         let mut read_done = ready;
         let mut touched = Vec::new();
         let mut bytes = Vec::new();
-        for (lba, off) in written {
+        for i in 0..written.len() {
+            let (lba, off) = written[i];
             let t = self.tcssd.as_mut().expect("tcssd design");
             let Some(e) = t.get(lba) else { continue };
             if e.sb != victim || e.off != off as u64 {
@@ -552,7 +553,9 @@ impl Controller {
             bytes.clear();
             bytes.resize(e.len as usize, 0);
             if sb_read(t, &self.storage, victim, e.off, &mut bytes).is_err() {
-                // An unreadable image: stop here; the victim keeps what was not moved.
+                // An unreadable image: stop here; the victim keeps what was not moved, and the
+                // list of what it holds (GC must never erase it with live blocks unmoved).
+                t.sbs[victim as usize].written = written[i..].to_vec();
                 return false;
             }
             // Read the flash pages the block sits on.

@@ -253,3 +253,57 @@ fn a_balloon_or_tcssd_device_in_memory_stops_at_its_memory_budget() {
         assert!(why.contains("memory budget"), "{name}: {why}");
     }
 }
+
+#[test]
+fn an_open_that_fails_saves_nothing_over_the_image() {
+    let img = tmp("badopen");
+    let mut c = Controller::create_image(&img.0, presets::test_min()).expect("creates");
+    let mut rng = Rng::new(3);
+    let data = blocks(&mut rng, 8);
+    assert_eq!(write(&mut c, 5 * 64, &data), Status::SUCCESS);
+    c.close().expect("closes");
+    // Zone 2's record is made unreadable: the open fails...
+    let at = (64 << 10) + 2 * 32;
+    let mut bytes = std::fs::read(&img.0).expect("reads");
+    let good = bytes[at];
+    bytes[at] = 0x7f;
+    std::fs::write(&img.0, &bytes).expect("writes");
+    assert!(Controller::open_image(&img.0).is_err());
+    // ... and, the record mended, zone 5 still holds what was written (a failed open used
+    // to save the half-loaded zone table, Empty from zone 2 on, over it).
+    let mut bytes = std::fs::read(&img.0).expect("reads");
+    bytes[at] = good;
+    std::fs::write(&img.0, &bytes).expect("writes");
+    let mut c = Controller::open_image(&img.0).expect("opens");
+    assert_eq!(c.zone(5).wp, 5 * 64 + 8);
+    assert!(read(&mut c, 5 * 64, 8) == data);
+}
+
+#[test]
+fn memory_budget_accounting_survives_metadata_gaps_and_resets() {
+    let mut c = Controller::in_memory(presets::test_cczns()).expect("valid");
+    let ms = c.layout().metadata_bytes as usize;
+    let mut rng = Rng::new(4);
+    for _ in 0..3 {
+        // A block without metadata, then one with: the metadata buffer fills its gap first.
+        assert_eq!(write(&mut c, 0, &blocks(&mut rng, 1)), Status::SUCCESS);
+        let s = c
+            .submit(
+                SimInstant::ZERO,
+                Command::Write {
+                    slba: 1,
+                    nlb: 1,
+                    data: &blocks(&mut rng, 1),
+                    metadata: &vec![7u8; ms],
+                },
+            )
+            .status;
+        assert_eq!(s, Status::SUCCESS);
+        // Two blocks, and the metadata of both (the first block's is zeros).
+        assert_eq!(c.resident_bytes(), 2 * 4096 + 2 * ms as u64);
+        assert_eq!(reset(&mut c, 0), Status::SUCCESS);
+        assert_eq!(c.resident_bytes(), 0);
+    }
+    assert_eq!(write(&mut c, 0, &blocks(&mut rng, 16)), Status::SUCCESS);
+    assert_eq!(c.resident_bytes(), 16 * 4096);
+}

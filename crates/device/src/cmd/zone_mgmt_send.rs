@@ -126,11 +126,17 @@ impl Controller {
                 z.padding = false;
                 z.attributes = 0;
                 self.set_state(zi, Empty);
-                self.persist_command()?;
-                self.storage.reset(zi as u32).map_err(|e| {
-                    self.note_image_error("punch", &e);
-                    Status::INTERNAL_ERROR
-                })?;
+                let recorded = self.persist_command();
+                // Without that record the image still holds the zone's bytes for its old
+                // state: they stay (the zone is reset in the device all the same). A balloon
+                // zone keeps its bytes in segments, freed by `balloon_reset`.
+                let mut punched = Ok(());
+                if recorded.is_ok() && !balloon {
+                    punched = self.storage.reset(zi as u32).map_err(|e| {
+                        self.note_image_error("punch", &e);
+                        Status::INTERNAL_ERROR
+                    });
+                }
                 self.chunks[zi].clear();
                 self.memo.forget_zone(zi);
                 let done = if balloon {
@@ -139,6 +145,7 @@ impl Controller {
                     self.erase_zone(zi, ready)
                 };
                 self.counters.zone_resets += 1;
+                recorded.and(punched)?;
                 Ok(done)
             }
             (ZoneAction::Offline, Offline) => Ok(ready),
