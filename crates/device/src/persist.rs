@@ -1,7 +1,8 @@
 //! How the controller keeps its image a state the device could be in after a power cut, at
 //! every instant (the order is described in `storage.rs`): after each command (and before each
 //! erase inside one) the zones it changed are recorded; designs with their own maps (balloon,
-//! tcssd) write their new flash bytes and journal what changed; Flush and close checkpoint.
+//! tcssd) write their new flash bytes and journal what changed, and checkpoint their tables
+//! when the journal grows and at close.
 //! Opening an image loads all of it back and finishes what a kill interrupted.
 
 use std::io;

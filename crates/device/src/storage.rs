@@ -30,6 +30,9 @@
 //! that reaches the page cache before the next begins, so a killed process leaves a prefix of
 //! them; a record of at most 64 bytes inside one 4 KiB page is never torn by a kill):
 //!
+//! - **Stored bytes before their checksums**, one CRC32C per 4 KiB unit with the length it
+//!   covers; an entry covering bytes a killed process left past the last record is cut back
+//!   to what the record covers before those bytes are written over.
 //! - **Zone data before the zone record that covers it.** A write stores its bytes (and, on
 //!   CCZNS, the OOB of the pages it touched) and then rewrites that zone's 32-byte record
 //!   before the command completes. Killed between the two, the zone reports its old write
@@ -43,8 +46,8 @@
 //!   the command changed: the zone records it touched and the entries of the design's tables.
 //!   An erase inside a command (garbage collection, reclamation, reset) first journals what
 //!   the command changed so far, then punches, so the region can be written again. When the
-//!   journal fills, and on Flush and close, the whole table is written as a checkpoint to the
-//!   place the last one does not use, and then the inactive header slot is switched to point
+//!   journal grows past twice the last checkpoint (16 MiB at least) or fills, and at close,
+//!   the whole table is written as a checkpoint to the place the last one does not use, and then the inactive header slot is switched to point
 //!   at it (a header carries its own CRC: a torn header loses to the other slot). Opening
 //!   loads the newest valid checkpoint and replays the records that follow it, in sequence
 //!   order, to the first one missing or corrupt.
