@@ -16,6 +16,8 @@
 //! | meta_offset | capacity_lbas × ms × zones | per-LBA metadata, same order |
 //! | oob_offset | pages × oob × zones | the OOB of every flash page of every zone (CCZNS chunk metadata) |
 //! | flash_offset | the flash's bytes | designs with their own flash layout (balloon, tcssd): the flash, by physical address |
+//! | ecc_offset | 8 per 4 KiB × zones | checksums of each zone's bytes: CRC32C u32, bytes covered u32, per 4 KiB unit |
+//! | ecc_flash_offset | 8 per 4 KiB of flash | the same for a design's own flash |
 //! | table_offset | 4 KiB | those designs' checkpoint headers: two slots of 64 bytes (see below) |
 //! | table_offset + 4 KiB | 256 MiB | their journal: records of what each command changed |
 //! | after the journal | to the end | their checkpoints: the whole table (JSON), two places in turn |
