@@ -447,3 +447,36 @@ fn a_flipped_stored_byte_fails_the_read_as_a_drive_would() {
         text(&o.stderr)
     );
 }
+
+/// A write job run twice on an image with iodepth > 1: the second meets full zones, resets
+/// them, and writes them again in order (its first write waited for the reset while the
+/// others were given the zone's start too, and failed with ZONE_INVALID_WRITE).
+#[test]
+fn a_write_job_run_again_with_a_deep_queue_resets_and_rewrites_its_zones() {
+    let dir = TempDir::new("again");
+    let img = dir.path("dev.img");
+    assert!(znslab(&["nvme", "create", &img, "--preset", "test-min"])
+        .status
+        .success());
+    let job = format!("--filename={img}");
+    for run in 0..3 {
+        let o = znslab(&[
+            "fio",
+            &job,
+            "--name=w",
+            "--rw=write",
+            "--bs=16k",
+            "--iodepth=4",
+            "--size=1m",
+            "--output-format=json",
+        ]);
+        assert!(
+            o.status.success(),
+            "run {run}: {}{}",
+            text(&o.stdout),
+            text(&o.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        assert_eq!(v["jobs"][0]["write"]["io_bytes"], 1 << 20, "run {run}");
+    }
+}

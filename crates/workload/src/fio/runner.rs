@@ -109,6 +109,11 @@ struct JobState {
     end: u64,
     cur_zone: u64,
     entering_zone: bool,
+    /// A zone just reset whose first write waits for the reset to complete: (zone, bytes
+    /// already given out from its start, when the reset completes). Other workers write after
+    /// them, not at the start too (they meet the zone reset and empty, that first write not
+    /// yet submitted), and wait for the reset as well, so the writes reach the zone in order.
+    reserved: Option<(u64, u64, u64)>,
     pos: u64,
     issued: u64,
     target: u64,
@@ -248,18 +253,32 @@ impl JobState {
             }
             // In bytes; a CW needs room for its data uncompressed (the worst case).
             let cap = d.capacity * lba;
-            let used = if d.state == ZoneState::Full {
+            let mut used = if d.state == ZoneState::Full {
                 cap
             } else {
                 d.byte_wp
             };
+            let mut wait_until = None;
+            match self.reserved {
+                Some((z, given, t)) if z == self.cur_zone && (used < given || now < t) => {
+                    used = used.max(given);
+                    wait_until = Some(t);
+                }
+                Some(_) => self.reserved = None,
+                None => {}
+            }
             let room = cap - used;
             if room >= bs * lba {
                 self.entering_zone = false;
+                if let Some((z, given, _)) = self.reserved.as_mut() {
+                    if *z == self.cur_zone {
+                        *given = used + bs * lba;
+                    }
+                }
                 return Some(Io {
                     lba: d.zslba + used / lba,
                     nlb: bs as u32,
-                    wait_until: None,
+                    wait_until,
                     cc: cc.then_some(CcIo::Write {
                         intra: (used % lba) as u32,
                     }),
@@ -270,6 +289,11 @@ impl JobState {
                 return match self.zone_mgmt(dev, now, self.cur_zone, ZoneAction::Reset) {
                     Ok(t) => {
                         self.entering_zone = false;
+                        // A compressed write's footprint is known only once it is made: the
+                        // others must find the byte write pointer as it then stands.
+                        if !cc {
+                            self.reserved = Some((self.cur_zone, bs * lba, t));
+                        }
                         Some(Io {
                             lba: d.zslba,
                             nlb: bs as u32,
@@ -631,6 +655,7 @@ fn setup(
         end,
         cur_zone: start / g.zone_size_lbas,
         entering_zone: true,
+        reserved: None,
         pos: start,
         issued: 0,
         target,
