@@ -9,7 +9,14 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::layout::Layout;
+
+mod ecc;
+mod journal;
 use crate::zone::{Zone, ZoneState};
+pub(crate) use ecc::is_ecc_error;
+use ecc::{ECC_ENTRY, ECC_UNIT};
+pub(crate) use journal::Logged;
+use journal::{Log, HEADER_AREA};
 
 const MAGIC: &[u8; 8] = b"ZNSLABv3";
 /// Magics of older formats, refused with a message instead of "bad magic".
@@ -18,29 +25,6 @@ const HOLDER_OFFSET: u64 = 60 << 10;
 const HOLDER_BYTES: usize = 64;
 const ZONE_TABLE_OFFSET: u64 = 64 << 10;
 pub(crate) const RECORD_BYTES: u64 = 32;
-/// The design tables' journal (sparse: only written records take space, and a checkpoint
-/// gives it back).
-const JOURNAL_BYTES: u64 = 256 << 20;
-/// Checkpoint when the journal passes this, or twice the last checkpoint, whichever is more.
-const JOURNAL_SOFT_LIMIT: u64 = 16 << 20;
-const HEADER_AREA: u64 = 4096;
-const SLOT_BYTES: u64 = 64;
-const SLOT_MAGIC: &[u8; 4] = b"ZCKP";
-const JOURNAL_RECORD_HEADER: u64 = 16;
-/// Stored bytes are checked in units of this many bytes, as a drive's ECC checks codewords:
-/// each unit's entry is its CRC32C and how many of its bytes it covers (units fill as a zone
-/// or region is appended to).
-const ECC_UNIT: u64 = 4096;
-const ECC_ENTRY: u64 = 8;
-
-/// The message of a read whose bytes do not match their checksum (a drive's Unrecovered
-/// Read Error).
-pub(crate) const ECC_MISMATCH: &str = "stored bytes do not match their checksum";
-
-pub(crate) fn is_ecc_error(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::InvalidData && e.to_string().starts_with(ECC_MISMATCH)
-}
-
 /// How a process holds an image.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpenMode {
@@ -73,25 +57,6 @@ pub(crate) struct ImageFile {
     ecc_flash_offset: u64,
     table_offset: u64,
     log: Log,
-}
-
-/// A design's tables as an image holds them: the newest checkpoint, and the journal records
-/// written after it, in order.
-pub(crate) struct Logged {
-    pub checkpoint: Vec<u8>,
-    pub records: Vec<Vec<u8>>,
-}
-
-/// Where the design tables' journal stands.
-#[derive(Debug, Default)]
-struct Log {
-    /// The newest checkpoint: its generation, header slot, place and length.
-    gen: u64,
-    slot: usize,
-    active: Option<(u64, u64)>,
-    /// Sequence number of the next record, and where it goes in the journal.
-    next_seq: u64,
-    pos: u64,
 }
 
 /// Where the sections of an image start, for a layout.
@@ -443,129 +408,6 @@ impl ImageFile {
         )
     }
 
-    // ---- checksums of stored bytes ---------------------------------------------------------
-
-    fn zone_bases(&self, zone: u32) -> (u64, u64) {
-        (
-            self.data_offset + zone as u64 * self.zone_bytes,
-            self.ecc_offset + zone as u64 * self.zone_ecc_bytes,
-        )
-    }
-
-    fn read_entries(&self, ecc_base: u64, first: u64, n: u64) -> io::Result<Vec<(u32, u64)>> {
-        let mut raw = vec![0u8; (n * ECC_ENTRY) as usize];
-        self.file
-            .read_exact_at(&mut raw, ecc_base + first * ECC_ENTRY)?;
-        Ok(raw
-            .chunks_exact(ECC_ENTRY as usize)
-            .map(|e| {
-                let crc = u32::from_le_bytes(e[0..4].try_into().expect("4 bytes"));
-                let len = u32::from_le_bytes(e[4..8].try_into().expect("4 bytes")) as u64;
-                (crc, len)
-            })
-            .collect())
-    }
-
-    /// Before bytes are written at `offset` inside a checksum unit: the CRC of the unit's
-    /// bytes before `offset`. An entry covering more than those (bytes a killed process wrote
-    /// after the last record that counts, now to be written over) is first cut back to them,
-    /// so that a kill between the new bytes and their entry leaves an entry that still
-    /// matches what it covers.
-    fn ecc_prefix(&self, data_base: u64, ecc_base: u64, offset: u64) -> io::Result<u32> {
-        let unit_start = offset / ECC_UNIT * ECC_UNIT;
-        if offset == unit_start {
-            return Ok(0);
-        }
-        let (crc, len) = self.read_entries(ecc_base, unit_start / ECC_UNIT, 1)?[0];
-        if len == offset - unit_start {
-            return Ok(crc);
-        }
-        let mut before = vec![0u8; (offset - unit_start) as usize];
-        self.file
-            .read_exact_at(&mut before, data_base + unit_start)?;
-        let crc = crc32c::crc32c(&before);
-        let mut entry = [0u8; ECC_ENTRY as usize];
-        entry[0..4].copy_from_slice(&crc.to_le_bytes());
-        entry[4..8].copy_from_slice(&(before.len() as u32).to_le_bytes());
-        self.file
-            .write_all_at(&entry, ecc_base + unit_start / ECC_UNIT * ECC_ENTRY)?;
-        Ok(crc)
-    }
-
-    /// Store `data` at byte `offset` of a stream whose bytes start at `data_base` and whose
-    /// checksum entries start at `ecc_base`: the bytes first, then their entries (a kill
-    /// between the two leaves entries covering the bytes before them, still right).
-    fn write_checked(
-        &self,
-        data_base: u64,
-        ecc_base: u64,
-        offset: u64,
-        data: &[u8],
-    ) -> io::Result<()> {
-        if data.is_empty() {
-            return Ok(());
-        }
-        let mut crc = self.ecc_prefix(data_base, ecc_base, offset)?;
-        self.file.write_all_at(data, data_base + offset)?;
-        let first = offset / ECC_UNIT;
-        let end = offset + data.len() as u64;
-        let units = end.div_ceil(ECC_UNIT) - first;
-        let mut entries = Vec::with_capacity((units * ECC_ENTRY) as usize);
-        let mut at = offset;
-        while at < end {
-            let unit_start = at / ECC_UNIT * ECC_UNIT;
-            let unit_end = (unit_start + ECC_UNIT).min(end);
-            let piece = &data[(at - offset) as usize..(unit_end - offset) as usize];
-            crc = if at == unit_start {
-                crc32c::crc32c(piece)
-            } else {
-                crc32c::crc32c_append(crc, piece)
-            };
-            entries.extend_from_slice(&crc.to_le_bytes());
-            entries.extend_from_slice(&((unit_end - unit_start) as u32).to_le_bytes());
-            at = unit_end;
-        }
-        self.file
-            .write_all_at(&entries, ecc_base + first * ECC_ENTRY)
-    }
-
-    /// Check bytes [offset, offset + buf.len()) just read against their units' checksums
-    /// (a unit only partly in `buf` is read whole); a mismatch is an error that
-    /// [`is_ecc_error`] recognises. Units with no entry (never written) are not checked.
-    fn ecc_check(&self, data_base: u64, ecc_base: u64, offset: u64, buf: &[u8]) -> io::Result<()> {
-        if buf.is_empty() {
-            return Ok(());
-        }
-        let end = offset + buf.len() as u64;
-        let first = offset / ECC_UNIT;
-        let units = end.div_ceil(ECC_UNIT) - first;
-        let entries = self.read_entries(ecc_base, first, units)?;
-        let mut unit = Vec::new();
-        for (i, (crc, len)) in entries.into_iter().enumerate() {
-            if len == 0 || len > ECC_UNIT {
-                continue;
-            }
-            let start = (first + i as u64) * ECC_UNIT;
-            let bytes: &[u8] = if start >= offset && start + len <= end {
-                &buf[(start - offset) as usize..(start + len - offset) as usize]
-            } else {
-                unit.resize(len as usize, 0);
-                self.file.read_exact_at(&mut unit, data_base + start)?;
-                &unit
-            };
-            if crc32c::crc32c(bytes) != crc {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!(
-                        "{ECC_MISMATCH} (the {len} bytes at file offset {})",
-                        data_base + start
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
     /// Deallocate a byte range of the file; it reads back as zeros.
     fn punch(&self, offset: u64, len: u64) -> io::Result<()> {
         if len == 0 {
@@ -628,175 +470,6 @@ impl ImageFile {
         }
         Ok(())
     }
-
-    // ---- the design tables' checkpoints and journal ----------------------------------------
-
-    fn journal_offset(&self) -> u64 {
-        self.table_offset + HEADER_AREA
-    }
-
-    fn checkpoint_base(&self) -> u64 {
-        self.journal_offset() + JOURNAL_BYTES
-    }
-
-    /// Read the newest valid checkpoint and the journal records after it, in order; `None`
-    /// when no checkpoint was ever written. Leaves the journal ready for the next record.
-    pub fn log_load(&mut self) -> io::Result<Option<Logged>> {
-        let mut head = [0u8; (2 * SLOT_BYTES) as usize];
-        self.file.read_exact_at(&mut head, self.table_offset)?;
-        let mut best: Option<(u64, usize, u64, u64, u32, u64)> = None;
-        for slot in 0..2 {
-            let h = &head[slot * SLOT_BYTES as usize..(slot + 1) * SLOT_BYTES as usize];
-            let Some(parsed) = parse_slot(h) else {
-                continue;
-            };
-            if best.is_none_or(|b| parsed.0 > b.0) {
-                best = Some((parsed.0, slot, parsed.1, parsed.2, parsed.3, parsed.4));
-            }
-        }
-        let Some((gen, slot, off, len, crc, next_seq)) = best else {
-            return Ok(None);
-        };
-        let mut table = vec![0u8; len as usize];
-        self.file.read_exact_at(&mut table, off)?;
-        if crc32c::crc32c(&table) != crc {
-            return Err(invalid(format!(
-                "design table checkpoint {gen} fails its checksum"
-            )));
-        }
-        self.log = Log {
-            gen,
-            slot,
-            active: Some((off, len)),
-            next_seq,
-            pos: 0,
-        };
-        // Replay what follows, to the first record missing, torn or out of sequence.
-        let mut records = Vec::new();
-        let mut hdr = [0u8; JOURNAL_RECORD_HEADER as usize];
-        loop {
-            let at = self.log.pos;
-            if at + JOURNAL_RECORD_HEADER > JOURNAL_BYTES {
-                break;
-            }
-            self.file
-                .read_exact_at(&mut hdr, self.journal_offset() + at)?;
-            let len = u32::from_le_bytes(hdr[0..4].try_into().expect("4")) as u64;
-            let crc = u32::from_le_bytes(hdr[4..8].try_into().expect("4"));
-            let seq = u64::from_le_bytes(hdr[8..16].try_into().expect("8"));
-            if len == 0
-                || seq != self.log.next_seq
-                || at + JOURNAL_RECORD_HEADER + len > JOURNAL_BYTES
-            {
-                break;
-            }
-            let mut payload = vec![0u8; len as usize];
-            self.file.read_exact_at(
-                &mut payload,
-                self.journal_offset() + at + JOURNAL_RECORD_HEADER,
-            )?;
-            if crc32c::crc32c_append(crc32c::crc32c(&hdr[8..16]), &payload) != crc {
-                break;
-            }
-            records.push(payload);
-            self.log.pos = at + JOURNAL_RECORD_HEADER + len;
-            self.log.next_seq += 1;
-        }
-        Ok(Some(Logged {
-            checkpoint: table,
-            records,
-        }))
-    }
-
-    /// Append one journal record. `false`: the journal has no room (checkpoint instead).
-    pub fn log_append(&mut self, payload: &[u8]) -> io::Result<bool> {
-        let len = payload.len() as u64;
-        if self.log.pos + JOURNAL_RECORD_HEADER + len > JOURNAL_BYTES {
-            return Ok(false);
-        }
-        let mut rec = Vec::with_capacity((JOURNAL_RECORD_HEADER + len) as usize);
-        let seq = self.log.next_seq.to_le_bytes();
-        let crc = crc32c::crc32c_append(crc32c::crc32c(&seq), payload);
-        rec.extend_from_slice(&(len as u32).to_le_bytes());
-        rec.extend_from_slice(&crc.to_le_bytes());
-        rec.extend_from_slice(&seq);
-        rec.extend_from_slice(payload);
-        self.file
-            .write_all_at(&rec, self.journal_offset() + self.log.pos)?;
-        self.log.pos += rec.len() as u64;
-        self.log.next_seq += 1;
-        Ok(true)
-    }
-
-    /// Has the journal grown enough that a checkpoint is due?
-    pub fn log_wants_checkpoint(&self) -> bool {
-        let last = self.log.active.map_or(0, |(_, len)| len);
-        self.log.pos > JOURNAL_SOFT_LIMIT.max(2 * last)
-    }
-
-    /// Write the whole table as the new checkpoint: to a place the current one does not use,
-    /// then its header into the other slot, then give the journal's space back.
-    pub fn log_checkpoint(&mut self, table: &[u8]) -> io::Result<()> {
-        let base = self.checkpoint_base();
-        let len = table.len() as u64;
-        let off = match self.log.active {
-            Some((a_off, _)) if base + len <= a_off => base,
-            Some((a_off, a_len)) => align_up(a_off + a_len, 4096),
-            None => base,
-        };
-        self.file.write_all_at(table, off)?;
-        self.sync_if_asked()?;
-        let gen = self.log.gen + 1;
-        let slot = if self.log.active.is_some() {
-            1 - self.log.slot
-        } else {
-            0
-        };
-        let mut h = [0u8; SLOT_BYTES as usize];
-        h[0..4].copy_from_slice(SLOT_MAGIC);
-        h[4..12].copy_from_slice(&gen.to_le_bytes());
-        h[12..20].copy_from_slice(&off.to_le_bytes());
-        h[20..28].copy_from_slice(&len.to_le_bytes());
-        h[28..32].copy_from_slice(&crc32c::crc32c(table).to_le_bytes());
-        h[32..40].copy_from_slice(&self.log.next_seq.to_le_bytes());
-        let hcrc = crc32c::crc32c(&h[..60]);
-        h[60..64].copy_from_slice(&hcrc.to_le_bytes());
-        self.file
-            .write_all_at(&h, self.table_offset + slot as u64 * SLOT_BYTES)?;
-        // From here this checkpoint is the one the image opens with: the next is placed
-        // around it, whatever fails below.
-        let used = self.log.pos;
-        self.log.gen = gen;
-        self.log.slot = slot;
-        self.log.active = Some((off, len));
-        self.log.pos = 0;
-        // The records before this checkpoint are no longer needed (their sequence numbers are
-        // below the checkpoint's, so replay would skip them anyway): giving their space back
-        // may fail harmlessly.
-        if used > 0 {
-            let _ = self.punch(self.journal_offset(), align_up(used, 4096));
-        }
-        self.sync_if_asked()
-    }
-}
-
-/// A checkpoint header slot: (generation, offset, length, table CRC, next sequence number).
-fn parse_slot(h: &[u8]) -> Option<(u64, u64, u64, u32, u64)> {
-    if &h[0..4] != SLOT_MAGIC {
-        return None;
-    }
-    let hcrc = u32::from_le_bytes(h[60..64].try_into().ok()?);
-    if crc32c::crc32c(&h[..60]) != hcrc {
-        return None;
-    }
-    let u64_at = |a: usize| u64::from_le_bytes(h[a..a + 8].try_into().expect("8 bytes"));
-    Some((
-        u64_at(4),
-        u64_at(12),
-        u64_at(20),
-        u32::from_le_bytes(h[28..32].try_into().ok()?),
-        u64_at(32),
-    ))
 }
 
 /// A zone's 32-byte record.

@@ -230,13 +230,14 @@ impl Controller {
     /// Write the whole of a design's tables with every zone record (balloon, tcssd), or every
     /// zone record (the others).
     fn checkpoint(&mut self) -> io::Result<()> {
+        let tables = self.has_tables();
         let Storage::Image(img) = &mut self.storage else {
             return Ok(());
         };
         if img.is_read_only() {
             return Ok(());
         }
-        if !(self.balloon.is_some() || self.tcssd.is_some()) {
+        if !tables {
             self.take_dirty_zones();
             let Storage::Image(img) = &self.storage else {
                 return Ok(());
@@ -306,12 +307,13 @@ impl Controller {
     /// Load zone records, the newest checkpoint and the journal after it, and (CCZNS) the
     /// chunk records in the OOB. Returns the bytes the designs hold in partial program units.
     pub(crate) fn load_image(&mut self) -> io::Result<u64> {
+        let tables = self.has_tables();
         let Storage::Image(img) = &mut self.storage else {
             return Ok(0);
         };
         let lba = self.layout.lba_bytes;
         let unit = self.layout.geometry.unit_bytes;
-        if !(self.balloon.is_some() || self.tcssd.is_some()) {
+        if !tables {
             img.load_zones(&mut self.zones, lba)?;
             if self.config.design == crate::config::Design::Cczns {
                 self.rebuild_from_oob()?;
