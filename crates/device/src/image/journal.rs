@@ -62,6 +62,14 @@ impl ImageFile {
         let Some((gen, slot, off, len, crc, next_seq)) = best else {
             return Ok(None);
         };
+        // A header can only name bytes the file holds (never allocate what it merely claims).
+        let file_len = self.file.metadata()?.len();
+        if off.checked_add(len).is_none_or(|end| end > file_len) {
+            return Err(invalid(format!(
+                "design table checkpoint {gen} lies past the end of the image ({len} bytes at \
+                 {off}, file {file_len} bytes)"
+            )));
+        }
         let mut table = vec![0u8; len as usize];
         self.file.read_exact_at(&mut table, off)?;
         if crc32c::crc32c(&table) != crc {
