@@ -112,6 +112,45 @@ pub struct Identify {
     pub zoc: u16,
     /// Optional zoned command support (no read across zone boundaries, no ZRWA).
     pub ozcs: u16,
+    /// The namespace's I/O command set (CSI): zoned, or a conventional NVM namespace on which
+    /// zone commands are Invalid Opcode and any LBA is writable.
+    pub csi: CommandSet,
+    /// Vendor-specific capabilities (Identify Controller bytes 3072-4095).
+    pub vendor: VendorCaps,
+}
+
+/// An I/O command set a namespace speaks (Identify's CSI).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommandSet {
+    /// NVM command set (CSI 00h): a conventional namespace.
+    Nvm,
+    /// Zoned Namespace command set (CSI 02h).
+    Zoned,
+}
+
+/// What a device offers beyond the NVMe and ZNS specifications, as a host learns it from the
+/// vendor-specific part of Identify Controller.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VendorCaps {
+    /// CCZNS: compressed write (CW), decompressed read (DR) and padding zones (Open with ZSASO).
+    pub compressed_io: bool,
+    /// Deallocate (Dataset Management) and the DULBE error-recovery feature.
+    pub deallocate: bool,
+}
+
+/// Admin commands the controller takes besides Identify.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdminCommand {
+    /// Set Features (09h): feature `fid` with `cdw11`.
+    SetFeatures { fid: u8, cdw11: u32 },
+}
+
+/// Feature identifiers (Set/Get Features).
+pub mod feature {
+    /// Error Recovery (05h); CDW11 bit 16 is DULBE.
+    pub const ERROR_RECOVERY: u8 = 0x05;
+    /// DULBE, in Error Recovery's CDW11.
+    pub const DULBE: u32 = 1 << 16;
 }
 
 /// Write buffer space: bytes in use and when programs give them back.
@@ -515,6 +554,15 @@ impl Controller {
             mdts_bytes: self.layout.max_transfer_bytes,
             zoc: 0,
             ozcs: 0,
+            csi: if self.tcssd.is_some() {
+                CommandSet::Nvm
+            } else {
+                CommandSet::Zoned
+            },
+            vendor: VendorCaps {
+                compressed_io: self.config.design == crate::config::Design::Cczns,
+                deallocate: self.tcssd.is_some(),
+            },
         }
     }
 
@@ -648,14 +696,21 @@ impl Controller {
         let _ = self.persist_command();
     }
 
-    /// Set Features, Error Recovery (FID 05h), CDW11 bit 16: DULBE, on a design that
-    /// deallocates (tcssd); INVALID_FIELD elsewhere. Off again at power-on.
-    pub fn set_dulbe(&mut self, on: bool) -> Status {
-        if self.tcssd.is_none() {
-            return Status::INVALID_FIELD;
+    /// An admin command. Set Features, Error Recovery (FID 05h), CDW11 bit 16 sets DULBE on a
+    /// design that deallocates (Identify's `vendor.deallocate`), Invalid Field elsewhere; it is
+    /// off again at power-on. Other features are Invalid Field.
+    pub fn admin(&mut self, command: AdminCommand) -> Status {
+        match command {
+            AdminCommand::SetFeatures { fid, cdw11 } if fid == feature::ERROR_RECOVERY => {
+                let dulbe = cdw11 & feature::DULBE != 0;
+                if dulbe && !self.identify().vendor.deallocate {
+                    return Status::INVALID_FIELD;
+                }
+                self.dulbe = dulbe;
+                Status::SUCCESS
+            }
+            AdminCommand::SetFeatures { .. } => Status::INVALID_FIELD,
         }
-        self.dulbe = on;
-        Status::SUCCESS
     }
 
     /// The faults injected so far, to add to or clear (media errors, refused commands).

@@ -45,7 +45,10 @@ pub use config::{
     BalloonConfig, CompressionConfig, ControllerConfig, Design, DeviceConfig, LbaConfig,
     PcieConfig, TcssdConfig, ZoneMapping, ZonesConfig,
 };
-pub use controller::{Controller, DeviceCounters, DeviceError, DramUsage, Identify};
+pub use controller::{
+    feature, AdminCommand, CommandSet, Controller, DeviceCounters, DeviceError, DramUsage,
+    Identify, VendorCaps,
+};
 pub use engine::EngineCounters;
 pub use faults::{CommandKind, Faults};
 pub use handle::DeviceHandle;

@@ -291,7 +291,13 @@ fn dulbe_makes_reads_of_unwritten_and_deallocated_blocks_fail() {
     let data = blocks(&mut rng, 4, 2);
     assert_eq!(write(&mut d, 0, &data), Status::SUCCESS);
     assert_eq!(d.read(8, 1).0, Status::SUCCESS, "zeros while DULBE is off");
-    assert_eq!(d.c.set_dulbe(true), Status::SUCCESS);
+    assert_eq!(
+        d.c.admin(device::AdminCommand::SetFeatures {
+            fid: 5,
+            cdw11: 1 << 16
+        }),
+        Status::SUCCESS
+    );
     assert_eq!(d.read(0, 4), (Status::SUCCESS, data.clone()));
     assert_eq!(d.read(3, 2).0, Status::DEALLOCATED_OR_UNWRITTEN_BLOCK);
     let c = d.submit(Command::Deallocate { slba: 1, nlb: 1 });
@@ -300,5 +306,11 @@ fn dulbe_makes_reads_of_unwritten_and_deallocated_blocks_fail() {
     assert_eq!(d.read(0, 1).0, Status::SUCCESS);
     d.c.power_cycle();
     assert_eq!(d.read(1, 1).0, Status::SUCCESS, "off after a power cycle");
-    assert_eq!(Dev::min().c.set_dulbe(true), Status::INVALID_FIELD);
+    assert_eq!(
+        Dev::min().c.admin(device::AdminCommand::SetFeatures {
+            fid: 5,
+            cdw11: 1 << 16
+        }),
+        Status::INVALID_FIELD
+    );
 }

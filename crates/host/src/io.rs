@@ -139,9 +139,9 @@ fn device_status(status: Status, op: &'static str, lba: u64) -> Result<(), IoErr
 
 impl HostIo {
     pub fn new(dev: &DeviceHandle, cpu: Rc<CpuPool>, cfg: IoConfig) -> HostIo {
-        let (l, zones, design) =
-            dev.with(|c| (c.layout().clone(), c.zone_count(), c.config().design));
-        let emulated = (design == device::Design::Tcssd).then(|| {
+        let (l, zones, csi) = dev.with(|c| (c.layout().clone(), c.zone_count(), c.identify().csi));
+        // A conventional namespace: the host emulates the zones (as dm-zoned would).
+        let emulated = (csi == device::CommandSet::Nvm).then(|| {
             RefCell::new(
                 (0..zones as u64)
                     .map(|i| ZoneDescriptor {
@@ -588,6 +588,17 @@ impl HostIo {
         Ok(())
     }
 
+    /// Set Features, Error Recovery: DULBE on or off.
+    fn set_dulbe(&self, on: bool) -> Status {
+        let cdw11 = if on { device::feature::DULBE } else { 0 };
+        self.dev.with(|c| {
+            c.admin(device::AdminCommand::SetFeatures {
+                fid: device::feature::ERROR_RECOVERY,
+                cdw11,
+            })
+        })
+    }
+
     /// Emulated zones after a power cut (what dm-zoned reads back from its metadata): each
     /// zone's write pointer is where its written blocks end, found with the device's DULBE
     /// (reads of never-written or deallocated blocks fail) by bisection, as zones are written
@@ -599,7 +610,7 @@ impl HostIo {
         let Some(zones) = &self.emulated else {
             return Ok(());
         };
-        let status = self.dev.with(|c| c.set_dulbe(true));
+        let status = self.set_dulbe(true);
         device_status(status, "set features (DULBE)", 0)?;
         let mut block = vec![0u8; self.lba_bytes as usize];
         let spans: Vec<(u64, u64)> = zones
@@ -618,14 +629,14 @@ impl HostIo {
                         hi = mid
                     }
                     Err(e) => {
-                        self.dev.with(|c| c.set_dulbe(false));
+                        self.set_dulbe(false);
                         return Err(e);
                     }
                 }
             }
             found.push(lo);
         }
-        self.dev.with(|c| c.set_dulbe(false));
+        self.set_dulbe(false);
         for (z, written) in zones.borrow_mut().iter_mut().zip(found) {
             z.wp = z.zslba + written;
             z.byte_wp = written * self.lba_bytes;

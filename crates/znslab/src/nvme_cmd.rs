@@ -378,7 +378,7 @@ pub fn run(cmd: NvmeCmd) -> anyhow::Result<ExitCode> {
             }
             let c = Controller::create_image(&image, cfg).map_err(|e| anyhow!("{e}"))?;
             let id = c.identify();
-            if c.config().design == device::Design::Tcssd {
+            if id.csi == device::CommandSet::Nvm {
                 println!(
                     "created {}: {} (conventional namespace of {} LBAs, {}-byte LBAs)",
                     image.display(),

@@ -243,7 +243,7 @@ impl ZoneFs {
                     .into(),
             ));
         }
-        if opts.padding_zones && io.device().with(|c| c.config().design) != device::Design::Cczns {
+        if opts.padding_zones && !io.device().with(|c| c.identify().vendor.compressed_io) {
             return Err(FsError::Invalid(
                 "padding zones need a CCZNS device (design = \"cczns\")".into(),
             ));

@@ -605,7 +605,8 @@ fn setup(
     } else {
         spec.compressed_chunk
     };
-    if spec.zonemode == ZoneMode::Zbd && dev.with(|c| c.config().design) == device::Design::Tcssd {
+    let id = dev.with(|c| c.identify());
+    if spec.zonemode == ZoneMode::Zbd && id.csi != device::CommandSet::Zoned {
         return Err(err(
             "zonemode",
             "zbd needs a zoned device; the tcssd design has a conventional namespace \
@@ -614,8 +615,8 @@ fn setup(
         ));
     }
     if spec.compressed_io {
-        let design = dev.with(|c| c.config().design);
-        if design != device::Design::Cczns {
+        if !id.vendor.compressed_io {
+            let design = dev.with(|c| c.config().design);
             return Err(err(
                 "compressed_io",
                 format!(
