@@ -9,24 +9,16 @@ use std::path::Path;
 use nand::{ConfigError, DieId, Flash, FlashCounters, Timeline};
 use sim::{SimDuration, SimInstant};
 
-use crate::balloon::Balloon;
-use crate::chunks::{self, ChunkRecord};
 use crate::cmd::{Command, Completion};
-use crate::config::{DeviceConfig, FlushUnit};
+use crate::config::DeviceConfig;
+use crate::design::{self, Design, Media};
 use crate::engine::{Engine, EngineCounters};
 use crate::faults::Faults;
 use crate::image::OpenMode;
 use crate::layout::Layout;
-use crate::memo::DecompressMemo;
 use crate::status::Status;
 use crate::storage::{ImageFile, Storage};
-use crate::tcssd::Tcssd;
 use crate::zone::{Zone, ZoneDescriptor, ZoneState};
-
-/// Decompressed chunks a device remembers to spare the emulator the codec's work on chunks
-/// read again (speed only; virtual time is the same without it). 256 MiB holds a default-scale
-/// `reproduce cczns` run's tables whole.
-pub const DECOMPRESS_MEMO_BYTES: usize = 256 << 20;
 
 /// Opening or creating a device failed.
 #[derive(Debug, thiserror::Error)]
@@ -277,17 +269,11 @@ pub struct Controller {
     /// whole checkpoint instead.
     pub(crate) tables_unrecorded: bool,
     closed: bool,
-    /// CCZNS: each zone's chunk records in offset order (the OOB, cached).
-    pub(crate) chunks: Vec<Vec<ChunkRecord>>,
     pub(crate) engine: Engine,
     /// Reused buffer for compressed bytes on their way to or from storage.
     pub(crate) staging: Vec<u8>,
-    /// Chunks decompressed lately (emulator speed only; see `memo.rs`).
-    pub(crate) memo: DecompressMemo,
-    /// Balloon-ZNS storage manager (balloon design only).
-    pub(crate) balloon: Option<Balloon>,
-    /// The transparently compressing SSD's FTL (tcssd design only).
-    pub(crate) tcssd: Option<Tcssd>,
+    /// What differs between designs: their state and their part of each command.
+    pub(crate) design: Box<dyn Design>,
     /// Faults injected by tests and torture (none unless asked for).
     faults: Faults,
     /// Deallocated or Unwritten Logical Block Error: reads of such blocks fail instead of
@@ -300,7 +286,21 @@ impl Controller {
     pub fn in_memory(config: DeviceConfig) -> Result<Controller, DeviceError> {
         let layout = config.layout()?;
         let storage = Storage::memory(&layout);
-        Ok(Self::build(config, layout, storage))
+        let design = design::build(&config, &layout, false);
+        Ok(Self::build(config, layout, storage, design))
+    }
+
+    /// A device in memory whose design is `design` instead of the one `config` names (a design
+    /// built outside this crate: see `docs/adding-a-device-design.md`). The configuration's
+    /// own design must be one whose layout fits it (`zns` for a design that keeps bytes in
+    /// zones).
+    pub fn with_design(
+        config: DeviceConfig,
+        design: Box<dyn Design>,
+    ) -> Result<Controller, DeviceError> {
+        let layout = config.layout()?;
+        let storage = Storage::memory(&layout);
+        Ok(Self::build(config, layout, storage, design))
     }
 
     /// Create a device image file (replacing any file at `path`, once its lock is ours).
@@ -311,7 +311,8 @@ impl Controller {
             source,
         };
         let img = ImageFile::create(path, &layout, &config.to_toml()).map_err(io_err)?;
-        let mut c = Self::build(config, layout, Storage::Image(img));
+        let design = design::build(&config, &layout, true);
+        let mut c = Self::build(config, layout, Storage::Image(img), design);
         c.save_zone_table().map_err(io_err)?;
         Ok(c)
     }
@@ -332,7 +333,8 @@ impl Controller {
         let config = DeviceConfig::from_toml(&text)?;
         let layout = config.layout()?;
         let img = ImageFile::attach(file, path, &layout, mode).map_err(io_err)?;
-        let mut c = Self::build(config, layout, Storage::Image(img));
+        let design = design::build(&config, &layout, true);
+        let mut c = Self::build(config, layout, Storage::Image(img), design);
         // Until it is loaded, nothing may be saved over what the image holds (a failed open
         // drops the controller, and dropping saves).
         c.closed = true;
@@ -359,46 +361,12 @@ impl Controller {
         Ok(c)
     }
 
-    /// CCZNS: rebuild every zone's chunk records and byte write pointer from the OOB of its
-    /// pages, as the device firmware would at power-on.
-    pub(crate) fn rebuild_from_oob(&mut self) -> io::Result<()> {
-        self.memo.clear();
-        let Storage::Image(img) = &self.storage else {
-            return Ok(());
-        };
-        let page = self.layout.geometry.page_bytes as u64;
-        let lba = self.layout.lba_bytes;
-        let mut oob = vec![0u8; self.layout.geometry.oob_bytes_per_page as usize];
-        for (zi, z) in self.zones.iter_mut().enumerate() {
-            let recs = &mut self.chunks[zi];
-            recs.clear();
-            if matches!(z.state, ZoneState::Empty | ZoneState::Offline) {
-                continue;
-            }
-            let cap = z.capacity * lba;
-            let mut bytes = 0;
-            for p in 0..cap.div_ceil(page) {
-                img.read_oob(zi as u32, p, &mut oob)?;
-                let fill = chunks::decode_page(page, p, &oob, recs).map_err(|e| {
-                    io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!("zone {zi}: corrupt OOB: {e}"),
-                    )
-                })?;
-                bytes = p * page + fill;
-                if fill < page {
-                    break;
-                }
-            }
-            z.bytes = bytes;
-            if z.state != ZoneState::Full {
-                z.wp = z.zslba + bytes / lba;
-            }
-        }
-        Ok(())
-    }
-
-    fn build(config: DeviceConfig, layout: Layout, storage: Storage) -> Controller {
+    fn build(
+        config: DeviceConfig,
+        layout: Layout,
+        storage: Storage,
+        design: Box<dyn Design>,
+    ) -> Controller {
         let zones = (0..layout.zone_count)
             .map(|i| {
                 let zslba = i as u64 * layout.zone_size_lbas;
@@ -416,33 +384,12 @@ impl Controller {
             .collect();
         let profile = codec::profile::by_name(&config.compression.engine)
             .expect("engine profile checked by DeviceConfig::layout");
-        let balloon = layout
-            .balloon
-            .clone()
-            .map(|b| Balloon::new(b, &config.balloon, layout.zone_count));
-        let journal = storage.is_image();
-        let tcssd = layout.tcssd_superblocks.map(|n| {
-            let t = &config.tcssd;
-            let mut tcssd = Tcssd::new(
-                n,
-                layout.zone_capacity_bytes(),
-                layout.geometry.dies,
-                t.gc_free_superblocks,
-                layout.namespace_lbas(),
-                t.map_entry_bytes,
-            );
-            tcssd.journal = journal;
-            tcssd
-        });
         Controller {
-            balloon,
-            tcssd,
+            design,
             faults: Faults::default(),
             dulbe: false,
-            chunks: vec![Vec::new(); layout.zone_count as usize],
             engine: Engine::new(config.compression.codec, profile),
             staging: Vec::new(),
-            memo: DecompressMemo::new(layout.zone_count as usize, DECOMPRESS_MEMO_BYTES),
             zone_flash: vec![ZoneFlash::default(); layout.zone_count as usize],
             zones,
             open_count: 0,
@@ -512,9 +459,7 @@ impl Controller {
         DramUsage {
             // State, attributes, write pointer, written length and flash base of each zone;
             // Balloon-ZNS adds window starts and residue extents.
-            zone_map_bytes: self.layout.zone_count as u64 * 32
-                + self.balloon.as_ref().map_or(0, |b| b.table_bytes())
-                + self.tcssd.as_ref().map_or(0, |t| t.counters.map_bytes),
+            zone_map_bytes: self.layout.zone_count as u64 * 32 + self.design.table_dram_bytes(),
             write_buffer_bytes: self.write_buffer.capacity,
         }
     }
@@ -554,15 +499,8 @@ impl Controller {
             mdts_bytes: self.layout.max_transfer_bytes,
             zoc: 0,
             ozcs: 0,
-            csi: if self.tcssd.is_some() {
-                CommandSet::Nvm
-            } else {
-                CommandSet::Zoned
-            },
-            vendor: VendorCaps {
-                compressed_io: self.config.design == crate::config::Design::Cczns,
-                deallocate: self.tcssd.is_some(),
-            },
+            csi: self.design.command_set(),
+            vendor: self.design.vendor_caps(),
         }
     }
 
@@ -589,13 +527,24 @@ impl Controller {
             command,
             Command::Write { .. } | Command::ZoneAppend { .. } | Command::CompressedWrite { .. }
         );
-        // A conventional namespace has no zone commands; injected faults end a command early.
-        let refused = if zoned && self.tcssd.is_some() {
+        // A conventional namespace has no zone commands, other designs no compressed ones;
+        // injected faults end a command early.
+        let compressed = matches!(
+            command,
+            Command::CompressedWrite { .. } | Command::DecompressedRead { .. }
+        );
+        let caps = self.design.vendor_caps();
+        let refused = if zoned && self.design.command_set() == CommandSet::Nvm {
             Some(Status::INVALID_OPCODE)
         } else if changes && self.storage.is_read_only() {
             Some(Status::NAMESPACE_WRITE_PROTECTED)
+        } else if let Some(status) = self.faults.check(&command) {
+            Some(status)
+        } else if compressed && !caps.compressed_io {
+            // CDW12 bit 16 on a device without compressed I/O.
+            Some(Status::INVALID_FIELD)
         } else {
-            self.faults.check(&command)
+            None
         };
         let result = match command {
             _ if refused.is_some() => Err(refused.unwrap_or(Status::INTERNAL_ERROR)),
@@ -723,7 +672,7 @@ impl Controller {
     /// write pointers kept), as a ZNS drive's open zones do across a power cycle; the
     /// capacitor-protected write buffer kept everything acknowledged.
     pub fn power_cycle(&mut self) {
-        self.memo.clear();
+        self.design.power_cycle();
         self.dulbe = false;
         for zi in 0..self.zones.len() {
             if self.zones[zi].state.is_open() {
@@ -735,12 +684,73 @@ impl Controller {
 
     /// Bytes of decompressed chunks this device may remember (0: none); see `memo.rs`.
     pub fn set_decompress_memo_bytes(&mut self, bytes: usize) {
-        self.memo = DecompressMemo::new(self.zones.len(), bytes);
+        let zones = self.zones.len();
+        if let Some(t) = self.design.chunk_table() {
+            t.memo = design::cczns::memo::DecompressMemo::new(zones, bytes);
+        }
     }
 
     /// Decompressed reads' chunks found in the memo and not (emulator statistics).
-    pub fn decompress_memo_hits(&self) -> (u64, u64) {
-        (self.memo.hits, self.memo.misses)
+    pub fn decompress_memo_hits(&mut self) -> (u64, u64) {
+        self.design
+            .chunk_table()
+            .map_or((0, 0), |t| (t.memo.hits, t.memo.misses))
+    }
+
+    /// The name of the device's design (for reports; behaviour follows Identify).
+    pub fn design_name(&self) -> &'static str {
+        self.design.name()
+    }
+
+    /// Balloon-ZNS counters (balloon design only).
+    pub fn balloon_counters(&self) -> Option<crate::BalloonCounters> {
+        let b = self
+            .design
+            .as_any()
+            .downcast_ref::<design::balloon::Balloon>()?;
+        Some(b.counters.clone())
+    }
+
+    /// TCSSD FTL counters (tcssd design only).
+    pub fn tcssd_counters(&self) -> Option<crate::TcssdCounters> {
+        let t = self
+            .design
+            .as_any()
+            .downcast_ref::<design::tcssd::Tcssd>()?;
+        Some(t.counters.clone())
+    }
+
+    /// Host memory holding a design's own flash bytes (balloon, tcssd).
+    pub fn design_resident_bytes(&self) -> u64 {
+        self.design.resident_bytes()
+    }
+
+    /// The design, lent with the device's media it may use (disjoint borrows of the
+    /// controller's fields).
+    pub(crate) fn split(&mut self) -> (&mut dyn Design, Media<'_>) {
+        (
+            &mut *self.design,
+            Media {
+                layout: &self.layout,
+                config: &self.config,
+                zones: &self.zones,
+                zone_flash: &mut self.zone_flash,
+                flash: &mut self.flash,
+                link_to_device: &mut self.link_to_device,
+                buffer: &mut self.write_buffer,
+                storage: &mut self.storage,
+                engine: &mut self.engine,
+                staging: &mut self.staging,
+                counters: &mut self.counters,
+                dulbe: self.dulbe,
+                journal: design::persist::JournalMarks {
+                    dirty_zones: &mut self.dirty_zones,
+                    zone_is_dirty: &mut self.zone_is_dirty,
+                    tables_unrecorded: &mut self.tables_unrecorded,
+                    image_error: &mut self.image_error,
+                },
+            },
+        )
     }
 
     pub fn close(mut self) -> io::Result<()> {
@@ -779,8 +789,8 @@ impl Controller {
         self.zones[zi].state = new;
         self.mark_zone_dirty(zi);
         if old.is_open() && !new.is_open() {
-            // Balloon-ZNS: an extra sub-superblock is written by one open zone at a time.
-            self.balloon_release_extra(zi);
+            let (design, mut m) = self.split();
+            design.zone_left_open(&mut m, zi);
         }
     }
 
@@ -793,9 +803,16 @@ impl Controller {
     /// resource if it is not active yet, and an open one. May implicitly close the oldest
     /// implicitly opened zone. Changes nothing when it fails.
     pub(crate) fn claim_open(&mut self, zi: usize) -> Result<(), Status> {
+        let victim = self.check_open(zi)?;
+        self.take_open(zi, victim);
+        Ok(())
+    }
+
+    /// Validate: can zone `zi` become open? `Some(v)`: only by implicitly closing zone `v`.
+    pub(crate) fn check_open(&self, zi: usize) -> Result<Option<usize>, Status> {
         let state = self.zones[zi].state;
         if state.is_open() {
-            return Ok(());
+            return Ok(None);
         }
         let (mor, mar) = (self.layout.max_open, self.layout.max_active);
         if !state.is_active() && mar != 0 && self.active_count >= mar {
@@ -805,22 +822,24 @@ impl Controller {
             if !self.config.controller.auto_transition {
                 return Err(Status::ZONE_TOO_MANY_OPEN);
             }
-            let victim = self
+            return self
                 .zones
                 .iter()
                 .enumerate()
                 .filter(|(i, z)| *i != zi && z.state == ZoneState::ImplicitlyOpened)
                 .min_by_key(|(_, z)| z.open_seq)
-                .map(|(i, _)| i);
-            match victim {
-                Some(v) => {
-                    self.set_state(v, ZoneState::Closed);
-                    self.counters.implicit_closes += 1;
-                }
-                None => return Err(Status::ZONE_TOO_MANY_OPEN),
-            }
+                .map(|(i, _)| Some(i))
+                .ok_or(Status::ZONE_TOO_MANY_OPEN);
         }
-        Ok(())
+        Ok(None)
+    }
+
+    /// Apply what [`check_open`](Self::check_open) decided: close the victim, if any.
+    pub(crate) fn take_open(&mut self, _zi: usize, victim: Option<usize>) {
+        if let Some(v) = victim {
+            self.set_state(v, ZoneState::Closed);
+            self.counters.implicit_closes += 1;
+        }
     }
 
     /// The checks every data command starts with: a block count, buffers that match it (the
@@ -845,52 +864,26 @@ impl Controller {
 
     /// Move `bytes` across the link toward the device starting no earlier than `t`.
     pub(crate) fn transfer_to_device(&mut self, t: u64, bytes: u64) -> u64 {
-        let d = SimDuration::for_bytes(bytes, self.layout.link_bytes_per_s).as_ns();
-        let s = self.link_to_device.fit(t, d);
-        self.link_to_device.reserve(s, d);
-        s + d
+        let rate = self.layout.link_bytes_per_s;
+        design::transfer(&mut self.link_to_device, rate, t, bytes)
     }
 
     /// Move `bytes` across the link toward the host starting no earlier than `t`.
     pub(crate) fn transfer_to_host(&mut self, t: u64, bytes: u64) -> u64 {
-        let d = SimDuration::for_bytes(bytes, self.layout.link_bytes_per_s).as_ns();
-        let s = self.link_to_host.fit(t, d);
-        self.link_to_host.reserve(s, d);
-        s + d
+        let rate = self.layout.link_bytes_per_s;
+        design::transfer(&mut self.link_to_host, rate, t, bytes)
     }
 
     pub(crate) fn buffer_admit(&mut self, t: u64, bytes: u64) -> u64 {
         self.write_buffer.admit(t, bytes)
     }
 
-    /// Hand every complete unit (or stripe) of zone `zi` up to `end` bytes to flash, with the
-    /// data ready at `ready`. Returns nothing: the write completed when it reached the buffer.
+    /// Hand every complete unit (or stripe) of zone `zi` up to `end` bytes to flash.
     pub(crate) fn flush_zone_units(&mut self, zi: usize, end: u64, ready: u64) {
-        let unit = self.layout.geometry.unit_bytes;
-        let grain = match self.config.controller.flush_unit {
-            FlushUnit::Page => unit,
-            FlushUnit::Stripe => self.layout.stripe_bytes,
-        };
-        let target = end / grain * grain;
-        let layout = &self.layout;
-        self.zone_flash[zi].program_up_to(
-            target,
-            unit,
-            ready,
-            &mut self.flash,
-            &mut self.write_buffer,
-            |off| layout.die_at(zi as u32, off),
-        );
+        design::zns::flush_zone_units(&mut self.split().1, zi, end, ready);
     }
 
-    /// Is byte `offset` of zone `zi` still held in the write buffer at time `t`?
-    pub(crate) fn in_buffer(&mut self, zi: usize, offset: u64, t: u64) -> bool {
-        let unit = self.layout.geometry.unit_bytes;
-        self.zone_flash[zi].holds(offset, t, unit)
-    }
-
-    /// Timing of reading bytes `from..to` of zone `zi`: one flash read per page not held in the
-    /// write buffer, all starting at `ready`. Returns when the last byte is in the controller.
+    /// Timing of reading bytes `from..to` of zone `zi` (see `design::zns`).
     pub(crate) fn read_zone_bytes(
         &mut self,
         zi: usize,
@@ -898,21 +891,7 @@ impl Controller {
         to: u64,
         ready: SimInstant,
     ) -> u64 {
-        let t = ready.as_ns();
-        let page = self.layout.geometry.page_bytes as u64;
-        let mut data_ready = t;
-        let mut off = from;
-        while off < to {
-            let page_end = ((off / page + 1) * page).min(to);
-            if self.in_buffer(zi, off, t) {
-                self.counters.buffer_read_bytes += page_end - off;
-            } else {
-                let die = self.layout.die_at(zi as u32, off);
-                data_ready = data_ready.max(self.flash.read(die, page_end - off, ready).as_ns());
-            }
-            off = page_end;
-        }
-        data_ready
+        design::zns::read_zone_bytes(&mut self.split().1, zi, from, to, ready)
     }
 
     /// The zone checks every write starts with: a writable state, and an LBA below the zone
@@ -927,76 +906,6 @@ impl Controller {
         }
     }
 
-    /// Drop a zone's buffered bytes that never reached flash (reset).
-    pub(crate) fn discard_buffered(&mut self, zi: usize) {
-        let written = self.zones[zi].bytes;
-        let issued = self.zone_flash[zi].issued;
-        self.write_buffer.discard(written.saturating_sub(issued));
-    }
-
-    /// Finish zone `zi`'s flash: program the buffered partial unit and, when the device pads
-    /// (`finish_pads_flash`), every unit left to the zone's capacity.
-    pub(crate) fn pad_zone(&mut self, zi: usize, ready: u64) -> u64 {
-        let lba = self.layout.lba_bytes;
-        let unit = self.layout.geometry.unit_bytes;
-        let written = self.zones[zi].bytes;
-        // Where the zone's flash ends once finished.
-        let end = if self.config.controller.finish_pads_flash {
-            self.zones[zi].capacity * lba
-        } else {
-            written.div_ceil(unit) * unit
-        };
-        let issued = self.zone_flash[zi].issued;
-        let start = ready.max(self.zone_flash[zi].busy_until);
-        let d = self.layout.dies_per_zone as u64;
-        let first = issued / unit;
-        let units = (end - issued) / unit;
-        let mut done = start;
-        for pos in 0..d.min(units) {
-            // Units first, first + 1, ... land on stripe positions (first + k) % d.
-            let n = (units - pos).div_ceil(d);
-            let die = self.layout.die_of(zi as u32, ((first + pos) % d) as u32);
-            done = done.max(
-                self.flash
-                    .program_many(die, n, SimInstant::from_ns(start))
-                    .as_ns(),
-            );
-        }
-        self.write_buffer.release_at(done, written - issued);
-        self.counters.padded_bytes += end - written;
-        let zf = &mut self.zone_flash[zi];
-        zf.pending.push_back((end, done));
-        zf.issued = end;
-        zf.busy_until = zf.busy_until.max(done);
-        done
-    }
-
-    /// Erase the blocks zone `zi` has programmed (Reset).
-    pub(crate) fn erase_zone(&mut self, zi: usize, ready: u64) -> u64 {
-        let unit = self.layout.geometry.unit_bytes;
-        let per_eu = self.layout.geometry.units_per_erase_unit;
-        let units = self.zone_flash[zi].issued / unit;
-        let d = self.layout.dies_per_zone as u64;
-        let start = ready.max(self.zone_flash[zi].busy_until);
-        let mut done = start;
-        for pos in 0..d.min(units) {
-            let on_die = (units - pos).div_ceil(d);
-            let die = self.layout.die_of(zi as u32, pos as u32);
-            done = done.max(
-                self.flash
-                    .erase(die, on_die.div_ceil(per_eu), SimInstant::from_ns(start))
-                    .as_ns(),
-            );
-        }
-        self.zone_flash[zi] = ZoneFlash {
-            issued: 0,
-            pending: VecDeque::new(),
-            busy_until: done,
-            erased_at: done,
-        };
-        done
-    }
-
     pub(crate) fn zone_index(&self, lba: u64) -> usize {
         (lba / self.layout.zone_size_lbas) as usize
     }
@@ -1006,15 +915,6 @@ impl Controller {
             self.zone_is_dirty[zi] = true;
             self.dirty_zones.push(zi as u32);
         }
-    }
-
-    /// Take the zones changed since the last call, clearing their marks.
-    pub(crate) fn take_dirty_zones(&mut self) -> Vec<u32> {
-        let zones = std::mem::take(&mut self.dirty_zones);
-        for &zi in &zones {
-            self.zone_is_dirty[zi as usize] = false;
-        }
-        zones
     }
 }
 

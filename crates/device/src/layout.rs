@@ -495,7 +495,7 @@ fn table_bytes(cfg: &DeviceConfig, l: &Layout) -> Option<u64> {
     let zones = l.zone_count as u64;
     let per_zone = (std::mem::size_of::<crate::zone::Zone>()
         + std::mem::size_of::<crate::controller::ZoneFlash>()
-        + std::mem::size_of::<Vec<crate::chunks::ChunkRecord>>()
+        + std::mem::size_of::<Vec<crate::design::cczns::chunks::ChunkRecord>>()
         + std::mem::size_of::<crate::storage::ZoneBytes>()) as u64
         + 4
         + 32
@@ -559,7 +559,7 @@ fn image_bytes(l: &Layout) -> Option<u64> {
 /// least one chunk record (a chunk takes at least a page per record the OOB holds), and no
 /// more records than the header's 16-bit count can number.
 fn cczns_check(g: &Geometry) -> Result<(), ConfigError> {
-    use crate::chunks::{OOB_HEADER_BYTES, OOB_RECORD_BYTES};
+    use crate::design::cczns::chunks::{OOB_HEADER_BYTES, OOB_RECORD_BYTES};
     let oob = g.oob_bytes_per_page as u64;
     let (h, r) = (OOB_HEADER_BYTES as u64, OOB_RECORD_BYTES as u64);
     if oob < h + r {
@@ -573,7 +573,7 @@ fn cczns_check(g: &Geometry) -> Result<(), ConfigError> {
         ));
     }
     let most = h + r * u16::MAX as u64;
-    if crate::chunks::records_per_page(g.oob_bytes_per_page) > u16::MAX as usize {
+    if crate::design::cczns::chunks::records_per_page(g.oob_bytes_per_page) > u16::MAX as usize {
         return Err(err(
             "nand.oob_bytes_per_page",
             format!(

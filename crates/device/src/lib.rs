@@ -9,33 +9,29 @@
 //! changes nothing), *apply* (zone state and bytes), *cost* (reservations on the PCIe and flash
 //! timelines, which give the completion time). Commands live one per file under `cmd/`.
 //!
-//! Designs (`Design`): plain ZNS; CCZNS (`cmd/compressed_write.rs`, `cmd/decompressed_read.rs`,
-//! `chunks.rs`); Balloon-ZNS (`balloon.rs`); a transparently compressing block SSD (`tcssd.rs`).
-//! The compressing designs share the engine (`engine.rs`: real codec bytes, profile timing).
+//! Designs live behind one seam, one folder each under `design/` (see `design/mod.rs`): plain
+//! ZNS; CCZNS (its compressed commands are `cmd/compressed_write.rs` and
+//! `cmd/decompressed_read.rs`); Balloon-ZNS; a transparently compressing block SSD. The
+//! compressing designs share the engine (`engine.rs`: real codec bytes, profile timing).
 //!
 //! May depend on: `sim`, `nand`, `codec`. Leaves out: anything about the host software that drives it.
 
-mod balloon;
-mod chunks;
 pub mod cmd;
 mod config;
 mod controller;
+pub mod design;
 mod engine;
 mod faults;
 mod handle;
 pub mod harness;
 mod image;
 mod layout;
-mod memo;
 mod persist;
 pub mod presets;
 mod status;
 mod storage;
-mod tcssd;
 mod zone;
 
-pub use balloon::BalloonCounters;
-pub use chunks::decode_oob_page;
 pub use cmd::{
     parse_report, Command, Completion, ReportFilter, ZoneAction, REPORT_DESCRIPTOR_BYTES,
     REPORT_HEADER_BYTES,
@@ -49,6 +45,9 @@ pub use controller::{
     feature, AdminCommand, CommandSet, Controller, DeviceCounters, DeviceError, DramUsage,
     Identify, VendorCaps,
 };
+pub use design::balloon::BalloonCounters;
+pub use design::cczns::chunks::decode_oob_page;
+pub use design::tcssd::TcssdCounters;
 pub use engine::EngineCounters;
 pub use faults::{CommandKind, Faults};
 pub use handle::DeviceHandle;
@@ -59,5 +58,4 @@ pub use layout::{
 };
 pub use nand::ConfigError;
 pub use status::Status;
-pub use tcssd::TcssdCounters;
 pub use zone::{ZoneDescriptor, ZoneState};

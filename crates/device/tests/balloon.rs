@@ -118,7 +118,7 @@ fn an_image_keeps_slots_residues_and_tables_across_reopening() {
     };
     let full = fill_zone(&mut d, 0, 3).expect("fits");
     // Full segments left memory for the image; the zone reads back from there.
-    let resident = d.c.balloon_resident_bytes().expect("balloon");
+    let resident = d.c.design_resident_bytes();
     assert!(
         resident < full.len() as u64 / 4,
         "{resident} bytes still in memory"

@@ -256,7 +256,7 @@ fn an_image_keeps_the_map_and_gc_goes_on_after_reopening() {
     assert!(before.gc_runs > 0);
     // Most bytes left memory for the image (a quarter of a superblock at most stays per
     // superblock); GC and reads found them there.
-    let resident = d.c.tcssd_resident_bytes().expect("tcssd");
+    let resident = d.c.design_resident_bytes();
     assert!(
         resident * 2 < before.valid_bytes,
         "{resident} of {before:?}"

@@ -19,10 +19,10 @@
 use codec::Direction;
 use sim::SimInstant;
 
-use crate::chunks::{self, ChunkRecord};
 use crate::cmd::wire::{set_slot, slot, slots};
-use crate::config::Design;
 use crate::controller::Controller;
+use crate::design::cczns::chunks::{self, ChunkRecord};
+use crate::design::cczns::{self, ChunkTable};
 use crate::status::Status;
 use crate::zone::ZoneState;
 
@@ -38,9 +38,6 @@ impl Controller {
         metadata: &mut [u8],
         append: bool,
     ) -> Result<(u64, SimInstant), Status> {
-        if self.config.design != Design::Cczns {
-            return Err(Status::INVALID_FIELD);
-        }
         let lba = self.layout.lba_bytes;
         let limit = if append {
             self.layout.zone_append_max_bytes
@@ -157,7 +154,7 @@ impl Controller {
         }
         set_slot(metadata, n + 1, (footprint / lba) as u32);
         set_slot(metadata, n + 2, (footprint % lba) as u32);
-        self.chunks[zi].extend_from_slice(&records);
+        self.table().chunks[zi].extend_from_slice(&records);
         self.persist_oob(zi, start, offset)?;
 
         // Cost.
@@ -188,22 +185,18 @@ impl Controller {
     /// Write the OOB of every page touched by bytes `from..to` of zone `zi`: its fill and the
     /// chunk records that start in it (image only; memory keeps the records alone).
     pub(crate) fn persist_oob(&mut self, zi: usize, from: u64, to: u64) -> Result<(), Status> {
-        if !self.storage.is_image() || to == from {
-            return Ok(());
-        }
-        let page = self.layout.geometry.page_bytes as u64;
-        let mut oob = vec![0u8; self.layout.geometry.oob_bytes_per_page as usize];
-        for p in from / page..to.div_ceil(page) {
-            let (lo, hi) = (p * page, (p + 1) * page);
-            let recs = &self.chunks[zi];
-            let a = recs.partition_point(|r| r.offset < lo);
-            let b = recs.partition_point(|r| r.offset < hi);
-            let fill = to.min(hi) - lo;
-            chunks::encode_page(page, p, fill, &recs[a..b], &mut oob);
-            self.storage
-                .write_oob(zi as u32, p, &oob)
-                .map_err(|e| self.image_failed("write", &e))?;
-        }
-        Ok(())
+        let (design, mut m) = self.split();
+        let table = design
+            .chunk_table()
+            .expect("compressed I/O checked by the controller");
+        cczns::persist_oob(&mut m, table, zi, from, to)
+    }
+
+    /// The chunk records (a design with compressed I/O: the controller refuses CW and DR
+    /// elsewhere).
+    pub(crate) fn table(&mut self) -> &mut ChunkTable {
+        self.design
+            .chunk_table()
+            .expect("compressed I/O checked by the controller")
     }
 }

@@ -16,7 +16,7 @@ impl Controller {
         slba: u64,
         nlb: u32,
     ) -> Result<(u64, SimInstant), Status> {
-        if self.tcssd.is_none() {
+        if !self.design.vendor_caps().deallocate {
             return Err(Status::INVALID_OPCODE);
         }
         if nlb == 0 {
@@ -28,7 +28,8 @@ impl Controller {
         if end > self.layout.namespace_lbas() {
             return Err(Status::LBA_OUT_OF_RANGE);
         }
-        self.tcssd_deallocate(slba, end);
+        let (design, mut m) = self.split();
+        design.deallocate(&mut m, slba, end);
         // Only the map in DRAM changes: the firmware's overhead is the whole cost.
         Ok((0, ready))
     }

@@ -15,7 +15,6 @@ use codec::Direction;
 use sim::SimInstant;
 
 use crate::cmd::wire::{set_slot, slots};
-use crate::config::Design;
 use crate::controller::Controller;
 use crate::status::Status;
 use crate::zone::ZoneState;
@@ -34,9 +33,6 @@ impl Controller {
         data: &mut [u8],
         metadata: &mut [u8],
     ) -> Result<(u64, SimInstant), Status> {
-        if self.config.design != Design::Cczns {
-            return Err(Status::INVALID_FIELD);
-        }
         let lba = self.layout.lba_bytes;
         let budget = self.check_transfer(
             nlb,
@@ -71,7 +67,7 @@ impl Controller {
         }
 
         // Legality and selection, from the chunk records.
-        let recs = &self.chunks[zi];
+        let recs = &self.table().chunks[zi];
         let first = recs
             .binary_search_by_key(&start, |r| r.offset)
             .map_err(|_| Status::INVALID_FIELD)?;
@@ -93,16 +89,17 @@ impl Controller {
                 break;
             }
         }
-        let chosen = &self.chunks[zi][first..first + take];
+        let chosen = &self.table().chunks[zi][first..first + take];
         let stored_from = chosen[0].offset;
         let last = chosen[take - 1];
         let stored_to = last.offset + last.post as u64;
 
         // Apply: decompress each chunk into the output, or copy it from the memo; the stored
         // bytes are read only when some chunk is not there.
-        let all_remembered = self.chunks[zi][first..first + take]
+        let table = self.table();
+        let all_remembered = table.chunks[zi][first..first + take]
             .iter()
-            .all(|r| r.raw || self.memo.contains(zi, r.offset));
+            .all(|r| r.raw || table.memo.contains(zi, r.offset));
         let mut staged = std::mem::take(&mut self.staging);
         staged.clear();
         if !all_remembered {
@@ -119,7 +116,7 @@ impl Controller {
         let mut pos = 0usize;
         let mut failed = false;
         for k in first..first + take {
-            let r = self.chunks[zi][k];
+            let r = self.table().chunks[zi][k];
             let dst = &mut data[pos..pos + r.pre as usize];
             pos += r.pre as usize;
             if r.raw && all_remembered {
@@ -134,7 +131,7 @@ impl Controller {
             let src = staged.get(src_at..src_at + r.post as usize);
             if r.raw {
                 dst.copy_from_slice(src.expect("stored bytes read"));
-            } else if let Some(b) = self.memo.get(zi, r.offset) {
+            } else if let Some(b) = self.table().memo.get(zi, r.offset) {
                 dst.copy_from_slice(b);
             } else {
                 let src = src.expect("stored bytes read");
@@ -147,7 +144,7 @@ impl Controller {
                     failed = true;
                     break;
                 }
-                self.memo.insert(zi, r.offset, dst);
+                self.table().memo.insert(zi, r.offset, dst);
             }
         }
         self.staging = staged;
@@ -157,7 +154,7 @@ impl Controller {
         data[pos..].fill(0);
         metadata.fill(0);
         set_slot(metadata, 0, take as u32);
-        let sizes: Vec<(u32, u32)> = self.chunks[zi][first..first + take]
+        let sizes: Vec<(u32, u32)> = self.table().chunks[zi][first..first + take]
             .iter()
             .map(|r| (r.pre, r.feedback))
             .collect();

@@ -7,7 +7,8 @@
 
 use sim::SimInstant;
 
-use crate::controller::Controller;
+use crate::controller::{CommandSet, Controller};
+use crate::design::ZoneRead;
 use crate::status::Status;
 use crate::zone::ZoneState;
 
@@ -34,9 +35,10 @@ impl Controller {
         if end > self.layout.namespace_lbas() {
             return Err(Status::LBA_OUT_OF_RANGE);
         }
-        if self.tcssd.is_some() {
-            let data_ready = self.tcssd_read(ready.as_ns(), slba, data)?;
-            let done = self.transfer_to_host(data_ready, bytes);
+        if self.design.command_set() == CommandSet::Nvm {
+            let (design, mut m) = self.split();
+            let data_ready = design.read_blocks(&mut m, slba, data, ready)?;
+            let done = self.transfer_to_host(data_ready.as_ns(), bytes);
             self.counters.reads += 1;
             self.counters.host_bytes_read += bytes;
             return Ok((0, SimInstant::from_ns(done)));
@@ -49,16 +51,7 @@ impl Controller {
             return Err(Status::ZONE_OFFLINE);
         }
 
-        if self.balloon.is_some() {
-            let first = slba - self.zones[zi].zslba;
-            let data_ready = self.balloon_read(zi, first, data, ready.as_ns())?;
-            let done = self.transfer_to_host(data_ready, bytes);
-            self.counters.reads += 1;
-            self.counters.host_bytes_read += bytes;
-            return Ok((0, SimInstant::from_ns(done)));
-        }
-
-        // Apply: the bytes below the written end come from storage, the rest are zeros.
+        // Apply: the bytes below the written end come from the design, the rest are zeros.
         let zone = self.zones[zi];
         let first = slba - zone.zslba;
         let have = zone.bytes.saturating_sub(first * lba).min(bytes);
@@ -68,18 +61,22 @@ impl Controller {
         } else {
             (have.div_ceil(lba) * ms) as usize
         };
+        let meta_len = metadata.len() as u64;
         let (stored_meta, zero_meta) = metadata.split_at_mut(meta_split);
-        if have > 0 {
-            self.storage
-                .read(zi as u32, first * lba, stored, first * ms, stored_meta)
-                .map_err(|e| self.image_failed("read", &e))?;
-        }
+        let (design, mut m) = self.split();
+        let read = ZoneRead {
+            zone: zi,
+            offset: first * lba,
+            data: stored,
+            metadata: stored_meta,
+            ready,
+        };
+        let data_ready = design.read_zone(&mut m, read)?;
         zeros.fill(0);
         zero_meta.fill(0);
 
-        // Cost: flash pages not in the buffer, then the link.
-        let data_ready = self.read_zone_bytes(zi, first * lba, first * lba + have, ready);
-        let done = self.transfer_to_host(data_ready, bytes + metadata.len() as u64);
+        // Cost: the link (the design timed the flash).
+        let done = self.transfer_to_host(data_ready.as_ns(), bytes + meta_len);
         self.counters.reads += 1;
         self.counters.host_bytes_read += bytes;
         Ok((0, SimInstant::from_ns(done)))

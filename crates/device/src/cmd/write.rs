@@ -8,11 +8,12 @@
 //! close happens only for a command that succeeds. Apply: store the bytes, advance the write
 //! pointer, Empty/Closed → Implicitly Opened, → Full at capacity. Cost: write-buffer space,
 //! then the transfer over the link; the programs of completed flash units follow in the
-//! background. A balloon device compresses each page into its slot first (crate::balloon).
+//! background; the design (`design/`) stores and times the bytes.
 
 use sim::SimInstant;
 
-use crate::controller::Controller;
+use crate::controller::{CommandSet, Controller};
+use crate::design::ZoneWrite;
 use crate::status::Status;
 use crate::zone::ZoneState;
 
@@ -27,7 +28,6 @@ impl Controller {
         append: bool,
     ) -> Result<(u64, SimInstant), Status> {
         let lba = self.layout.lba_bytes;
-        let ms = self.layout.metadata_bytes;
         // Appends are limited by ZASL, which is at most the MDTS.
         let limit = if append {
             self.layout.zone_append_max_bytes
@@ -38,7 +38,7 @@ impl Controller {
         if slba >= self.layout.namespace_lbas() {
             return Err(Status::LBA_OUT_OF_RANGE);
         }
-        if self.tcssd.is_some() {
+        if self.design.command_set() == CommandSet::Nvm {
             // A conventional namespace: no zones, no append, any LBA writable.
             if append {
                 return Err(Status::INVALID_OPCODE);
@@ -46,10 +46,11 @@ impl Controller {
             if slba + nlb as u64 > self.layout.namespace_lbas() {
                 return Err(Status::LBA_OUT_OF_RANGE);
             }
-            let done = self.tcssd_write(ready.as_ns(), slba, data)?;
+            let (design, mut m) = self.split();
+            let done = design.write_blocks(&mut m, slba, data, ready)?;
             self.counters.writes += 1;
             self.counters.host_bytes_written += bytes;
-            return Ok((0, SimInstant::from_ns(done)));
+            return Ok((0, done));
         }
         let zi = self.zone_index(slba);
         let zone = self.zones[zi];
@@ -65,67 +66,43 @@ impl Controller {
         if start + nlb as u64 > zone.end_of_capacity() {
             return Err(Status::ZONE_BOUNDARY_ERROR);
         }
-        let balloon = self.balloon.is_some();
-        if balloon {
-            // Compress, and make sure flash has room (Capacity Exceeded, nothing changed).
-            self.balloon_prepare(zi, data, ready.as_ns())?;
-        }
-        self.claim_open(zi)?;
-
-        // Apply.
-        let offset_lbas = start - zone.zslba;
-        let balloon_done = if balloon {
-            Some(self.balloon_write(zi, data, ready.as_ns()))
-        } else {
-            self.storage
-                .write(
-                    zi as u32,
-                    offset_lbas * lba,
-                    data,
-                    offset_lbas * ms,
-                    metadata,
-                )
-                .map_err(|e| self.image_failed("write", &e))?;
-            None
+        // Open and active resources, checked before the design does any work.
+        let victim = self.check_open(zi)?;
+        let offset = (start - zone.zslba) * lba;
+        let w = ZoneWrite {
+            zone: zi,
+            offset,
+            end: offset + bytes,
+            data,
+            metadata,
+            ready,
         };
+        let (design, mut m) = self.split();
+        design.prepare_write(&mut m, &w)?;
+
+        // Apply: the design stores the bytes (and times them), then the zone moves on.
+        self.take_open(zi, victim);
+        let (design, mut m) = self.split();
+        let in_device = design.write_zone(&mut m, &w)?;
         if !zone.state.is_open() {
             self.set_state(zi, ZoneState::ImplicitlyOpened);
         }
-        let old_bytes = zone.bytes;
         let z = &mut self.zones[zi];
         z.wp = start + nlb as u64;
         z.bytes = (z.wp - z.zslba) * lba;
         let full = z.wp == z.end_of_capacity();
-        let written_bytes = z.bytes;
         if full {
             self.set_state(zi, ZoneState::Full);
         }
         self.mark_zone_dirty(zi);
-        if self.config.design == crate::config::Design::Cczns {
-            self.persist_oob(zi, old_bytes, written_bytes)?;
-        }
-
-        // Cost.
-        let in_device = match balloon_done {
-            Some(done) => {
-                if full {
-                    self.balloon_migrate(zi, done);
-                }
-                done
-            }
-            None => {
-                let admitted = self.buffer_admit(ready.as_ns(), bytes);
-                let in_device = self.transfer_to_device(admitted, bytes + metadata.len() as u64);
-                self.flush_zone_units(zi, written_bytes, in_device);
-                in_device
-            }
-        };
+        let (design, mut m) = self.split();
+        design.zone_written(&mut m, &w, in_device, full)?;
         if append {
             self.counters.appends += 1;
         } else {
             self.counters.writes += 1;
         }
         self.counters.host_bytes_written += bytes;
-        Ok((start, SimInstant::from_ns(in_device)))
+        Ok((start, in_device))
     }
 }

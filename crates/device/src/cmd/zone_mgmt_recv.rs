@@ -45,7 +45,7 @@ impl Controller {
         buffer.fill(0);
         let mut matched = 0u64;
         let mut returned = 0usize;
-        let cczns = self.config.design == crate::config::Design::Cczns;
+        let cczns = self.design.vendor_caps().compressed_io;
         for z in &self.zones[self.zone_index(slba)..] {
             if !filter.matches(z.state) {
                 continue;

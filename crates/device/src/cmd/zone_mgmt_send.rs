@@ -27,7 +27,6 @@
 use sim::SimInstant;
 
 use crate::cmd::ZoneAction;
-use crate::config::Design;
 use crate::controller::Controller;
 use crate::status::Status;
 use crate::zone::ZoneState;
@@ -41,7 +40,7 @@ impl Controller {
         select_all: bool,
     ) -> Result<(u64, SimInstant), Status> {
         let padding_on_plain =
-            action == ZoneAction::OpenPadding && self.config.design != Design::Cczns;
+            action == ZoneAction::OpenPadding && !self.design.vendor_caps().compressed_io;
         if matches!(action, ZoneAction::Other(_)) || padding_on_plain {
             return Err(Status::INVALID_FIELD);
         }
@@ -95,17 +94,10 @@ impl Controller {
             }
             (ZoneAction::Finish, Full) => Ok(ready),
             (ZoneAction::Finish, Empty | ImplicitlyOpened | ExplicitlyOpened | Closed) => {
-                // A zone that holds no data has no flash to pad.
-                let done = if self.balloon.is_some() {
-                    // Balloon-ZNS: nothing to pad (zones take sub-superblocks on demand); the
-                    // zone is written in full, so its residues may move home.
-                    self.balloon_migrate(zi, ready);
-                    ready
-                } else if self.zones[zi].bytes > 0 {
-                    self.pad_zone(zi, ready)
-                } else {
-                    ready
-                };
+                let (design, mut m) = self.split();
+                let done = design
+                    .finish_zone(&mut m, zi, SimInstant::from_ns(ready))
+                    .as_ns();
                 let z = &mut self.zones[zi];
                 z.wp = z.end_of_capacity();
                 self.set_state(zi, Full);
@@ -114,10 +106,8 @@ impl Controller {
             }
             (ZoneAction::Reset, Empty) => Ok(ready),
             (ZoneAction::Reset, ImplicitlyOpened | ExplicitlyOpened | Closed | Full) => {
-                let balloon = self.balloon.is_some();
-                if !balloon {
-                    self.discard_buffered(zi);
-                }
+                let (design, mut m) = self.split();
+                design.before_reset(&mut m, zi);
                 // The image records the zone Empty before its bytes are punched (storage.rs:
                 // the record that forgets a zone comes before the punch that frees it).
                 let z = &mut self.zones[zi];
@@ -127,26 +117,18 @@ impl Controller {
                 z.attributes = 0;
                 self.set_state(zi, Empty);
                 let recorded = self.persist_command();
-                // Without that record the image still holds the zone's bytes for its old
-                // state: they stay (the zone is reset in the device all the same). A balloon
-                // zone keeps its bytes in segments, freed by `balloon_reset`.
-                let mut punched = Ok(());
-                if recorded.is_ok() && !balloon {
-                    punched = self.storage.reset(zi as u32).map_err(|e| {
-                        self.note_image_error("punch", &e);
-                        Status::INTERNAL_ERROR
-                    });
-                }
-                self.chunks[zi].clear();
-                self.memo.forget_zone(zi);
-                let done = if balloon {
-                    self.balloon_reset(zi, ready)
-                } else {
-                    self.erase_zone(zi, ready)
-                };
+                // The design frees the zone's flash (and its bytes in the image, if the
+                // record was written).
+                let (design, mut m) = self.split();
+                let (done, punched) =
+                    design.reset_zone(&mut m, zi, SimInstant::from_ns(ready), recorded.is_ok());
+                let punched = punched.map_err(|e| {
+                    self.note_image_error("punch", &e);
+                    Status::INTERNAL_ERROR
+                });
                 self.counters.zone_resets += 1;
                 recorded.and(punched)?;
-                Ok(done)
+                Ok(done.as_ns())
             }
             (ZoneAction::Offline, Offline) => Ok(ready),
             (ZoneAction::Offline, ReadOnly) => {

@@ -29,12 +29,13 @@ use codec::Direction;
 use nand::DieId;
 use serde::{Deserialize, Serialize};
 
+mod hooks;
 mod persist;
 mod space;
-pub(crate) use persist::{BalloonDelta, SavedBalloon};
 use sim::SimInstant;
 
-use crate::controller::{Controller, ZoneFlash};
+use super::Media;
+use crate::controller::ZoneFlash;
 use crate::layout::BalloonLayout;
 use crate::status::Status;
 use crate::storage::AppendBytes;
@@ -44,7 +45,7 @@ pub(crate) const UNIT: u64 = 256;
 /// Housekeeping header at the start of every slot: compressed length u16 (0 = stored raw, 4096
 /// bytes), residue offset u32 in 256 B units of the zone's residue stream.
 pub(crate) const HEADER: u64 = 6;
-const PAGE: u64 = 4096;
+pub(crate) const PAGE: u64 = 4096;
 /// Free SSBs kept back so reclamation always has somewhere to copy to.
 const RESERVE_SSBS: u32 = 1;
 /// Histogram buckets: footprint in 256 B units, 1..=16, and 17 for a page over a page.
@@ -193,8 +194,10 @@ pub struct BalloonCounters {
     pub peak_ssbs: u64,
 }
 
-pub(crate) struct Balloon {
+pub struct Balloon {
     lay: BalloonLayout,
+    /// Pages one flash read senses (a physical page's sectors).
+    pages_per_read: u32,
     percentile: u32,
     first_slot: u32,
     watermark: u32,
@@ -217,6 +220,7 @@ impl Balloon {
     pub fn new(lay: BalloonLayout, cfg: &crate::config::BalloonConfig, zones: u32) -> Balloon {
         let ssbs = lay.rows * lay.groups;
         Balloon {
+            pages_per_read: cfg.pages_per_read,
             percentile: cfg.slot_percentile,
             first_slot: cfg.first_slot_units,
             watermark: cfg.incompressible_below_percent,
@@ -481,25 +485,22 @@ impl Balloon {
     }
 }
 
-impl Controller {
-    fn balloon(&mut self) -> &mut Balloon {
-        self.balloon.as_mut().expect("balloon design")
-    }
-
+impl Balloon {
     /// Compress the pages of a write and check that flash has room for them; reclaims residue
     /// space if it must. Changes no zone. Fails with Capacity Exceeded when flash is out.
-    pub(crate) fn balloon_prepare(
+    pub(crate) fn prepare(
         &mut self,
+        m: &mut Media<'_>,
         zi: usize,
         data: &[u8],
         ready: u64,
     ) -> Result<(), Status> {
-        let b = self.balloon.as_mut().expect("balloon design");
-        self.engine
-            .compress_units(data, PAGE as usize, &mut self.staging, &mut b.sizes);
+        let b = &mut *self;
+        m.engine
+            .compress_units(data, PAGE as usize, m.staging, &mut b.sizes);
         let need = b.ssbs_needed(zi);
-        while self.balloon().free_ssbs < need + RESERVE_SSBS {
-            if !self.balloon_reclaim_one(ready) {
+        while self.free_ssbs < need + RESERVE_SSBS {
+            if !self.reclaim_one(m, ready) {
                 return Err(Status::CAPACITY_EXCEEDED);
             }
         }
@@ -509,15 +510,15 @@ impl Controller {
     /// Store the pages of `data` (prepared by [`balloon_prepare`]) at the end of zone `zi` and
     /// time the write: buffer space for the stored bytes, the transfer, one engine request per
     /// page, and the programs of every unit filled. Returns when the write is in the buffer.
-    pub(crate) fn balloon_write(&mut self, zi: usize, data: &[u8], ready: u64) -> u64 {
+    pub(crate) fn write(&mut self, m: &mut Media<'_>, zi: usize, data: &[u8], ready: u64) -> u64 {
         let mut touched: Vec<SegId> = Vec::with_capacity(4);
         let mut stored = 0u64;
         let mut src = 0usize;
         for (i, raw_page) in data.chunks_exact(PAGE as usize).enumerate() {
-            let b = self.balloon.as_mut().expect("balloon design");
+            let b = &mut *self;
             let c = b.sizes[i];
             let len = if c == 0 { PAGE as usize } else { c as usize };
-            let page = &self.staging[src..src + len];
+            let page = &m.staging[src..src + len];
             src += len;
             let seg_bytes = if b.zones[zi].cur.raw_zone {
                 b.lay.ssb_bytes * b.lay.groups as u64
@@ -579,31 +580,37 @@ impl Controller {
                 b.counters.truncated_pages += 1;
                 b.counters.residue_bytes += p.residue_len;
                 stored += p.residue_len.div_ceil(UNIT) * UNIT;
-                let staging = std::mem::take(&mut self.staging);
-                self.balloon_append_residue(zi, &staging[residue], &mut touched);
-                self.staging = staging;
+                let staging = std::mem::take(m.staging);
+                self.append_residue(m, zi, &staging[residue], &mut touched);
+                *m.staging = staging;
             }
         }
 
         // Cost: buffer space for what is stored, the transfer, the engine, then programs.
         let pages = data.len() as u64 / PAGE;
-        let admitted = self.buffer_admit(ready, stored);
-        let in_device = self.transfer_to_device(admitted, data.len() as u64);
+        let admitted = m.buffer_admit(ready, stored);
+        let in_device = m.transfer_to_device(admitted, data.len() as u64);
         let mut done = in_device;
         for _ in 0..pages {
-            done = done.max(self.engine.run(Direction::Compress, in_device, PAGE));
+            done = done.max(m.engine.run(Direction::Compress, in_device, PAGE));
         }
         for seg in touched {
-            self.balloon_flush(seg, done);
+            self.flush(m, seg, done);
         }
         done
     }
 
     /// Append a residue to zone `zi`'s residue stream, in the extra segment it writes (taken
     /// from the pool or freshly allocated when it has none or it is full).
-    fn balloon_append_residue(&mut self, zi: usize, bytes: &[u8], touched: &mut Vec<SegId>) {
+    fn append_residue(
+        &mut self,
+        _m: &mut Media<'_>,
+        zi: usize,
+        bytes: &[u8],
+        touched: &mut Vec<SegId>,
+    ) {
         let aligned = (bytes.len() as u64).div_ceil(UNIT) * UNIT;
-        let b = self.balloon();
+        let b = &mut *self;
         let mut stream = b.zones[zi].residues.last().map_or(0, |e| e.stream + e.len);
         let mut left = aligned;
         let mut src = 0usize;
@@ -653,40 +660,37 @@ impl Controller {
     }
 
     /// Hand every complete program unit of segment `seg` to flash, data ready at `ready`.
-    fn balloon_flush(&mut self, seg: SegId, ready: u64) {
-        let unit = self.layout.geometry.unit_bytes;
-        let b = self.balloon.as_mut().expect("balloon design");
+    fn flush(&mut self, m: &mut Media<'_>, seg: SegId, ready: u64) {
+        let unit = m.layout.geometry.unit_bytes;
+        let b = &mut *self;
         let (first, dies) = b.dies_of(seg);
         let s = b.seg_mut(seg);
         let end = s.len();
-        s.flash.program_up_to(
-            end,
-            unit,
-            ready,
-            &mut self.flash,
-            &mut self.write_buffer,
-            |off| DieId(first + ((off / unit) % dies) as u32),
-        );
+        s.flash
+            .program_up_to(end, unit, ready, m.flash, m.buffer, |off| {
+                DieId(first + ((off / unit) % dies) as u32)
+            });
         // An image-backed device keeps little of a segment in memory (see AppendBytes).
         let addr = seg_addr(&b.lay, b.seg(seg));
         let s = b.seg_mut(seg);
-        s.bytes.spill(&self.storage, addr, s.cap);
+        s.bytes.spill(m.storage, addr, s.cap);
     }
 
     /// Timing of reading `len` bytes at `off` of segment `seg`: one flash read per page not in
     /// the write buffer, none for a page already read by this command (`seen`).
-    fn balloon_read_bytes(
+    fn read_bytes(
         &mut self,
+        m: &mut Media<'_>,
         seg: SegId,
         off: u64,
         len: u64,
         t: u64,
         seen: &mut Vec<(SegId, u64, u64)>,
     ) -> u64 {
-        let unit = self.layout.geometry.unit_bytes;
-        let page = self.layout.geometry.page_bytes as u64;
+        let unit = m.layout.geometry.unit_bytes;
+        let page = m.layout.geometry.page_bytes as u64;
         // One read senses `pages_per_read` pages (a physical page's sectors).
-        let sensed = page * self.config.balloon.pages_per_read.max(1) as u64;
+        let sensed = page * self.pages_per_read.max(1) as u64;
         let mut ready = t;
         let mut at = off;
         while at < off + len {
@@ -694,7 +698,7 @@ impl Controller {
             let got = match seen.iter().rev().take(8).find(|s| s.0 == seg && s.1 == p) {
                 Some(s) => s.2,
                 None => {
-                    let b = self.balloon.as_mut().expect("balloon design");
+                    let b = &mut *self;
                     let die = b.die_at(seg, at, unit);
                     let done = if b.seg_mut(seg).flash.holds(at, t, unit) {
                         t
@@ -702,7 +706,7 @@ impl Controller {
                         // Transfer the pages of this sense the range covers.
                         let end = (off + len).min((p + 1) * sensed);
                         let bytes = (end.div_ceil(page) - at / page) * page;
-                        self.flash.read(die, bytes, SimInstant::from_ns(t)).as_ns()
+                        m.flash.read(die, bytes, SimInstant::from_ns(t)).as_ns()
                     };
                     seen.push((seg, p, done));
                     done
@@ -716,14 +720,15 @@ impl Controller {
 
     /// Read `data.len() / 4096` pages of zone `zi` from page `first`: pages past the write
     /// pointer are zeros. Returns when the last page is decompressed.
-    pub(crate) fn balloon_read(
+    pub(crate) fn read(
         &mut self,
+        m: &mut Media<'_>,
         zi: usize,
         first: u64,
         data: &mut [u8],
         ready: u64,
     ) -> Result<u64, Status> {
-        let written = self.zones[zi].bytes / PAGE;
+        let written = m.zones[zi].bytes / PAGE;
         let mut seen = Vec::new();
         let mut pieces = Vec::new();
         let mut done = ready;
@@ -733,37 +738,30 @@ impl Controller {
                 out.fill(0);
                 continue;
             }
-            let b = self.balloon.as_mut().expect("balloon design");
+            let b = &mut *self;
             let (seg, off, slot) = b.locate(zi, page);
             b.counters.pages_read += 1;
             if slot == 0 {
-                seg_read(b, &self.storage, seg, off, out)?;
-                let t = self.balloon_read_bytes(seg, off, PAGE, ready, &mut seen);
+                seg_read(b, m.storage, seg, off, out)?;
+                let t = self.read_bytes(m, seg, off, PAGE, ready, &mut seen);
                 done = done.max(t);
                 continue;
             }
             let slot_bytes = slot as u64 * UNIT;
             let mut hdr = [0u8; HEADER as usize];
-            seg_read(b, &self.storage, seg, off, &mut hdr)?;
+            seg_read(b, m.storage, seg, off, &mut hdr)?;
             let c = u16::from_le_bytes([hdr[0], hdr[1]]) as u64;
             let res_off = u32::from_le_bytes([hdr[2], hdr[3], hdr[4], hdr[5]]) as u64 * UNIT;
             let stored = if c == 0 { PAGE } else { c };
             let foot = stored + HEADER;
             let in_slot = foot.min(slot_bytes);
-            self.staging.clear();
-            seg_append(
-                b,
-                &self.storage,
-                seg,
-                off + HEADER,
-                in_slot - HEADER,
-                &mut self.staging,
-            )?;
-            let home_ready = self.balloon_read_bytes(seg, off, in_slot, ready, &mut seen);
+            m.staging.clear();
+            seg_append(b, m.storage, seg, off + HEADER, in_slot - HEADER, m.staging)?;
+            let home_ready = self.read_bytes(m, seg, off, in_slot, ready, &mut seen);
             let mut page_ready = home_ready;
             if foot > slot_bytes {
                 // The slot's header gives the residue: a second read, after the first.
-                let b = self.balloon.as_mut().expect("balloon design");
+                let b = &mut *self;
                 b.counters.two_read_pages += 1;
                 let need = foot - slot_bytes;
                 if res_off + need > b.zones[zi].cur.residue {
@@ -771,40 +769,22 @@ impl Controller {
                 }
                 b.residue_pieces(zi, res_off, need, &mut pieces);
                 for &(rseg, roff, rlen) in &pieces {
-                    let b = self.balloon.as_ref().expect("balloon design");
-                    seg_append(b, &self.storage, rseg, roff, rlen, &mut self.staging)?;
-                    let t = self.balloon_read_bytes(rseg, roff, rlen, home_ready, &mut seen);
+                    let b = &*self;
+                    seg_append(b, m.storage, rseg, roff, rlen, m.staging)?;
+                    let t = self.read_bytes(m, rseg, roff, rlen, home_ready, &mut seen);
                     page_ready = page_ready.max(t);
                 }
             }
             if c == 0 {
-                out.copy_from_slice(&self.staging);
+                out.copy_from_slice(m.staging);
             } else {
-                self.engine
+                m.engine
                     .coder
-                    .decompress(self.engine.codec, &self.staging, out)
+                    .decompress(m.engine.codec, m.staging, out)
                     .map_err(|_| Status::UNRECOVERED_READ_ERROR)?;
             }
-            done = done.max(self.engine.run(Direction::Decompress, page_ready, PAGE));
+            done = done.max(m.engine.run(Direction::Decompress, page_ready, PAGE));
         }
         Ok(done)
-    }
-
-    /// Segment bytes held in memory (balloon design only): all of them on a memory device,
-    /// only those of segments still filling on an image.
-    pub fn balloon_resident_bytes(&self) -> Option<u64> {
-        let b = self.balloon.as_ref()?;
-        Some(
-            b.segments
-                .iter()
-                .flatten()
-                .map(|s| s.bytes.resident())
-                .sum(),
-        )
-    }
-
-    /// Balloon-ZNS counters (balloon design only).
-    pub fn balloon_counters(&self) -> Option<BalloonCounters> {
-        self.balloon.as_ref().map(|b| b.counters.clone())
     }
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{BZone, Balloon, BalloonCounters, SegId, SegKind, Segment};
-use crate::controller::{Controller, ZoneFlash};
+use crate::controller::ZoneFlash;
 use crate::storage::AppendBytes;
 
 /// A segment as the image's table keeps it (its bytes are in the flash section).
@@ -62,7 +62,7 @@ fn saved_segment(id: SegId, s: &Segment) -> SavedSegment {
 
 impl Balloon {
     /// Write the segment bytes the image lacks (before any record that points at them).
-    pub fn persist_bytes(&mut self, img: &crate::storage::ImageFile) -> std::io::Result<()> {
+    pub(crate) fn persist_bytes(&mut self, img: &crate::storage::ImageFile) -> std::io::Result<()> {
         let lay = &self.lay;
         for s in self.segments.iter_mut().flatten() {
             s.bytes.persist(img, super::seg_addr(lay, s))?;
@@ -71,7 +71,7 @@ impl Balloon {
     }
 
     /// What changed since the last record or checkpoint (None: nothing).
-    pub fn take_delta(&mut self) -> Option<BalloonDelta> {
+    pub(crate) fn take_delta(&mut self) -> Option<BalloonDelta> {
         let r = &mut self.recorded;
         let n = self.segments.len().max(r.segments.len());
         r.segments.resize(n, None);
@@ -105,7 +105,7 @@ impl Balloon {
     }
 
     /// The whole tables, for a checkpoint (what changed is recorded by it).
-    pub fn saved(&mut self) -> SavedBalloon {
+    pub(crate) fn saved(&mut self) -> SavedBalloon {
         self.recorded.segments = (0..self.segments.len())
             .map(|id| self.segments[id].as_ref().map(|s| saved_segment(id, s)))
             .collect();
@@ -127,7 +127,7 @@ impl Balloon {
 
     /// Rebuild from a checkpoint and the journal records after it. Returns the bytes still in
     /// partial program units (they sit in the capacitor-protected buffer).
-    pub fn restore(
+    pub(crate) fn restore(
         &mut self,
         mut t: SavedBalloon,
         deltas: Vec<BalloonDelta>,
@@ -213,13 +213,11 @@ impl Balloon {
     }
 }
 
-impl Controller {
+impl Balloon {
     /// Does zone `zi` still hold pages or segments (a Reset the image recorded but a kill
     /// interrupted)?
-    pub(crate) fn balloon_zone_holds_data(&self, zi: usize) -> bool {
-        self.balloon.as_ref().is_some_and(|b| {
-            let z = &b.zones[zi];
-            z.cur.page > 0 || !z.home.is_empty() || !z.residues.is_empty() || z.extra.is_some()
-        })
+    pub(crate) fn zone_holds_data(&self, zi: usize) -> bool {
+        let z = &self.zones[zi];
+        z.cur.page > 0 || !z.home.is_empty() || !z.residues.is_empty() || z.extra.is_some()
     }
 }

@@ -7,15 +7,13 @@
 use nand::DieId;
 use sim::SimInstant;
 
-use super::{seg_append, Extent, SegId, SegKind};
-use crate::controller::Controller;
+use super::{seg_append, Balloon, Extent, SegId, SegKind};
+use crate::design::Media;
 
-impl Controller {
+impl Balloon {
     /// A zone leaves the open states: the extra segment it wrote goes back to the pool.
-    pub(crate) fn balloon_release_extra(&mut self, zi: usize) {
-        let Some(b) = self.balloon.as_mut() else {
-            return;
-        };
+    pub(crate) fn release_extra(&mut self, m: &mut Media<'_>, zi: usize) {
+        let b = &mut *self;
         let Some(id) = b.zones[zi].extra.take() else {
             return;
         };
@@ -24,15 +22,15 @@ impl Controller {
         let (empty, room) = (s.valid == 0, s.len() < s.cap);
         if empty {
             // Every residue in it was reset or moved: nothing to keep.
-            self.balloon_free(id, 0);
+            self.free(m, id, 0);
         } else if room {
             b.pool.push(id);
         }
     }
 
     /// Erase a segment's blocks and give its SSBs back.
-    pub(super) fn balloon_free(&mut self, id: SegId, ready: u64) -> u64 {
-        let b = self.balloon.as_mut().expect("balloon design");
+    pub(super) fn free(&mut self, m: &mut Media<'_>, id: SegId, ready: u64) -> u64 {
+        let b = &mut *self;
         b.pool.retain(|&p| p != id);
         let s = b.segments[id].take().expect("live segment");
         b.free_slots.push(id);
@@ -49,38 +47,38 @@ impl Controller {
         // The image records the segment free before its bytes go (storage.rs); if that
         // record cannot be written, the bytes stay (unreferenced once it is).
         let addr = b.addr(&s);
-        if self.persist_command().is_ok() {
-            if let crate::storage::Storage::Image(img) = &self.storage {
+        if m.commit(self).is_ok() {
+            if let crate::storage::Storage::Image(img) = &m.storage {
                 let _ = img.erase_flash(addr, s.cap);
             }
         }
-        let b = self.balloon.as_mut().expect("balloon design");
+        let b = &mut *self;
         // Buffered bytes that never reached flash give their buffer space back.
-        self.write_buffer.discard(s.len() - s.flash.issued);
-        let unit = self.layout.geometry.unit_bytes;
+        m.buffer.discard(s.len() - s.flash.issued);
+        let unit = m.layout.geometry.unit_bytes;
         let dies = s.ssbs * b.lay.dies_per_ssb;
         let programmed = s.flash.issued / unit;
         let start = ready.max(s.flash.busy_until);
         let mut done = start;
         for d in 0..dies.min(programmed as u32) {
             let die = DieId(s.group * b.lay.dies_per_ssb + d);
-            done = done.max(self.flash.erase(die, 1, SimInstant::from_ns(start)).as_ns());
+            done = done.max(m.flash.erase(die, 1, SimInstant::from_ns(start)).as_ns());
         }
         done
     }
 
     /// Reset: free the zone's home segments, drop its residues (an extra segment left with no
     /// live residue and no writer is freed at once). Returns when the erases are done.
-    pub(crate) fn balloon_reset(&mut self, zi: usize, ready: u64) -> u64 {
-        self.balloon_release_extra(zi);
-        let b = self.balloon();
+    pub(crate) fn reset(&mut self, m: &mut Media<'_>, zi: usize, ready: u64) -> u64 {
+        self.release_extra(m, zi);
+        let b = &mut *self;
         let z = std::mem::take(&mut b.zones[zi]);
         let mut done = ready;
         for (id, _) in z.home {
-            done = done.max(self.balloon_free(id, ready));
+            done = done.max(self.free(m, id, ready));
         }
         for e in z.residues {
-            let b = self.balloon();
+            let b = &mut *self;
             let Some(s) = b.segments[e.seg].as_mut() else {
                 continue;
             };
@@ -89,7 +87,7 @@ impl Controller {
             }
             s.valid -= e.len;
             if s.valid == 0 && s.owner.is_none() {
-                done = done.max(self.balloon_free(e.seg, ready));
+                done = done.max(self.free(m, e.seg, ready));
             }
         }
         done
@@ -97,9 +95,9 @@ impl Controller {
 
     /// The zone is fully written: move its residues into its last home segment if they fit
     /// there (§3.1), so the extra segments can be reclaimed without copying them.
-    pub(crate) fn balloon_migrate(&mut self, zi: usize, ready: u64) {
-        self.balloon_release_extra(zi);
-        let b = self.balloon();
+    pub(crate) fn migrate(&mut self, m: &mut Media<'_>, zi: usize, ready: u64) {
+        self.release_extra(m, zi);
+        let b = &mut *self;
         let z = &b.zones[zi];
         let total: u64 = z.residues.iter().map(|e| e.len).sum();
         let Some(&(home, _)) = z.home.last() else {
@@ -115,13 +113,13 @@ impl Controller {
         }
         // The residues' bytes, read before anything moves (an unreadable image leaves them).
         let mut moved = Vec::with_capacity(total as usize);
-        let b = self.balloon.as_ref().expect("balloon design");
+        let b = &*self;
         for e in &b.zones[zi].residues {
-            if seg_append(b, &self.storage, e.seg, e.seg_off, e.len, &mut moved).is_err() {
+            if seg_append(b, m.storage, e.seg, e.seg_off, e.len, &mut moved).is_err() {
                 return;
             }
         }
-        let b = self.balloon();
+        let b = &mut *self;
         let old = std::mem::take(&mut b.zones[zi].residues);
         let dst_off = b.seg(home).len();
         b.seg_mut(home).bytes.extend(&moved);
@@ -129,9 +127,9 @@ impl Controller {
         let mut read_done = ready;
         for e in &old {
             read_done =
-                read_done.max(self.balloon_read_bytes(e.seg, e.seg_off, e.len, ready, &mut seen));
+                read_done.max(self.read_bytes(m, e.seg, e.seg_off, e.len, ready, &mut seen));
         }
-        let b = self.balloon();
+        let b = &mut *self;
         b.zones[zi].residues.push(Extent {
             stream: 0,
             seg: home,
@@ -141,21 +139,21 @@ impl Controller {
         b.counters.migrations += 1;
         b.counters.migrated_bytes += total;
         for e in old {
-            let s = self.balloon().seg_mut(e.seg);
+            let s = self.seg_mut(e.seg);
             s.valid -= e.len;
             if s.valid == 0 && s.owner.is_none() {
-                self.balloon_free(e.seg, read_done);
+                self.free(m, e.seg, read_done);
             }
         }
-        self.buffer_admit(read_done, total);
-        self.balloon_flush(home, read_done);
+        m.buffer_admit(read_done, total);
+        self.flush(m, home, read_done);
     }
 
     /// Reclaim one extra segment (§3.1 residue space reclamation): the one with the fewest
     /// live residue bytes and no writer; its live residues are copied to another extra segment
     /// and it is erased. False when no segment would give space back.
-    pub(super) fn balloon_reclaim_one(&mut self, t: u64) -> bool {
-        let b = self.balloon();
+    pub(super) fn reclaim_one(&mut self, m: &mut Media<'_>, t: u64) -> bool {
+        let b = &mut *self;
         // Only full segments: the room left in a partial one is used without reclaiming it.
         let victim = b
             .segments
@@ -192,17 +190,17 @@ impl Controller {
         let mut dst: Option<SegId> = None;
         let mut moved_bytes = 0;
         for (zi, k) in moves.into_iter().rev() {
-            let b = self.balloon.as_ref().expect("balloon design");
+            let b = &*self;
             let e = b.zones[zi].residues[k];
             let mut bytes = Vec::new();
-            if seg_append(b, &self.storage, victim, e.seg_off, e.len, &mut bytes).is_err() {
+            if seg_append(b, m.storage, victim, e.seg_off, e.len, &mut bytes).is_err() {
                 return false;
             }
-            let read_done = self.balloon_read_bytes(victim, e.seg_off, e.len, t, &mut seen);
+            let read_done = self.read_bytes(m, victim, e.seg_off, e.len, t, &mut seen);
             let mut pieces = Vec::new();
             let mut at = 0u64;
             while at < e.len {
-                let b = self.balloon();
+                let b = &mut *self;
                 let id = match dst {
                     Some(id) if b.seg(id).len() < b.seg(id).cap => id,
                     _ => {
@@ -229,24 +227,24 @@ impl Controller {
                     len: take,
                 });
                 at += take;
-                self.buffer_admit(read_done, take);
-                self.balloon_flush(id, read_done);
+                m.buffer_admit(read_done, take);
+                self.flush(m, id, read_done);
             }
             moved_bytes += e.len;
-            let b = self.balloon();
+            let b = &mut *self;
             b.zones[zi].residues.splice(k..k + 1, pieces);
         }
         if let Some(id) = dst {
-            let b = self.balloon();
+            let b = &mut *self;
             if b.seg(id).len() < b.seg(id).cap {
                 b.pool.push(id);
             }
         }
-        let b = self.balloon();
+        let b = &mut *self;
         b.counters.reclamations += 1;
         b.counters.reclaimed_bytes += moved_bytes;
         b.seg_mut(victim).valid = 0;
-        self.balloon_free(victim, t);
+        self.free(m, victim, t);
         true
     }
 }

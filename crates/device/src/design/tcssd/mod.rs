@@ -18,7 +18,10 @@ use nand::DieId;
 use serde::{Deserialize, Serialize};
 use sim::SimInstant;
 
-use crate::controller::{Controller, ZoneFlash};
+mod hooks;
+
+use super::Media;
+use crate::controller::ZoneFlash;
 use crate::status::Status;
 use crate::storage::AppendBytes;
 
@@ -123,7 +126,7 @@ pub struct TcssdCounters {
     pub map_bytes: u64,
 }
 
-pub(crate) struct Tcssd {
+pub struct Tcssd {
     map: Vec<Option<Box<[u64]>>>,
     sbs: Vec<Superblock>,
     sb_bytes: u64,
@@ -186,7 +189,7 @@ impl Tcssd {
     }
 
     /// Write the superblock bytes the image lacks (before any record that points at them).
-    pub fn persist_bytes(&mut self, img: &crate::storage::ImageFile) -> std::io::Result<()> {
+    pub(crate) fn persist_bytes(&mut self, img: &crate::storage::ImageFile) -> std::io::Result<()> {
         for (i, sb) in self.sbs.iter_mut().enumerate() {
             if !sb.free {
                 sb.bytes.persist(img, i as u64 * self.sb_bytes)?;
@@ -196,7 +199,7 @@ impl Tcssd {
     }
 
     /// What changed since the last record or checkpoint (None: nothing).
-    pub fn take_delta(&mut self) -> Option<TcssdDelta> {
+    pub(crate) fn take_delta(&mut self) -> Option<TcssdDelta> {
         let mut superblocks = Vec::new();
         for (i, s) in self.sbs.iter().enumerate() {
             let now = Self::sb_state(s);
@@ -225,7 +228,7 @@ impl Tcssd {
     }
 
     /// The whole tables, for a checkpoint (what changed is recorded by it).
-    pub fn saved(&mut self) -> SavedTcssd {
+    pub(crate) fn saved(&mut self) -> SavedTcssd {
         self.dirty_lbas.clear();
         for (i, s) in self.sbs.iter().enumerate() {
             self.recorded[i] = Self::sb_state(s);
@@ -250,7 +253,7 @@ impl Tcssd {
 
     /// Rebuild from a checkpoint and the journal records after it. Returns the bytes left in
     /// partial program units (buffered).
-    pub fn restore(
+    pub(crate) fn restore(
         &mut self,
         mut t: SavedTcssd,
         deltas: Vec<TcssdDelta>,
@@ -378,17 +381,13 @@ impl Tcssd {
     }
 }
 
-impl Controller {
-    fn tcssd(&mut self) -> &mut Tcssd {
-        self.tcssd.as_mut().expect("tcssd design")
-    }
-
+impl Tcssd {
     /// Write `nlb` blocks at `slba`: compress, check the flash can take them, collect garbage
     /// if free superblocks are short, pack, map. Returns when the data is in the buffer.
     /// Deallocate blocks [slba, end): their bytes are dead (GC no longer copies them) and
     /// they read as zeros.
-    pub(crate) fn tcssd_deallocate(&mut self, slba: u64, end: u64) {
-        let t = self.tcssd();
+    pub(crate) fn deallocate(&mut self, _m: &mut Media<'_>, slba: u64, end: u64) {
+        let t = &mut *self;
         let mut lba = slba;
         while lba < end {
             // A map page never written holds nothing to forget.
@@ -409,17 +408,18 @@ impl Controller {
         }
     }
 
-    pub(crate) fn tcssd_write(
+    pub(crate) fn write(
         &mut self,
+        m: &mut Media<'_>,
         ready: u64,
         slba: u64,
         data: &[u8],
     ) -> Result<u64, Status> {
-        let t = self.tcssd.as_mut().expect("tcssd design");
-        self.engine
-            .compress_units(data, BLOCK as usize, &mut self.staging, &mut t.sizes);
+        let t = &mut *self;
+        m.engine
+            .compress_units(data, BLOCK as usize, m.staging, &mut t.sizes);
         // Bytes the old versions free count too: they are dead as soon as this lands.
-        let need = self.staging.len() as u64;
+        let need = m.staging.len() as u64;
         let freed: u64 = (0..t.sizes.len() as u64)
             .filter_map(|i| t.get(slba + i).map(|e| e.len))
             .sum();
@@ -430,12 +430,12 @@ impl Controller {
 
         let mut src = 0usize;
         let mut touched = Vec::with_capacity(2);
-        for i in 0..self.tcssd().sizes.len() {
-            let c = self.tcssd().sizes[i];
+        for i in 0..self.sizes.len() {
+            let c = self.sizes[i];
             let len = if c == 0 { BLOCK } else { c as u64 };
-            let sb = self.tcssd_room(len, false, ready)?;
+            let sb = self.room_for(m, len, false, ready)?;
             let lba = slba + i as u64;
-            let t = self.tcssd.as_mut().expect("tcssd design");
+            let t = &mut *self;
             if let Some(old) = t.get(lba) {
                 t.sbs[old.sb as usize].valid -= old.len;
                 t.counters.valid_bytes -= old.len;
@@ -443,7 +443,7 @@ impl Controller {
             }
             let s = &mut t.sbs[sb as usize];
             let off = s.len();
-            s.bytes.extend(&self.staging[src..src + len as usize]);
+            s.bytes.extend(&m.staging[src..src + len as usize]);
             s.valid += len;
             s.written.push((lba, off as u32));
             src += len as usize;
@@ -464,22 +464,28 @@ impl Controller {
             }
         }
 
-        let admitted = self.buffer_admit(ready, need);
-        let in_device = self.transfer_to_device(admitted, data.len() as u64);
+        let admitted = m.buffer_admit(ready, need);
+        let in_device = m.transfer_to_device(admitted, data.len() as u64);
         let mut done = in_device;
         for _ in 0..data.len() as u64 / BLOCK {
-            done = done.max(self.engine.run(Direction::Compress, in_device, BLOCK));
+            done = done.max(m.engine.run(Direction::Compress, in_device, BLOCK));
         }
         for sb in touched {
-            self.tcssd_flush(sb, done);
+            self.flush(m, sb, done);
         }
         Ok(done)
     }
 
     /// The open superblock (host or GC) with room for `len` bytes, taking a free one (and
     /// collecting garbage first when free ones are short) if the current one is full.
-    fn tcssd_room(&mut self, len: u64, gc: bool, ready: u64) -> Result<u32, Status> {
-        let t = self.tcssd();
+    fn room_for(
+        &mut self,
+        m: &mut Media<'_>,
+        len: u64,
+        gc: bool,
+        ready: u64,
+    ) -> Result<u32, Status> {
+        let t = &mut *self;
         let open = if gc { t.gc_open } else { t.host_open };
         if let Some(sb) = open {
             if t.room(Some(sb)) >= len {
@@ -487,16 +493,16 @@ impl Controller {
             }
         }
         if !gc {
-            while self.tcssd().free_count() <= self.tcssd().gc_free {
-                if !self.tcssd_gc(ready) {
+            while self.free_count() <= self.gc_free {
+                if !self.gc(m, ready) {
                     break;
                 }
             }
         }
         if let Some(full) = open {
-            self.tcssd_close(full, ready);
+            self.close(m, full, ready);
         }
-        let t = self.tcssd();
+        let t = &mut *self;
         // Host writes leave the last free superblock to GC.
         if !gc && t.free_count() <= 1 {
             return Err(Status::CAPACITY_EXCEEDED);
@@ -512,8 +518,8 @@ impl Controller {
 
     /// One greedy GC pass: the full superblock with the fewest live bytes is copied out and
     /// erased. False when no superblock would give space back.
-    fn tcssd_gc(&mut self, ready: u64) -> bool {
-        let t = self.tcssd();
+    fn gc(&mut self, m: &mut Media<'_>, ready: u64) -> bool {
+        let t = &mut *self;
         let victim = t
             .sbs
             .iter()
@@ -537,22 +543,22 @@ impl Controller {
         }
         t.counters.gc_runs += 1;
         let written = std::mem::take(&mut t.sbs[victim as usize].written);
-        let unit = self.layout.geometry.unit_bytes;
-        let page = self.layout.geometry.page_bytes as u64;
+        let unit = m.layout.geometry.unit_bytes;
+        let page = m.layout.geometry.page_bytes as u64;
         let mut last_page = u64::MAX;
         let mut read_done = ready;
         let mut touched = Vec::new();
         let mut bytes = Vec::new();
         for i in 0..written.len() {
             let (lba, off) = written[i];
-            let t = self.tcssd.as_mut().expect("tcssd design");
+            let t = &mut *self;
             let Some(e) = t.get(lba) else { continue };
             if e.sb != victim || e.off != off as u64 {
                 continue;
             }
             bytes.clear();
             bytes.resize(e.len as usize, 0);
-            if sb_read(t, &self.storage, victim, e.off, &mut bytes).is_err() {
+            if sb_read(t, m.storage, victim, e.off, &mut bytes).is_err() {
                 // An unreadable image: stop here; the victim keeps what was not moved, and the
                 // list of what it holds (GC must never erase it with live blocks unmoved).
                 t.sbs[victim as usize].written = written[i..].to_vec();
@@ -562,18 +568,15 @@ impl Controller {
             for p in e.off / page..(e.off + e.len).div_ceil(page) {
                 if p != last_page {
                     let die = DieId(((p * page / unit) % t.dies as u64) as u32);
-                    read_done = read_done.max(
-                        self.flash
-                            .read(die, page, SimInstant::from_ns(ready))
-                            .as_ns(),
-                    );
+                    read_done =
+                        read_done.max(m.flash.read(die, page, SimInstant::from_ns(ready)).as_ns());
                     last_page = p;
                 }
             }
             let dst = self
-                .tcssd_room(e.len, true, ready)
+                .room_for(m, e.len, true, ready)
                 .expect("room checked before moving");
-            let t = self.tcssd();
+            let t = &mut *self;
             let s = &mut t.sbs[dst as usize];
             let new_off = s.len();
             s.bytes.extend(&bytes);
@@ -589,34 +592,34 @@ impl Controller {
                 },
             );
             t.counters.gc_relocated_bytes += e.len;
-            self.buffer_admit(read_done, e.len);
+            m.buffer_admit(read_done, e.len);
             if !touched.contains(&dst) {
                 touched.push(dst);
             }
         }
         for sb in touched {
-            self.tcssd_flush(sb, read_done);
+            self.flush(m, sb, read_done);
         }
-        self.tcssd_erase(victim, ready);
+        self.erase(m, victim, ready);
         true
     }
 
     /// A superblock leaves service as an open one: pad its last program unit and program it.
-    fn tcssd_close(&mut self, sb: u32, ready: u64) {
-        let unit = self.layout.geometry.unit_bytes;
-        let s = &mut self.tcssd().sbs[sb as usize];
+    fn close(&mut self, m: &mut Media<'_>, sb: u32, ready: u64) {
+        let unit = m.layout.geometry.unit_bytes;
+        let s = &mut self.sbs[sb as usize];
         let len = s.len();
         let padded = len.div_ceil(unit) * unit;
         if padded > len {
             s.bytes.zero_to(padded);
-            self.buffer_admit(ready, padded - len);
-            self.tcssd_flush(sb, ready);
+            m.buffer_admit(ready, padded - len);
+            self.flush(m, sb, ready);
         }
     }
 
-    fn tcssd_erase(&mut self, sb: u32, ready: u64) {
-        let unit = self.layout.geometry.unit_bytes;
-        let t = self.tcssd.as_mut().expect("tcssd design");
+    fn erase(&mut self, m: &mut Media<'_>, sb: u32, ready: u64) {
+        let unit = m.layout.geometry.unit_bytes;
+        let t = &mut *self;
         let s = std::mem::take(&mut t.sbs[sb as usize]);
         t.sbs[sb as usize].free = true;
         t.counters.free_superblocks += 1;
@@ -624,58 +627,55 @@ impl Controller {
         let (dies, sb_bytes) = (t.dies, t.sb_bytes);
         // The image records that nothing lives here any more before its bytes go (storage.rs);
         // if that record cannot be written, the bytes stay (unreferenced once it is).
-        if self.persist_command().is_ok() {
-            if let crate::storage::Storage::Image(img) = &self.storage {
+        if m.commit(self).is_ok() {
+            if let crate::storage::Storage::Image(img) = &m.storage {
                 let _ = img.erase_flash(sb as u64 * sb_bytes, sb_bytes);
             }
         }
-        self.write_buffer.discard(s.len() - s.flash.issued);
+        m.buffer.discard(s.len() - s.flash.issued);
         let start = ready.max(s.flash.busy_until);
         let programmed = s.flash.issued / unit;
         let mut end = start;
         for d in 0..dies.min(programmed as u32) {
-            let done = self.flash.erase(DieId(d), 1, SimInstant::from_ns(start));
+            let done = m.flash.erase(DieId(d), 1, SimInstant::from_ns(start));
             end = end.max(done.as_ns());
         }
         // The erase must finish before the superblock takes programs again.
-        self.tcssd().sbs[sb as usize].flash.erased_at = end;
+        self.sbs[sb as usize].flash.erased_at = end;
     }
 
-    fn tcssd_flush(&mut self, sb: u32, ready: u64) {
-        let unit = self.layout.geometry.unit_bytes;
-        let t = self.tcssd.as_mut().expect("tcssd design");
+    fn flush(&mut self, m: &mut Media<'_>, sb: u32, ready: u64) {
+        let unit = m.layout.geometry.unit_bytes;
+        let t = &mut *self;
         let dies = t.dies as u64;
         let sb_bytes = t.sb_bytes;
         let s = &mut t.sbs[sb as usize];
         let end = s.len();
-        s.flash.program_up_to(
-            end,
-            unit,
-            ready,
-            &mut self.flash,
-            &mut self.write_buffer,
-            |off| DieId(((off / unit) % dies) as u32),
-        );
+        s.flash
+            .program_up_to(end, unit, ready, m.flash, m.buffer, |off| {
+                DieId(((off / unit) % dies) as u32)
+            });
         // An image-backed device keeps little of a superblock in memory (see AppendBytes).
-        s.bytes.spill(&self.storage, sb as u64 * sb_bytes, sb_bytes);
+        s.bytes.spill(m.storage, sb as u64 * sb_bytes, sb_bytes);
     }
 
     /// Read blocks from `slba` into `data`: never-written blocks are zeros; each flash page a
     /// block touches is read once (unless still buffered), then the block is decompressed.
-    pub(crate) fn tcssd_read(
+    pub(crate) fn read(
         &mut self,
+        m: &mut Media<'_>,
         ready: u64,
         slba: u64,
         data: &mut [u8],
     ) -> Result<u64, Status> {
-        let unit = self.layout.geometry.unit_bytes;
-        let page = self.layout.geometry.page_bytes as u64;
+        let unit = m.layout.geometry.unit_bytes;
+        let page = m.layout.geometry.page_bytes as u64;
         let mut done = ready;
         let mut last = (u32::MAX, u64::MAX, ready);
         for (i, out) in data.chunks_exact_mut(BLOCK as usize).enumerate() {
-            let t = self.tcssd.as_mut().expect("tcssd design");
+            let t = &mut *self;
             let Some(e) = t.get(slba + i as u64) else {
-                if self.dulbe {
+                if m.dulbe {
                     return Err(Status::DEALLOCATED_OR_UNWRITTEN_BLOCK);
                 }
                 out.fill(0);
@@ -687,54 +687,40 @@ impl Controller {
                 let got = if (e.sb, p) == (last.0, last.1) {
                     last.2
                 } else {
-                    let t = self.tcssd.as_mut().expect("tcssd design");
+                    let t = &mut *self;
                     let buffered = t.sbs[e.sb as usize].flash.holds(p * page, ready, unit);
                     let r = if buffered {
                         ready
                     } else {
                         let die = DieId(((p * page / unit) % dies) as u32);
-                        self.flash
-                            .read(die, page, SimInstant::from_ns(ready))
-                            .as_ns()
+                        m.flash.read(die, page, SimInstant::from_ns(ready)).as_ns()
                     };
                     last = (e.sb, p, r);
                     r
                 };
                 block_ready = block_ready.max(got);
             }
-            let t = self.tcssd.as_ref().expect("tcssd design");
-            let mut stored = std::mem::take(&mut self.staging);
+            let t = &*self;
+            let mut stored = std::mem::take(m.staging);
             stored.clear();
             stored.resize(e.len as usize, 0);
-            let got = sb_read(t, &self.storage, e.sb, e.off, &mut stored);
+            let got = sb_read(t, m.storage, e.sb, e.off, &mut stored);
             let got = got.and_then(|()| {
                 if e.raw {
                     out.copy_from_slice(&stored);
                     Ok(())
                 } else {
-                    self.engine
+                    m.engine
                         .coder
-                        .decompress(self.engine.codec, &stored, out)
+                        .decompress(m.engine.codec, &stored, out)
                         .map(|_| ())
                         .map_err(|_| Status::UNRECOVERED_READ_ERROR)
                 }
             });
-            self.staging = stored;
+            *m.staging = stored;
             got?;
-            done = done.max(self.engine.run(Direction::Decompress, block_ready, BLOCK));
+            done = done.max(m.engine.run(Direction::Decompress, block_ready, BLOCK));
         }
         Ok(done)
-    }
-
-    /// Superblock bytes held in memory (tcssd design only): all of them on a memory device,
-    /// at most a quarter of each superblock (or 4 MiB) on an image.
-    pub fn tcssd_resident_bytes(&self) -> Option<u64> {
-        let t = self.tcssd.as_ref()?;
-        Some(t.sbs.iter().map(|s| s.bytes.resident()).sum())
-    }
-
-    /// TCSSD FTL counters (tcssd design only).
-    pub fn tcssd_counters(&self) -> Option<TcssdCounters> {
-        self.tcssd.as_ref().map(|t| t.counters.clone())
     }
 }

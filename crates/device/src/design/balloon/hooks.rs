@@ -1,0 +1,135 @@
+//! Balloon-ZNS behind the design seam: which of its operations each controller hook runs,
+//! and its tables' place in the image's journal.
+
+use std::io;
+
+use serde_json::value::{to_raw_value, RawValue};
+use sim::SimInstant;
+
+use super::{Balloon, PAGE};
+use crate::controller::VendorCaps;
+use crate::design::{Design, Media, Tables, ZoneRead, ZoneWrite};
+use crate::status::Status;
+use crate::storage::ImageFile;
+
+impl Design for Balloon {
+    fn name(&self) -> &'static str {
+        "balloon"
+    }
+
+    fn vendor_caps(&self) -> VendorCaps {
+        VendorCaps::default()
+    }
+
+    /// Compress the pages and make sure flash has room (reclaiming residue space if it must).
+    fn prepare_write(&mut self, m: &mut Media, w: &ZoneWrite) -> Result<(), Status> {
+        self.prepare(m, w.zone, w.data, w.ready.as_ns())
+    }
+
+    fn write_zone(&mut self, m: &mut Media, w: &ZoneWrite) -> Result<SimInstant, Status> {
+        let done = self.write(m, w.zone, w.data, w.ready.as_ns());
+        Ok(SimInstant::from_ns(done))
+    }
+
+    /// A zone written in full: its residues may move home.
+    fn zone_written(
+        &mut self,
+        m: &mut Media,
+        w: &ZoneWrite,
+        done: SimInstant,
+        full: bool,
+    ) -> Result<(), Status> {
+        if full {
+            self.migrate(m, w.zone, done.as_ns());
+        }
+        Ok(())
+    }
+
+    fn read_zone(&mut self, m: &mut Media, r: ZoneRead) -> Result<SimInstant, Status> {
+        let done = self.read(m, r.zone, r.offset / PAGE, r.data, r.ready.as_ns())?;
+        Ok(SimInstant::from_ns(done))
+    }
+
+    fn zone_left_open(&mut self, m: &mut Media, zone: usize) {
+        self.release_extra(m, zone);
+    }
+
+    /// Nothing to pad (zones take sub-superblocks on demand); the zone is written in full, so
+    /// its residues may move home.
+    fn finish_zone(&mut self, m: &mut Media, zone: usize, ready: SimInstant) -> SimInstant {
+        self.migrate(m, zone, ready.as_ns());
+        ready
+    }
+
+    /// The zone's bytes live in segments, freed (and erased) here, not punched by zone.
+    fn reset_zone(
+        &mut self,
+        m: &mut Media,
+        zone: usize,
+        ready: SimInstant,
+        _recorded: bool,
+    ) -> (SimInstant, io::Result<()>) {
+        let done = self.reset(m, zone, ready.as_ns());
+        (SimInstant::from_ns(done), Ok(()))
+    }
+
+    fn tables(&mut self) -> Option<&mut dyn Tables> {
+        Some(self)
+    }
+
+    fn finish_interrupted_reset(&mut self, m: &mut Media, zone: usize) -> io::Result<bool> {
+        if !self.zone_holds_data(zone) {
+            return Ok(false);
+        }
+        self.reset(m, zone, 0);
+        Ok(true)
+    }
+
+    fn table_dram_bytes(&self) -> u64 {
+        self.table_bytes()
+    }
+
+    fn resident_bytes(&self) -> u64 {
+        self.segments
+            .iter()
+            .flatten()
+            .map(|s| s.bytes.resident())
+            .sum()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Tables for Balloon {
+    fn persist_bytes(&mut self, img: &ImageFile) -> io::Result<()> {
+        Balloon::persist_bytes(self, img)
+    }
+
+    fn take_delta(&mut self) -> io::Result<Option<Box<RawValue>>> {
+        Balloon::take_delta(self)
+            .map(|d| to_raw_value(&d).map_err(io::Error::other))
+            .transpose()
+    }
+
+    fn saved(&mut self) -> io::Result<Box<RawValue>> {
+        to_raw_value(&Balloon::saved(self)).map_err(io::Error::other)
+    }
+
+    fn restore(
+        &mut self,
+        saved: &RawValue,
+        deltas: &[Box<RawValue>],
+        unit: u64,
+    ) -> io::Result<u64> {
+        let bad = |e: serde_json::Error| io::Error::new(io::ErrorKind::InvalidData, e);
+        let saved = serde_json::from_str(saved.get()).map_err(bad)?;
+        let deltas = deltas
+            .iter()
+            .map(|d| serde_json::from_str(d.get()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(bad)?;
+        Balloon::restore(self, saved, deltas, unit)
+    }
+}
