@@ -514,6 +514,9 @@ impl Controller {
             self.link_to_host.prune(now.as_ns());
             self.engine.prune(now.as_ns());
         }
+        // Work the device starts itself happens at command boundaries, in virtual time.
+        let (design, mut m) = self.split();
+        design.background(&mut m, now);
         let ready = now + self.overhead;
         let zoned = matches!(
             command,
@@ -695,6 +698,18 @@ impl Controller {
         self.design
             .chunk_table()
             .map_or((0, 0), |t| (t.memo.hits, t.memo.misses))
+    }
+
+    /// The bytes the media holds for zone `zone` from byte `offset`, as stored (no design
+    /// reads them back; for tests of what a design stores).
+    #[doc(hidden)]
+    pub fn peek_media(&mut self, zone: u32, offset: u64, out: &mut [u8]) -> io::Result<()> {
+        self.storage.read(zone, offset, out, 0, &mut [])
+    }
+
+    /// The device's design (to downcast with `as_any` in tests and reports).
+    pub fn design(&self) -> &dyn Design {
+        &*self.design
     }
 
     /// The name of the device's design (for reports; behaviour follows Identify).

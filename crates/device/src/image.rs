@@ -93,7 +93,7 @@ fn offsets(layout: &Layout) -> Offsets {
     let oob_bytes = layout.geometry.oob_bytes_per_page as u64;
     let zone_oob_bytes = zone_bytes.div_ceil(layout.geometry.page_bytes as u64) * oob_bytes;
     let flash = align_up(oob + zone_oob_bytes * zones, 1 << 20);
-    let own_flash = layout.balloon.is_some() || layout.tcssd_superblocks.is_some();
+    let own_flash = layout.own_flash();
     let flash_bytes = if own_flash {
         layout.geometry.total_bytes()
     } else {

@@ -56,6 +56,12 @@ pub struct BalloonLayout {
 }
 
 impl Layout {
+    /// Does the design lay out the flash itself (its own map, kept in the image by physical
+    /// address), instead of zone by zone?
+    pub fn own_flash(&self) -> bool {
+        self.balloon.is_some() || self.tcssd_superblocks.is_some()
+    }
+
     /// Validate `cfg` and derive its layout, refusing tables above the default memory budget
     /// (half the machine's memory; see [`default_memory_budget`]).
     pub fn new(cfg: &DeviceConfig) -> Result<Layout, ConfigError> {
@@ -86,19 +92,6 @@ impl Layout {
             return Err(err(
                 "lba.metadata_bytes",
                 format!("{} is more than 256", cfg.lba.metadata_bytes),
-            ));
-        }
-        if cfg.design == crate::config::Design::Cczns {
-            cczns_check(&g)?;
-        }
-        if cfg.design == crate::config::Design::Cczns && cfg.lba.metadata_bytes < 16 {
-            return Err(err(
-                "lba.metadata_bytes",
-                format!(
-                    "{} is too small for the cczns design, whose commands carry chunk sizes in \
-                     the metadata buffer (use 64, as CCZNS does)",
-                    cfg.lba.metadata_bytes
-                ),
             ));
         }
         if codec::profile::by_name(&cfg.compression.engine).is_none() {
@@ -201,31 +194,10 @@ impl Layout {
         let zones_per_group = g.erase_units_per_die / eu;
         // At most 2^64 / 2^16: erase units per die times die groups fits (the flash's size does).
         let mut max_zones = zones_per_group * zone_groups as u64;
-        let balloon = if cfg.design == crate::config::Design::Balloon {
-            let b = balloon_layout(cfg, &g, cap_bytes, size_bytes)?;
-            // The capacity expansion ratio (Balloon-ZNS §3.2) adds logical zones.
-            max_zones = (max_zones as u128 * cfg.balloon.expansion_percent as u128 / 100)
-                .min(u64::MAX as u128) as u64;
-            Some(b)
-        } else {
-            None
-        };
-        let tcssd_superblocks = if cfg.design == crate::config::Design::Tcssd {
-            let superblocks = tcssd_check(cfg, &g, cap_bytes, size_bytes)?;
-            let t = &cfg.tcssd;
-            // The namespace in superblock-sized units: flash less OP, times the expansion.
-            max_zones = (max_zones as u128
-                * (100 - t.over_provisioning_percent as u128)
-                * t.expansion_percent as u128
-                / 10_000)
-                .min(u64::MAX as u128) as u64;
-            if max_zones == 0 {
-                return Err(err("tcssd.expansion_percent", "leaves no logical capacity"));
-            }
-            Some(superblocks)
-        } else {
-            None
-        };
+        // The design's own checks, flash tables, and logical zones on that flash.
+        let own = crate::design::layout_part(cfg, &g, cap_bytes, size_bytes, max_zones)?;
+        max_zones = own.max_zones;
+        let (balloon, tcssd_superblocks) = (own.balloon, own.tcssd_superblocks);
         let zone_count = match cfg.zones.count {
             Some(0) => return Err(err("zones.count", "must be greater than zero")),
             Some(n) if n as u64 > max_zones => {
@@ -383,14 +355,9 @@ impl Layout {
             } else {
                 "nand.blocks_per_plane"
             };
-            let (field, what) = match (&layout.balloon, layout.tcssd_superblocks) {
-                (_, Some(_)) => (
-                    "tcssd.expansion_percent",
-                    "the tcssd map of every logical block",
-                ),
-                (Some(_), _) => (zones_field, "the balloon zone and sub-superblock tables"),
-                _ => (zones_field, "the zone tables"),
-            };
+            let (field, what) = crate::design::tables_named(&layout)
+                .map(|(f, w)| (f.unwrap_or(zones_field), w))
+                .unwrap_or((zones_field, "the zone tables"));
             return Err(err(
                 field,
                 format!(
@@ -475,17 +442,6 @@ pub fn human_bytes(b: u64) -> String {
 /// its flash progress, its chunk-record list, its decompression-memo generation, its memory
 /// store header, its image record, and the host's per-zone lists (fio's chunk index, zonefs).
 const PER_ZONE_HOST_BYTES: u64 = 64;
-/// A Balloon-ZNS zone's table (cursor, window histogram, stream lists), and each of its
-/// windows' entry once written.
-const BALLOON_ZONE_BYTES: u64 = 256;
-const BALLOON_WINDOW_BYTES: u64 = 16;
-/// Per sub-superblock: its owner, and a segment record when one is allocated on it.
-const BALLOON_SSB_BYTES: u64 = 16 + 192;
-/// A tcssd superblock's record, and per logical block: its map entry (8 bytes) and the record
-/// of where it was written (16 bytes) that GC checks.
-const TCSSD_SUPERBLOCK_BYTES: u64 = 192;
-const TCSSD_BLOCK_BYTES: u64 = 8 + 16;
-
 /// The most host memory the device's tables take: what is allocated up front (per zone, per
 /// die and channel, per sub-superblock and superblock) and the tables that grow as it is
 /// written until every zone is full (windows, the tcssd map). The data bytes are not counted:
@@ -502,22 +458,8 @@ fn table_bytes(cfg: &DeviceConfig, l: &Layout) -> Option<u64> {
         + PER_ZONE_HOST_BYTES;
     let timelines =
         (l.geometry.dies as u64 + l.geometry.channels as u64) * size_of::<nand::Timeline>() as u64;
-    let mut total = zones.checked_mul(per_zone)?.checked_add(timelines)?;
-    if let Some(b) = &l.balloon {
-        let ssbs = b.rows as u64 * b.groups as u64;
-        let windows = zones.checked_mul(cfg.balloon.windows_per_zone as u64)?;
-        total = total
-            .checked_add(zones.checked_mul(BALLOON_ZONE_BYTES)?)?
-            .checked_add(windows.checked_mul(BALLOON_WINDOW_BYTES)?)?
-            .checked_add(ssbs.checked_mul(BALLOON_SSB_BYTES)?)?;
-    }
-    if let Some(sbs) = l.tcssd_superblocks {
-        let blocks = l.namespace_lbas();
-        total = total
-            .checked_add(sbs as u64 * TCSSD_SUPERBLOCK_BYTES)?
-            .checked_add(blocks.checked_mul(TCSSD_BLOCK_BYTES)?)?;
-    }
-    Some(total)
+    let total = zones.checked_mul(per_zone)?.checked_add(timelines)?;
+    total.checked_add(crate::design::table_bytes(cfg, l)?)
 }
 
 /// The size of the image file for `l`, as `image.rs` lays it out (at most): header and zone
@@ -537,7 +479,7 @@ fn image_bytes(l: &Layout) -> Option<u64> {
     let meta = align(data.checked_add(zone_bytes.checked_mul(zones)?)?)?;
     let oob = align(meta.checked_add(zone_meta.checked_mul(zones)?)?)?;
     let flash = align(oob.checked_add(zone_oob.checked_mul(zones)?)?)?;
-    let own_flash = l.balloon.is_some() || l.tcssd_superblocks.is_some();
+    let own_flash = l.own_flash();
     let mut end = flash;
     let mut stored = zone_bytes.checked_mul(zones)?;
     if own_flash {
@@ -553,231 +495,6 @@ fn image_bytes(l: &Layout) -> Option<u64> {
     end = end.checked_add(stored.div_ceil(4096).checked_mul(8)?)?;
     end = end.checked_add(4 * MIB)?;
     (end <= i64::MAX as u64).then_some(end)
-}
-
-/// Check the CCZNS design's constraints: each flash page's OOB holds its page header and at
-/// least one chunk record (a chunk takes at least a page per record the OOB holds), and no
-/// more records than the header's 16-bit count can number.
-fn cczns_check(g: &Geometry) -> Result<(), ConfigError> {
-    use crate::design::cczns::chunks::{OOB_HEADER_BYTES, OOB_RECORD_BYTES};
-    let oob = g.oob_bytes_per_page as u64;
-    let (h, r) = (OOB_HEADER_BYTES as u64, OOB_RECORD_BYTES as u64);
-    if oob < h + r {
-        return Err(err(
-            "nand.oob_bytes_per_page",
-            format!(
-                "{oob} is too small for the cczns design: it needs at least {} bytes (a page \
-                 header of {h} and one chunk record of {r})",
-                h + r
-            ),
-        ));
-    }
-    let most = h + r * u16::MAX as u64;
-    if crate::design::cczns::chunks::records_per_page(g.oob_bytes_per_page) > u16::MAX as usize {
-        return Err(err(
-            "nand.oob_bytes_per_page",
-            format!(
-                "{oob} is too large for the cczns design: a page header counts at most {} chunk \
-                 records (at most {most} bytes)",
-                u16::MAX
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// Check the balloon design's constraints and derive its layout.
-fn balloon_layout(
-    cfg: &DeviceConfig,
-    g: &Geometry,
-    cap_bytes: u64,
-    size_bytes: u64,
-) -> Result<BalloonLayout, ConfigError> {
-    let b = &cfg.balloon;
-    let dies = g.channels * g.dies_per_channel;
-    if cfg.zones.mapping != ZoneMapping::AllDies || cfg.zones.erase_units_per_die != 1 {
-        return Err(err(
-            "zones.mapping",
-            "the balloon design maps each zone to a superblock: use all_dies with one erase unit per die",
-        ));
-    }
-    if cap_bytes != size_bytes || cap_bytes != dies as u64 * g.erase_unit_bytes {
-        return Err(err(
-            "zones.capacity_bytes",
-            "the balloon design needs zones exactly one superblock in size (leave capacity and size unset)",
-        ));
-    }
-    if cfg.lba.bytes as u64 != g.page_bytes as u64 || g.page_bytes != 4096 {
-        return Err(err(
-            "lba.bytes",
-            format!(
-                "the balloon design compresses 4 KiB pages: LBA and flash page must both be 4096 bytes (they are {} and {})",
-                cfg.lba.bytes, g.page_bytes
-            ),
-        ));
-    }
-    if cfg.lba.metadata_bytes != 0 {
-        return Err(err(
-            "lba.metadata_bytes",
-            "the balloon design does not carry per-block metadata (use 0)",
-        ));
-    }
-    if b.sub_superblocks == 0 || !dies.is_multiple_of(b.sub_superblocks) {
-        return Err(err(
-            "balloon.sub_superblocks",
-            format!(
-                "{} must be positive and divide the {dies} dies",
-                b.sub_superblocks
-            ),
-        ));
-    }
-    let pages = cap_bytes / g.page_bytes as u64;
-    if b.windows_per_zone == 0 || !pages.is_multiple_of(b.windows_per_zone as u64) {
-        return Err(err(
-            "balloon.windows_per_zone",
-            format!(
-                "{} must be positive and divide the {pages} pages of a zone",
-                b.windows_per_zone
-            ),
-        ));
-    }
-    if !(1..=100).contains(&b.slot_percentile) {
-        return Err(err("balloon.slot_percentile", "must be between 1 and 100"));
-    }
-    if !(1..=16).contains(&b.first_slot_units) {
-        return Err(err(
-            "balloon.first_slot_units",
-            "must be between 1 and 16 (256 B units of a 4 KiB page)",
-        ));
-    }
-    if b.expansion_percent < 100 {
-        return Err(err(
-            "balloon.expansion_percent",
-            format!(
-                "{} must be at least 100 (the logical space is never below the flash)",
-                b.expansion_percent
-            ),
-        ));
-    }
-    if b.pages_per_read == 0 || !g.unit_bytes.is_multiple_of(b.pages_per_read as u64 * 4096) {
-        return Err(err(
-            "balloon.pages_per_read",
-            format!(
-                "{} must be positive and its pages divide the {}-byte program unit",
-                b.pages_per_read, g.unit_bytes
-            ),
-        ));
-    }
-    if b.expansion_percent > BALLOON_MAX_EXPANSION_PERCENT {
-        return Err(err(
-            "balloon.expansion_percent",
-            format!(
-                "{} is more than {BALLOON_MAX_EXPANSION_PERCENT}: no 4 KiB page takes less than \
-                 one 256-byte slot unit",
-                b.expansion_percent
-            ),
-        ));
-    }
-    // Sub-superblocks are numbered row × groups + group in 32 bits.
-    let rows = u32::try_from(g.erase_units_per_die)
-        .ok()
-        .filter(|r| r.checked_mul(b.sub_superblocks).is_some())
-        .ok_or_else(|| {
-            err(
-                "nand.blocks_per_plane",
-                format!(
-                    "{} superblocks of {} sub-superblocks are more than 2^32 sub-superblocks",
-                    g.erase_units_per_die, b.sub_superblocks
-                ),
-            )
-        })?;
-    let dies_per_ssb = dies / b.sub_superblocks;
-    Ok(BalloonLayout {
-        rows,
-        groups: b.sub_superblocks,
-        dies_per_ssb,
-        ssb_bytes: dies_per_ssb as u64 * g.erase_unit_bytes,
-        window_pages: pages / b.windows_per_zone as u64,
-    })
-}
-
-/// Balloon-ZNS's capacity expansion can never pay off beyond 16×: a page takes at least one
-/// 256-byte unit of its slot.
-const BALLOON_MAX_EXPANSION_PERCENT: u32 = 1600;
-
-/// The tcssd map entry packs a block's superblock in 16 bits and its byte offset in 32 bits
-/// (`tcssd.rs`).
-const TCSSD_MAX_SUPERBLOCKS: u64 = 1 << 16;
-const TCSSD_MAX_SUPERBLOCK_BYTES: u64 = 1 << 32;
-
-/// Check the tcssd design's constraints; returns its superblock count.
-fn tcssd_check(
-    cfg: &DeviceConfig,
-    g: &Geometry,
-    cap_bytes: u64,
-    size_bytes: u64,
-) -> Result<u32, ConfigError> {
-    let t = &cfg.tcssd;
-    let dies = (g.channels * g.dies_per_channel) as u64;
-    if cfg.zones.mapping != ZoneMapping::AllDies
-        || cfg.zones.erase_units_per_die != 1
-        || cap_bytes != size_bytes
-        || cap_bytes != dies * g.erase_unit_bytes
-    {
-        return Err(err(
-            "zones.mapping",
-            "the tcssd design sizes its namespace in superblocks: use all_dies, one erase unit \
-             per die, capacity and size unset",
-        ));
-    }
-    if cfg.lba.bytes != 4096 || cfg.lba.metadata_bytes != 0 {
-        return Err(err(
-            "lba.bytes",
-            "the tcssd design compresses 4 KiB blocks without metadata (bytes = 4096, metadata_bytes = 0)",
-        ));
-    }
-    if t.over_provisioning_percent >= 100 {
-        return Err(err("tcssd.over_provisioning_percent", "must be below 100"));
-    }
-    if t.expansion_percent < 100 {
-        return Err(err("tcssd.expansion_percent", "must be at least 100"));
-    }
-    if t.gc_free_superblocks < 1 || t.gc_free_superblocks as u64 + 2 > g.erase_units_per_die {
-        return Err(err(
-            "tcssd.gc_free_superblocks",
-            format!(
-                "must be at least 1 and leave room on the {} superblocks",
-                g.erase_units_per_die
-            ),
-        ));
-    }
-    if !(1..=64).contains(&t.map_entry_bytes) {
-        return Err(err(
-            "tcssd.map_entry_bytes",
-            format!("{} must be between 1 and 64", t.map_entry_bytes),
-        ));
-    }
-    if g.erase_units_per_die > TCSSD_MAX_SUPERBLOCKS {
-        return Err(err(
-            "nand.blocks_per_plane",
-            format!(
-                "{} superblocks (erase units per die) are more than the tcssd map entry can \
-                 number ({TCSSD_MAX_SUPERBLOCKS}: 16 bits)",
-                g.erase_units_per_die
-            ),
-        ));
-    }
-    if cap_bytes > TCSSD_MAX_SUPERBLOCK_BYTES {
-        return Err(err(
-            "nand.pages_per_block",
-            format!(
-                "a superblock of {cap_bytes} bytes ({dies} dies × {} bytes) is more than the \
-                 tcssd map entry's 32-bit offset can address ({TCSSD_MAX_SUPERBLOCK_BYTES})",
-                g.erase_unit_bytes
-            ),
-        ));
-    }
-    Ok(g.erase_units_per_die as u32)
 }
 
 impl DeviceConfig {

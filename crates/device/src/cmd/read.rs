@@ -64,14 +64,14 @@ impl Controller {
         let meta_len = metadata.len() as u64;
         let (stored_meta, zero_meta) = metadata.split_at_mut(meta_split);
         let (design, mut m) = self.split();
-        let read = ZoneRead {
+        let mut read = ZoneRead {
             zone: zi,
             offset: first * lba,
             data: stored,
             metadata: stored_meta,
             ready,
         };
-        let data_ready = design.read_zone(&mut m, read)?;
+        let data_ready = design.read_zone(&mut m, &mut read)?;
         zeros.fill(0);
         zero_meta.fill(0);
 

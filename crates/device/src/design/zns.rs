@@ -29,7 +29,7 @@ impl Design for Zns {
         Ok(cost_write(m, w))
     }
 
-    fn read_zone(&mut self, m: &mut Media, r: ZoneRead) -> Result<SimInstant, Status> {
+    fn read_zone(&mut self, m: &mut Media, r: &mut ZoneRead) -> Result<SimInstant, Status> {
         read(m, r)
     }
 
@@ -78,7 +78,7 @@ pub fn cost_write(m: &mut Media, w: &ZoneWrite) -> SimInstant {
 
 /// Read the zone's stored bytes from `r.offset` into `r.data` (the controller gives only the
 /// part below the written end): from storage, timed per flash page not in the buffer.
-pub fn read(m: &mut Media, r: ZoneRead) -> Result<SimInstant, Status> {
+pub fn read(m: &mut Media, r: &mut ZoneRead) -> Result<SimInstant, Status> {
     let lba = m.layout.lba_bytes;
     let ms = m.layout.metadata_bytes;
     let len = r.data.len() as u64;
@@ -168,7 +168,7 @@ pub(crate) fn read_zone_bytes(
 }
 
 /// Drop a zone's buffered bytes that never reached flash (reset).
-pub(crate) fn discard_buffered(m: &mut Media, zi: usize) {
+pub fn discard_buffered(m: &mut Media, zi: usize) {
     let written = m.zones[zi].bytes;
     let issued = m.zone_flash[zi].issued;
     m.buffer.discard(written.saturating_sub(issued));

@@ -45,7 +45,7 @@ impl Design for Balloon {
         Ok(())
     }
 
-    fn read_zone(&mut self, m: &mut Media, r: ZoneRead) -> Result<SimInstant, Status> {
+    fn read_zone(&mut self, m: &mut Media, r: &mut ZoneRead) -> Result<SimInstant, Status> {
         let done = self.read(m, r.zone, r.offset / PAGE, r.data, r.ready.as_ns())?;
         Ok(SimInstant::from_ns(done))
     }
@@ -93,7 +93,7 @@ impl Design for Balloon {
         self.segments
             .iter()
             .flatten()
-            .map(|s| s.bytes.resident())
+            .map(|s| s.region.bytes.resident())
             .sum()
     }
 

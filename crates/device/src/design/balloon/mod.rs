@@ -29,16 +29,17 @@ use codec::Direction;
 use nand::DieId;
 use serde::{Deserialize, Serialize};
 
+pub mod config;
 mod hooks;
+pub(crate) mod layout;
 mod persist;
 mod space;
 use sim::SimInstant;
 
 use super::Media;
-use crate::controller::ZoneFlash;
+use crate::design::region::FlashRegion;
 use crate::layout::BalloonLayout;
 use crate::status::Status;
-use crate::storage::AppendBytes;
 
 /// Slot and residue granularity (§3.1: "aligned with one or multiple 256B units").
 pub(crate) const UNIT: u64 = 256;
@@ -67,9 +68,8 @@ struct Segment {
     group: u32,
     ssbs: u32,
     cap: u64,
-    /// The bytes appended so far (the segment is written sequentially).
-    bytes: AppendBytes,
-    flash: ZoneFlash,
+    /// Its flash: the bytes appended so far (written sequentially) and their programs.
+    region: FlashRegion,
     /// Extra segments: residue bytes still referenced, and the open zone writing it.
     valid: u64,
     owner: Option<usize>,
@@ -83,7 +83,7 @@ fn seg_addr(lay: &BalloonLayout, s: &Segment) -> u64 {
 impl Segment {
     /// Bytes appended so far.
     fn len(&self) -> u64 {
-        self.bytes.len()
+        self.region.bytes.len()
     }
 }
 
@@ -96,7 +96,7 @@ fn seg_read(
     out: &mut [u8],
 ) -> Result<(), Status> {
     let s = b.seg(id);
-    s.bytes.read(storage, b.addr(s), off, out)
+    s.region.bytes.read(storage, b.addr(s), off, out)
 }
 
 /// Append bytes [off, off + len) of segment `id` to `out`.
@@ -310,8 +310,7 @@ impl Balloon {
             group,
             ssbs,
             cap,
-            bytes: AppendBytes::default(),
-            flash: ZoneFlash::default(),
+            region: FlashRegion::default(),
             valid: 0,
             owner: None,
         };
@@ -556,17 +555,18 @@ impl Balloon {
             let (seg, start) = *b.zones[zi].home.last().expect("home segment");
             let seg_off = (p.home_off - start) as usize;
             let s = b.seg_mut(seg);
-            s.bytes.zero_to(seg_off as u64);
+            s.region.bytes.zero_to(seg_off as u64);
             let mut residue = 0..0;
             if cur.slot == 0 {
-                s.bytes.extend(raw_page);
+                s.region.bytes.extend(raw_page);
             } else {
                 let in_slot = (p.home_len - HEADER) as usize;
-                s.bytes.extend(&(c as u16).to_le_bytes());
-                s.bytes
+                s.region.bytes.extend(&(c as u16).to_le_bytes());
+                s.region
+                    .bytes
                     .extend(&((p.residue_off / UNIT) as u32).to_le_bytes());
-                s.bytes.extend(&page[..in_slot]);
-                s.bytes.zero_to(seg_off as u64 + p.slot_bytes);
+                s.region.bytes.extend(&page[..in_slot]);
+                s.region.bytes.zero_to(seg_off as u64 + p.slot_bytes);
                 residue = src - len + in_slot..src;
             }
             b.counters.pages_written += 1;
@@ -637,8 +637,8 @@ impl Balloon {
             let s = b.seg_mut(seg);
             let seg_off = s.len();
             let real = (bytes.len() - src).min(take as usize);
-            s.bytes.extend(&bytes[src..src + real]);
-            s.bytes.zero_to(seg_off + take);
+            s.region.bytes.extend(&bytes[src..src + real]);
+            s.region.bytes.zero_to(seg_off + take);
             s.valid += take;
             src += real;
             let ext = &mut b.zones[zi].residues;
@@ -662,18 +662,13 @@ impl Balloon {
     /// Hand every complete program unit of segment `seg` to flash, data ready at `ready`.
     fn flush(&mut self, m: &mut Media<'_>, seg: SegId, ready: u64) {
         let unit = m.layout.geometry.unit_bytes;
-        let b = &mut *self;
-        let (first, dies) = b.dies_of(seg);
-        let s = b.seg_mut(seg);
-        let end = s.len();
-        s.flash
-            .program_up_to(end, unit, ready, m.flash, m.buffer, |off| {
-                DieId(first + ((off / unit) % dies) as u32)
-            });
-        // An image-backed device keeps little of a segment in memory (see AppendBytes).
-        let addr = seg_addr(&b.lay, b.seg(seg));
-        let s = b.seg_mut(seg);
-        s.bytes.spill(m.storage, addr, s.cap);
+        let (first, dies) = self.dies_of(seg);
+        let addr = seg_addr(&self.lay, self.seg(seg));
+        let s = self.seg_mut(seg);
+        let cap = s.cap;
+        s.region.program(m, ready, addr, cap, |off| {
+            DieId(first + ((off / unit) % dies) as u32)
+        });
     }
 
     /// Timing of reading `len` bytes at `off` of segment `seg`: one flash read per page not in
@@ -700,7 +695,7 @@ impl Balloon {
                 None => {
                     let b = &mut *self;
                     let die = b.die_at(seg, at, unit);
-                    let done = if b.seg_mut(seg).flash.holds(at, t, unit) {
+                    let done = if b.seg_mut(seg).region.flash.holds(at, t, unit) {
                         t
                     } else {
                         // Transfer the pages of this sense the range covers.

@@ -4,8 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{BZone, Balloon, BalloonCounters, SegId, SegKind, Segment};
-use crate::controller::ZoneFlash;
-use crate::storage::AppendBytes;
+use crate::design::region::FlashRegion;
 
 /// A segment as the image's table keeps it (its bytes are in the flash section).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -65,7 +64,7 @@ impl Balloon {
     pub(crate) fn persist_bytes(&mut self, img: &crate::storage::ImageFile) -> std::io::Result<()> {
         let lay = &self.lay;
         for s in self.segments.iter_mut().flatten() {
-            s.bytes.persist(img, super::seg_addr(lay, s))?;
+            s.region.bytes.persist(img, super::seg_addr(lay, s))?;
         }
         Ok(())
     }
@@ -176,13 +175,12 @@ impl Balloon {
                 ssbs: s.ssbs,
                 cap,
                 // The bytes stay in the image until read.
-                bytes: AppendBytes::in_image(s.len),
-                flash: ZoneFlash::default(),
+                region: FlashRegion::in_image(s.len),
                 valid: s.valid,
                 owner: s.owner,
             };
-            seg.flash.issued = s.len / unit * unit;
-            buffered += s.len - seg.flash.issued;
+            seg.region.flash.issued = s.len / unit * unit;
+            buffered += s.len - seg.region.flash.issued;
             if self.segments.len() <= s.id {
                 self.segments.resize_with(s.id + 1, || None);
             }

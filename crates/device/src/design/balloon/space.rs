@@ -5,7 +5,6 @@
 //! in the image before its bytes go).
 
 use nand::DieId;
-use sim::SimInstant;
 
 use super::{seg_append, Balloon, Extent, SegId, SegKind};
 use crate::design::Media;
@@ -52,19 +51,10 @@ impl Balloon {
                 let _ = img.erase_flash(addr, s.cap);
             }
         }
-        let b = &mut *self;
         // Buffered bytes that never reached flash give their buffer space back.
-        m.buffer.discard(s.len() - s.flash.issued);
-        let unit = m.layout.geometry.unit_bytes;
-        let dies = s.ssbs * b.lay.dies_per_ssb;
-        let programmed = s.flash.issued / unit;
-        let start = ready.max(s.flash.busy_until);
-        let mut done = start;
-        for d in 0..dies.min(programmed as u32) {
-            let die = DieId(s.group * b.lay.dies_per_ssb + d);
-            done = done.max(m.flash.erase(die, 1, SimInstant::from_ns(start)).as_ns());
-        }
-        done
+        let per_ssb = self.lay.dies_per_ssb;
+        s.region
+            .erase(m, ready, s.ssbs * per_ssb, |d| DieId(s.group * per_ssb + d))
     }
 
     /// Reset: free the zone's home segments, drop its residues (an extra segment left with no
@@ -122,7 +112,7 @@ impl Balloon {
         let b = &mut *self;
         let old = std::mem::take(&mut b.zones[zi].residues);
         let dst_off = b.seg(home).len();
-        b.seg_mut(home).bytes.extend(&moved);
+        b.seg_mut(home).region.bytes.extend(&moved);
         let mut seen = Vec::new();
         let mut read_done = ready;
         for e in &old {
@@ -218,7 +208,9 @@ impl Balloon {
                 let s = b.seg_mut(id);
                 let take = (s.cap - s.len()).min(e.len - at);
                 let seg_off = s.len();
-                s.bytes.extend(&bytes[at as usize..(at + take) as usize]);
+                s.region
+                    .bytes
+                    .extend(&bytes[at as usize..(at + take) as usize]);
                 s.valid += take;
                 pieces.push(Extent {
                     stream: e.stream + at,

@@ -15,6 +15,7 @@ use crate::storage::Storage;
 use crate::zone::{Zone, ZoneState};
 
 pub(crate) mod chunks;
+pub(crate) mod layout;
 pub(crate) mod memo;
 
 use chunks::ChunkRecord;
@@ -75,7 +76,7 @@ impl Design for Cczns {
         persist_oob(m, &self.table, w.zone, w.offset, w.end)
     }
 
-    fn read_zone(&mut self, m: &mut Media, r: ZoneRead) -> Result<SimInstant, Status> {
+    fn read_zone(&mut self, m: &mut Media, r: &mut ZoneRead) -> Result<SimInstant, Status> {
         zns::read(m, r)
     }
 

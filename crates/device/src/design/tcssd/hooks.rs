@@ -53,7 +53,7 @@ impl Design for Tcssd {
         Err(Status::INVALID_OPCODE)
     }
 
-    fn read_zone(&mut self, _m: &mut Media, _r: ZoneRead) -> Result<SimInstant, Status> {
+    fn read_zone(&mut self, _m: &mut Media, _r: &mut ZoneRead) -> Result<SimInstant, Status> {
         Err(Status::INVALID_OPCODE)
     }
 
@@ -111,7 +111,7 @@ impl Design for Tcssd {
     }
 
     fn resident_bytes(&self) -> u64 {
-        self.sbs.iter().map(|s| s.bytes.resident()).sum()
+        self.sbs.iter().map(|s| s.region.bytes.resident()).sum()
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

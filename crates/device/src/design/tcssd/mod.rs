@@ -18,12 +18,13 @@ use nand::DieId;
 use serde::{Deserialize, Serialize};
 use sim::SimInstant;
 
+pub mod config;
 mod hooks;
+pub(crate) mod layout;
 
 use super::Media;
-use crate::controller::ZoneFlash;
+use crate::design::region::FlashRegion;
 use crate::status::Status;
-use crate::storage::AppendBytes;
 
 const BLOCK: u64 = 4096;
 /// Map entries per lazily allocated map page (the simulator's own memory, not the device's).
@@ -41,7 +42,7 @@ struct Entry {
 
 impl Superblock {
     fn len(&self) -> u64 {
-        self.bytes.len()
+        self.region.bytes.len()
     }
 }
 
@@ -54,7 +55,10 @@ fn sb_read(
     out: &mut [u8],
 ) -> Result<(), Status> {
     let addr = sb as u64 * t.sb_bytes;
-    t.sbs[sb as usize].bytes.read(storage, addr, off, out)
+    t.sbs[sb as usize]
+        .region
+        .bytes
+        .read(storage, addr, off, out)
 }
 
 impl Entry {
@@ -73,9 +77,8 @@ impl Entry {
 
 #[derive(Default)]
 struct Superblock {
-    /// The bytes appended so far.
-    bytes: AppendBytes,
-    flash: ZoneFlash,
+    /// Its flash: the bytes appended so far and their programs.
+    region: FlashRegion,
     /// Live bytes, and (lba, offset) of every block written here (GC checks each against the
     /// map: an entry is live if the map still points at it).
     valid: u64,
@@ -192,7 +195,7 @@ impl Tcssd {
     pub(crate) fn persist_bytes(&mut self, img: &crate::storage::ImageFile) -> std::io::Result<()> {
         for (i, sb) in self.sbs.iter_mut().enumerate() {
             if !sb.free {
-                sb.bytes.persist(img, i as u64 * self.sb_bytes)?;
+                sb.region.bytes.persist(img, i as u64 * self.sb_bytes)?;
             }
         }
         Ok(())
@@ -294,10 +297,10 @@ impl Tcssd {
             let sb = &mut self.sbs[i];
             sb.free = false;
             // The bytes stay in the image until read.
-            sb.bytes = AppendBytes::in_image(len);
+            sb.region = FlashRegion::in_image(len);
             sb.valid = valid;
-            sb.flash.issued = len / unit * unit;
-            buffered += len - sb.flash.issued;
+            sb.region.flash.issued = len / unit * unit;
+            buffered += len - sb.region.flash.issued;
         }
         for (lba, v) in t.map {
             let e = Entry::unpack(v)
@@ -443,7 +446,7 @@ impl Tcssd {
             }
             let s = &mut t.sbs[sb as usize];
             let off = s.len();
-            s.bytes.extend(&m.staging[src..src + len as usize]);
+            s.region.bytes.extend(&m.staging[src..src + len as usize]);
             s.valid += len;
             s.written.push((lba, off as u32));
             src += len as usize;
@@ -579,7 +582,7 @@ impl Tcssd {
             let t = &mut *self;
             let s = &mut t.sbs[dst as usize];
             let new_off = s.len();
-            s.bytes.extend(&bytes);
+            s.region.bytes.extend(&bytes);
             s.valid += e.len;
             s.written.push((lba, new_off as u32));
             t.sbs[victim as usize].valid -= e.len;
@@ -611,14 +614,13 @@ impl Tcssd {
         let len = s.len();
         let padded = len.div_ceil(unit) * unit;
         if padded > len {
-            s.bytes.zero_to(padded);
+            s.region.bytes.zero_to(padded);
             m.buffer_admit(ready, padded - len);
             self.flush(m, sb, ready);
         }
     }
 
     fn erase(&mut self, m: &mut Media<'_>, sb: u32, ready: u64) {
-        let unit = m.layout.geometry.unit_bytes;
         let t = &mut *self;
         let s = std::mem::take(&mut t.sbs[sb as usize]);
         t.sbs[sb as usize].free = true;
@@ -632,31 +634,19 @@ impl Tcssd {
                 let _ = img.erase_flash(sb as u64 * sb_bytes, sb_bytes);
             }
         }
-        m.buffer.discard(s.len() - s.flash.issued);
-        let start = ready.max(s.flash.busy_until);
-        let programmed = s.flash.issued / unit;
-        let mut end = start;
-        for d in 0..dies.min(programmed as u32) {
-            let done = m.flash.erase(DieId(d), 1, SimInstant::from_ns(start));
-            end = end.max(done.as_ns());
-        }
+        let end = s.region.erase(m, ready, dies, DieId);
         // The erase must finish before the superblock takes programs again.
-        self.sbs[sb as usize].flash.erased_at = end;
+        self.sbs[sb as usize].region.flash.erased_at = end;
     }
 
     fn flush(&mut self, m: &mut Media<'_>, sb: u32, ready: u64) {
         let unit = m.layout.geometry.unit_bytes;
-        let t = &mut *self;
-        let dies = t.dies as u64;
-        let sb_bytes = t.sb_bytes;
-        let s = &mut t.sbs[sb as usize];
-        let end = s.len();
-        s.flash
-            .program_up_to(end, unit, ready, m.flash, m.buffer, |off| {
+        let (dies, sb_bytes) = (self.dies as u64, self.sb_bytes);
+        let s = &mut self.sbs[sb as usize];
+        s.region
+            .program(m, ready, sb as u64 * sb_bytes, sb_bytes, |off| {
                 DieId(((off / unit) % dies) as u32)
             });
-        // An image-backed device keeps little of a superblock in memory (see AppendBytes).
-        s.bytes.spill(m.storage, sb as u64 * sb_bytes, sb_bytes);
     }
 
     /// Read blocks from `slba` into `data`: never-written blocks are zeros; each flash page a
@@ -688,7 +678,10 @@ impl Tcssd {
                     last.2
                 } else {
                     let t = &mut *self;
-                    let buffered = t.sbs[e.sb as usize].flash.holds(p * page, ready, unit);
+                    let buffered = t.sbs[e.sb as usize]
+                        .region
+                        .flash
+                        .holds(p * page, ready, unit);
                     let r = if buffered {
                         ready
                     } else {
