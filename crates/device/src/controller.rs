@@ -1,12 +1,10 @@
 //! The controller: zones and their resources, the write buffer, timing state and counters.
 //! Commands are dispatched from here to one file each under `cmd/`.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
 use std::io;
 use std::path::Path;
 
-use nand::{ConfigError, DieId, Flash, FlashCounters, Timeline};
+use nand::{ConfigError, Flash, FlashCounters, Timeline};
 use sim::{SimDuration, SimInstant};
 
 use crate::cmd::{Command, Completion};
@@ -19,6 +17,9 @@ use crate::layout::Layout;
 use crate::status::Status;
 use crate::storage::{ImageFile, Storage};
 use crate::zone::{Zone, ZoneDescriptor, ZoneState};
+
+pub use crate::identify::{feature, AdminCommand, CommandSet, Identify, VendorCaps};
+pub(crate) use crate::write_buffer::{WriteBuffer, ZoneFlash};
 
 /// Opening or creating a device failed.
 #[derive(Debug, thiserror::Error)]
@@ -73,173 +74,6 @@ pub struct DramUsage {
 impl DramUsage {
     pub fn total_bytes(&self) -> u64 {
         self.zone_map_bytes + self.write_buffer_bytes
-    }
-}
-
-/// Identify Namespace (NVM and ZNS command set fields) and the controller's limits.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Identify {
-    /// Namespace size in LBAs.
-    pub nsze: u64,
-    pub ncap: u64,
-    /// LBAs holding data.
-    pub nuse: u64,
-    pub lba_bytes: u64,
-    /// Metadata bytes per LBA (MS).
-    pub metadata_bytes: u64,
-    /// Zone size in LBAs (ZSZE).
-    pub zsze: u64,
-    /// Zone capacity in LBAs (the same for every zone here).
-    pub zcap: u64,
-    pub zone_count: u32,
-    /// Max open resources, 0's based; `0xffff_ffff` = no limit.
-    pub mor: u32,
-    /// Max active resources, 0's based; `0xffff_ffff` = no limit.
-    pub mar: u32,
-    /// Zone Append size limit in bytes.
-    pub zasl_bytes: u64,
-    /// Maximum data transfer size in bytes.
-    pub mdts_bytes: u64,
-    /// Zone operation characteristics (no variable capacity, no active excursions).
-    pub zoc: u16,
-    /// Optional zoned command support (no read across zone boundaries, no ZRWA).
-    pub ozcs: u16,
-    /// The namespace's I/O command set (CSI): zoned, or a conventional NVM namespace on which
-    /// zone commands are Invalid Opcode and any LBA is writable.
-    pub csi: CommandSet,
-    /// Vendor-specific capabilities (Identify Controller bytes 3072-4095).
-    pub vendor: VendorCaps,
-}
-
-/// An I/O command set a namespace speaks (Identify's CSI).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CommandSet {
-    /// NVM command set (CSI 00h): a conventional namespace.
-    Nvm,
-    /// Zoned Namespace command set (CSI 02h).
-    Zoned,
-}
-
-/// What a device offers beyond the NVMe and ZNS specifications, as a host learns it from the
-/// vendor-specific part of Identify Controller.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct VendorCaps {
-    /// CCZNS: compressed write (CW), decompressed read (DR) and padding zones (Open with ZSASO).
-    pub compressed_io: bool,
-    /// Deallocate (Dataset Management) and the DULBE error-recovery feature.
-    pub deallocate: bool,
-}
-
-/// Admin commands the controller takes besides Identify.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AdminCommand {
-    /// Set Features (09h): feature `fid` with `cdw11`.
-    SetFeatures { fid: u8, cdw11: u32 },
-}
-
-/// Feature identifiers (Set/Get Features).
-pub mod feature {
-    /// Error Recovery (05h); CDW11 bit 16 is DULBE.
-    pub const ERROR_RECOVERY: u8 = 0x05;
-    /// DULBE, in Error Recovery's CDW11.
-    pub const DULBE: u32 = 1 << 16;
-}
-
-/// Write buffer space: bytes in use and when programs give them back.
-pub(crate) struct WriteBuffer {
-    capacity: u64,
-    in_use: u64,
-    releases: BinaryHeap<Reverse<(u64, u64)>>,
-    /// Admission is first come, first served.
-    admit_floor: u64,
-}
-
-impl WriteBuffer {
-    /// Earliest time at or after `t` when `bytes` fit; takes them.
-    pub(crate) fn admit(&mut self, t: u64, bytes: u64) -> u64 {
-        let mut t = t.max(self.admit_floor);
-        while let Some(Reverse((rt, b))) = self.releases.peek().copied() {
-            let short = self.in_use + bytes > self.capacity;
-            if rt > t && !short {
-                break;
-            }
-            self.releases.pop();
-            t = t.max(rt);
-            self.in_use -= b;
-        }
-        // Still short with nothing left to release means the buffer holds only partial units
-        // that no program will free: let the write through rather than wait forever.
-        self.in_use += bytes;
-        self.admit_floor = t;
-        t
-    }
-
-    pub(crate) fn release_at(&mut self, t: u64, bytes: u64) {
-        if bytes > 0 {
-            self.releases.push(Reverse((t, bytes)));
-        }
-    }
-
-    pub(crate) fn discard(&mut self, bytes: u64) {
-        self.in_use -= bytes;
-    }
-}
-
-/// Per zone: how much of it has gone to flash, and which programs are still running.
-#[derive(Default, Clone)]
-pub(crate) struct ZoneFlash {
-    /// Bytes from the zone start handed to flash (a multiple of the program unit).
-    pub issued: u64,
-    /// (end offset of a unit, program completion in ns), in offset order.
-    pub pending: VecDeque<(u64, u64)>,
-    /// When the zone's last program or erase completes.
-    pub busy_until: u64,
-    /// When the zone's last erase completes; its programs may not start before.
-    pub erased_at: u64,
-}
-
-impl ZoneFlash {
-    /// Hand every `unit` below byte `target` not yet issued to flash, data ready at `ready`:
-    /// each program on the die `die_of(offset)` names, its buffer space given back when it
-    /// completes. Zones, Balloon-ZNS segments and TCSSD superblocks all fill this way.
-    pub(crate) fn program_up_to(
-        &mut self,
-        target: u64,
-        unit: u64,
-        ready: u64,
-        flash: &mut Flash,
-        buffer: &mut WriteBuffer,
-        die_of: impl Fn(u64) -> DieId,
-    ) {
-        while self.issued + unit <= target {
-            let off = self.issued;
-            let start = ready.max(self.erased_at);
-            let done = flash
-                .program(die_of(off), unit, SimInstant::from_ns(start))
-                .as_ns();
-            buffer.release_at(done, unit);
-            self.pending.push_back((off + unit, done));
-            self.busy_until = self.busy_until.max(done);
-            self.issued = off + unit;
-        }
-    }
-
-    /// Is byte `offset` still held in the write buffer at time `t` (not issued to flash, or its
-    /// program of a `unit`-byte unit not done)?
-    pub(crate) fn holds(&mut self, offset: u64, t: u64, unit: u64) -> bool {
-        while let Some(&(_, done)) = self.pending.front() {
-            if done > t {
-                break;
-            }
-            self.pending.pop_front();
-        }
-        if offset >= self.issued {
-            return true;
-        }
-        let i = self.pending.partition_point(|&(end, _)| end <= offset);
-        self.pending
-            .get(i)
-            .is_some_and(|&(end, done)| end - unit <= offset && done > t)
     }
 }
 
@@ -398,12 +232,7 @@ impl Controller {
             flash: Flash::new(layout.geometry.clone()),
             link_to_device: Timeline::new(),
             link_to_host: Timeline::new(),
-            write_buffer: WriteBuffer {
-                capacity: config.controller.write_buffer_bytes,
-                in_use: 0,
-                releases: BinaryHeap::new(),
-                admit_floor: 0,
-            },
+            write_buffer: WriteBuffer::new(config.controller.write_buffer_bytes),
             storage,
             counters: DeviceCounters::default(),
             overhead: SimDuration::from_ns(config.controller.command_overhead_ns),
@@ -476,32 +305,6 @@ impl Controller {
     /// The descriptor of zone `index` (no command, no cost).
     pub fn zone(&self, index: u32) -> ZoneDescriptor {
         self.zones[index as usize].descriptor()
-    }
-
-    pub fn identify(&self) -> Identify {
-        let zero_based = |n: u32| if n == 0 { u32::MAX } else { n - 1 };
-        Identify {
-            nsze: self.layout.namespace_lbas(),
-            ncap: self.layout.namespace_lbas(),
-            nuse: self
-                .zones
-                .iter()
-                .map(|z| z.bytes.div_ceil(self.layout.lba_bytes))
-                .sum(),
-            lba_bytes: self.layout.lba_bytes,
-            metadata_bytes: self.layout.metadata_bytes,
-            zsze: self.layout.zone_size_lbas,
-            zcap: self.layout.zone_capacity_lbas,
-            zone_count: self.layout.zone_count,
-            mor: zero_based(self.layout.max_open),
-            mar: zero_based(self.layout.max_active),
-            zasl_bytes: self.layout.zone_append_max_bytes,
-            mdts_bytes: self.layout.max_transfer_bytes,
-            zoc: 0,
-            ozcs: 0,
-            csi: self.design.command_set(),
-            vendor: self.design.vendor_caps(),
-        }
     }
 
     /// Execute one command submitted at `now`. The functional result (status, state, bytes) is
@@ -646,23 +449,6 @@ impl Controller {
         );
         self.set_state(index as usize, state);
         let _ = self.persist_command();
-    }
-
-    /// An admin command. Set Features, Error Recovery (FID 05h), CDW11 bit 16 sets DULBE on a
-    /// design that deallocates (Identify's `vendor.deallocate`), Invalid Field elsewhere; it is
-    /// off again at power-on. Other features are Invalid Field.
-    pub fn admin(&mut self, command: AdminCommand) -> Status {
-        match command {
-            AdminCommand::SetFeatures { fid, cdw11 } if fid == feature::ERROR_RECOVERY => {
-                let dulbe = cdw11 & feature::DULBE != 0;
-                if dulbe && !self.identify().vendor.deallocate {
-                    return Status::INVALID_FIELD;
-                }
-                self.dulbe = dulbe;
-                Status::SUCCESS
-            }
-            AdminCommand::SetFeatures { .. } => Status::INVALID_FIELD,
-        }
     }
 
     /// The faults injected so far, to add to or clear (media errors, refused commands).

@@ -24,12 +24,14 @@ mod engine;
 mod faults;
 mod handle;
 pub mod harness;
+mod identify;
 mod image;
 mod layout;
 mod persist;
 pub mod presets;
 mod status;
 mod storage;
+mod write_buffer;
 mod zone;
 
 pub use cmd::{

@@ -17,6 +17,18 @@ use crate::design::ZoneWrite;
 use crate::status::Status;
 use crate::zone::ZoneState;
 
+/// What validation decided about a write: where it goes, and what applying it takes.
+enum WritePlan {
+    /// A conventional namespace: blocks at `slba`.
+    Blocks { slba: u64 },
+    /// Zone `zone` from LBA `start`; opening it first implicitly closes `victim`.
+    Zone {
+        zone: usize,
+        start: u64,
+        victim: Option<usize>,
+    },
+}
+
 impl Controller {
     pub(crate) fn write(
         &mut self,
@@ -27,6 +39,42 @@ impl Controller {
         metadata: &[u8],
         append: bool,
     ) -> Result<(u64, SimInstant), Status> {
+        let bytes = nlb as u64 * self.layout.lba_bytes;
+        match self.validate_write(slba, nlb, data, metadata, append)? {
+            WritePlan::Blocks { slba } => {
+                let (design, mut m) = self.split();
+                let done = design.write_blocks(&mut m, slba, data, ready)?;
+                self.counters.writes += 1;
+                self.counters.host_bytes_written += bytes;
+                Ok((0, done))
+            }
+            WritePlan::Zone {
+                zone,
+                start,
+                victim,
+            } => {
+                let done =
+                    self.apply_zone_write(ready, zone, start, victim, nlb, data, metadata)?;
+                if append {
+                    self.counters.appends += 1;
+                } else {
+                    self.counters.writes += 1;
+                }
+                self.counters.host_bytes_written += bytes;
+                Ok((start, done))
+            }
+        }
+    }
+
+    /// Validate a write or append; changes nothing.
+    fn validate_write(
+        &self,
+        slba: u64,
+        nlb: u32,
+        data: &[u8],
+        metadata: &[u8],
+        append: bool,
+    ) -> Result<WritePlan, Status> {
         let lba = self.layout.lba_bytes;
         // Appends are limited by ZASL, which is at most the MDTS.
         let limit = if append {
@@ -34,7 +82,7 @@ impl Controller {
         } else {
             self.layout.max_transfer_bytes
         };
-        let bytes = self.check_transfer(nlb, data.len(), metadata.len(), limit)?;
+        self.check_transfer(nlb, data.len(), metadata.len(), limit)?;
         if slba >= self.layout.namespace_lbas() {
             return Err(Status::LBA_OUT_OF_RANGE);
         }
@@ -46,11 +94,7 @@ impl Controller {
             if slba + nlb as u64 > self.layout.namespace_lbas() {
                 return Err(Status::LBA_OUT_OF_RANGE);
             }
-            let (design, mut m) = self.split();
-            let done = design.write_blocks(&mut m, slba, data, ready)?;
-            self.counters.writes += 1;
-            self.counters.host_bytes_written += bytes;
-            return Ok((0, done));
+            return Ok(WritePlan::Blocks { slba });
         }
         let zi = self.zone_index(slba);
         let zone = self.zones[zi];
@@ -68,19 +112,40 @@ impl Controller {
         }
         // Open and active resources, checked before the design does any work.
         let victim = self.check_open(zi)?;
+        Ok(WritePlan::Zone {
+            zone: zi,
+            start,
+            victim,
+        })
+    }
+
+    /// Apply a validated zone write: the design makes room (or refuses with nothing
+    /// changed), stores and times the bytes, then the zone moves on. Returns when the write is
+    /// in the device.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_zone_write(
+        &mut self,
+        ready: SimInstant,
+        zi: usize,
+        start: u64,
+        victim: Option<usize>,
+        nlb: u32,
+        data: &[u8],
+        metadata: &[u8],
+    ) -> Result<SimInstant, Status> {
+        let lba = self.layout.lba_bytes;
+        let zone = self.zones[zi];
         let offset = (start - zone.zslba) * lba;
         let w = ZoneWrite {
             zone: zi,
             offset,
-            end: offset + bytes,
+            end: offset + data.len() as u64,
             data,
             metadata,
             ready,
         };
         let (design, mut m) = self.split();
         design.prepare_write(&mut m, &w)?;
-
-        // Apply: the design stores the bytes (and times them), then the zone moves on.
         self.take_open(zi, victim);
         let (design, mut m) = self.split();
         let in_device = design.write_zone(&mut m, &w)?;
@@ -97,12 +162,6 @@ impl Controller {
         self.mark_zone_dirty(zi);
         let (design, mut m) = self.split();
         design.zone_written(&mut m, &w, in_device, full)?;
-        if append {
-            self.counters.appends += 1;
-        } else {
-            self.counters.writes += 1;
-        }
-        self.counters.host_bytes_written += bytes;
-        Ok((start, in_device))
+        Ok(in_device)
     }
 }
