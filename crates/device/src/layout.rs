@@ -450,7 +450,7 @@ const PER_ZONE_HOST_BYTES: u64 = 64;
 fn table_bytes(cfg: &DeviceConfig, l: &Layout) -> Option<u64> {
     let zones = l.zone_count as u64;
     let per_zone = (std::mem::size_of::<crate::zone::Zone>()
-        + std::mem::size_of::<crate::controller::ZoneFlash>()
+        + std::mem::size_of::<crate::write_buffer::ZoneFlash>()
         + std::mem::size_of::<Vec<crate::design::cczns::chunks::ChunkRecord>>()
         + std::mem::size_of::<crate::storage::ZoneBytes>()) as u64
         + 4

@@ -19,6 +19,7 @@
 pub mod cmd;
 mod config;
 mod controller;
+mod counters;
 pub mod design;
 mod engine;
 mod faults;

@@ -27,11 +27,13 @@ use nand::{Flash, Timeline};
 use sim::{SimDuration, SimInstant};
 
 use crate::config::DeviceConfig;
-use crate::controller::{CommandSet, DeviceCounters, VendorCaps, WriteBuffer, ZoneFlash};
+use crate::counters::DeviceCounters;
 use crate::engine::Engine;
+use crate::identify::{CommandSet, VendorCaps};
 use crate::layout::Layout;
 use crate::status::Status;
 use crate::storage::Storage;
+use crate::write_buffer::{WriteBuffer, ZoneFlash};
 use crate::zone::Zone;
 
 pub mod balloon;

@@ -5,8 +5,8 @@ use nand::DieId;
 use sim::SimInstant;
 
 use super::Media;
-use crate::controller::ZoneFlash;
 use crate::storage::AppendBytes;
+use crate::write_buffer::ZoneFlash;
 
 #[derive(Default)]
 pub(crate) struct FlashRegion {

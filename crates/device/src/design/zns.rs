@@ -12,8 +12,8 @@ use sim::SimInstant;
 
 use super::{Design, Media, ZoneRead, ZoneWrite};
 use crate::config::FlushUnit;
-use crate::controller::ZoneFlash;
 use crate::status::Status;
+use crate::write_buffer::ZoneFlash;
 
 /// The plain ZNS design.
 #[derive(Debug, Default)]

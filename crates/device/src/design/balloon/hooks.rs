@@ -7,8 +7,8 @@ use serde_json::value::{to_raw_value, RawValue};
 use sim::SimInstant;
 
 use super::{Balloon, PAGE};
-use crate::controller::VendorCaps;
 use crate::design::{Design, Media, Tables, ZoneRead, ZoneWrite};
+use crate::identify::VendorCaps;
 use crate::status::Status;
 use crate::storage::ImageFile;
 

@@ -9,7 +9,7 @@ use std::io;
 use sim::SimInstant;
 
 use super::{zns, Design, Media, ZoneRead, ZoneWrite};
-use crate::controller::VendorCaps;
+use crate::identify::VendorCaps;
 use crate::status::Status;
 use crate::storage::Storage;
 use crate::zone::{Zone, ZoneState};

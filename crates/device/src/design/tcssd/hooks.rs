@@ -9,8 +9,8 @@ use sim::SimInstant;
 
 use super::Tcssd;
 use crate::config::DeviceConfig;
-use crate::controller::{CommandSet, VendorCaps};
 use crate::design::{Design, Media, Tables, ZoneRead, ZoneWrite};
+use crate::identify::{CommandSet, VendorCaps};
 use crate::layout::Layout;
 use crate::status::Status;
 use crate::storage::ImageFile;

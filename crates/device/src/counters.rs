@@ -1,0 +1,47 @@
+//! What the device counts: commands and bytes as a host would count them, and device DRAM.
+
+/// What the device has done, as the host would count it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceCounters {
+    pub commands: u64,
+    pub failed_commands: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub appends: u64,
+    pub zone_management: u64,
+    pub host_bytes_written: u64,
+    pub host_bytes_read: u64,
+    /// Bytes read that came from the write buffer instead of flash.
+    pub buffer_read_bytes: u64,
+    /// Bytes programmed as padding by Finish.
+    pub padded_bytes: u64,
+    pub zone_resets: u64,
+    pub zone_finishes: u64,
+    pub implicit_closes: u64,
+    /// CCZNS compressed writes and what they carried: bytes before compression, bytes stored
+    /// after it, and bytes taken from zones (stored plus padding).
+    pub compressed_writes: u64,
+    pub cw_logical_bytes: u64,
+    pub cw_stored_bytes: u64,
+    pub cw_footprint_bytes: u64,
+    /// CCZNS decompressed reads: chunks returned, their bytes after decompression, and the
+    /// stored bytes read for them.
+    pub decompressed_reads: u64,
+    pub dr_chunks: u64,
+    pub dr_logical_bytes: u64,
+    pub dr_stored_bytes: u64,
+}
+
+/// Device DRAM in use, by purpose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DramUsage {
+    /// The zone table: state, write pointer and flash mapping of every zone.
+    pub zone_map_bytes: u64,
+    pub write_buffer_bytes: u64,
+}
+
+impl DramUsage {
+    pub fn total_bytes(&self) -> u64 {
+        self.zone_map_bytes + self.write_buffer_bytes
+    }
+}
