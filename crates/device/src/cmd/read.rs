@@ -23,33 +23,16 @@ impl Controller {
     ) -> Result<(u64, SimInstant), Status> {
         let lba = self.layout.lba_bytes;
         let ms = self.layout.metadata_bytes;
-        let bytes = self.check_transfer(
-            nlb,
-            data.len(),
-            metadata.len(),
-            self.layout.max_transfer_bytes,
-        )?;
-        let end = slba
-            .checked_add(nlb as u64)
-            .ok_or(Status::LBA_OUT_OF_RANGE)?;
-        if end > self.layout.namespace_lbas() {
-            return Err(Status::LBA_OUT_OF_RANGE);
-        }
-        if self.design.command_set() == CommandSet::Nvm {
+        let bytes = nlb as u64 * lba;
+        let zoned = self.validate_read(slba, nlb, data.len(), metadata.len())?;
+        let Some(zi) = zoned else {
             let (design, mut m) = self.split();
             let data_ready = design.read_blocks(&mut m, slba, data, ready)?;
             let done = self.transfer_to_host(data_ready.as_ns(), bytes);
             self.counters.reads += 1;
             self.counters.host_bytes_read += bytes;
             return Ok((0, SimInstant::from_ns(done)));
-        }
-        let zi = self.zone_index(slba);
-        if self.zone_index(end - 1) != zi {
-            return Err(Status::ZONE_BOUNDARY_ERROR);
-        }
-        if self.zones[zi].state == ZoneState::Offline {
-            return Err(Status::ZONE_OFFLINE);
-        }
+        };
 
         // Apply: the bytes below the written end come from the design, the rest are zeros.
         let zone = self.zones[zi];
@@ -80,5 +63,34 @@ impl Controller {
         self.counters.reads += 1;
         self.counters.host_bytes_read += bytes;
         Ok((0, SimInstant::from_ns(done)))
+    }
+
+    /// Validate a read; changes nothing. Returns the zone it reads (None: a conventional
+    /// namespace's blocks).
+    fn validate_read(
+        &self,
+        slba: u64,
+        nlb: u32,
+        data_len: usize,
+        meta_len: usize,
+    ) -> Result<Option<usize>, Status> {
+        self.check_transfer(nlb, data_len, meta_len, self.layout.max_transfer_bytes)?;
+        let end = slba
+            .checked_add(nlb as u64)
+            .ok_or(Status::LBA_OUT_OF_RANGE)?;
+        if end > self.layout.namespace_lbas() {
+            return Err(Status::LBA_OUT_OF_RANGE);
+        }
+        if self.design.command_set() == CommandSet::Nvm {
+            return Ok(None);
+        }
+        let zi = self.zone_index(slba);
+        if self.zone_index(end - 1) != zi {
+            return Err(Status::ZONE_BOUNDARY_ERROR);
+        }
+        if self.zones[zi].state == ZoneState::Offline {
+            return Err(Status::ZONE_OFFLINE);
+        }
+        Ok(Some(zi))
     }
 }
