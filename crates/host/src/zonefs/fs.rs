@@ -11,7 +11,8 @@
 //! `[u64 length][data]` padded to the block, so their sync writes no metadata and mount walks
 //! the headers.
 //!
-//! Zone allocation is ZenFS's AllocateIOZone: the finish-threshold pass (non-WAL files), an
+//! Zone allocation and GC follow a [`Policy`](super::policy::Policy) whose decisions are
+//! pure; the default is ZenFS's AllocateIOZone: the finish-threshold pass (non-WAL files), an
 //! open token (WALs may use `max_open - 2`, other files `max_open - 3`), the best lifetime
 //! match among partly written zones, else an empty zone under the active limit
 //! (`max_active - 2`), finishing the cheapest idle zone when that limit binds. With GC enabled
@@ -19,7 +20,6 @@
 //! extents of mostly-dead full zones into partly written zones once free space drops below
 //! 20%. ZenFS's direct write path (RocksDB's own 1 MiB buffer, aligned) issues the same
 //! writes as the buffered path here, so only the buffered one exists.
-
 //!
 //! The parts, one file each: `journal` (the metadata log: records, rolls, syncs), `zones`
 //! (allocation, finishing, releasing and resetting zones), `file` (creating, writing, reading
@@ -33,6 +33,7 @@ use std::rc::Rc;
 use device::{ZoneAction, ZoneState};
 
 use super::meta::{Extent, FileMeta, MetaError, Superblock};
+use super::policy::{GcPolicy, IoZone, Policy, ZoneAllocator, ZonesView};
 use crate::io::{HostIo, IoError};
 
 mod cczns;
@@ -42,6 +43,7 @@ mod journal;
 mod mount;
 mod zones;
 
+pub use super::policy::{lifetime_diff, Lifetime};
 pub use file::FileWriter;
 
 /// Metadata zones (ZENFS_META_ZONES).
@@ -79,6 +81,9 @@ pub struct MkfsOptions {
     /// ([`FileWriter::append_compressed`]). Needs a CCZNS device; excludes GC (it moves
     /// extents with plain reads and writes, which would drop the device's chunk records).
     pub padding_zones: bool,
+    /// The zone allocation and GC policy (a choice of this run, not kept on the device: mount
+    /// takes [`ZoneFs::mount_with`]'s).
+    pub policy: Policy,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -100,49 +105,6 @@ pub enum FsError {
     NoFileSystem,
 }
 
-/// RocksDB's write lifetime hints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Lifetime {
-    NotSet = 0,
-    None = 1,
-    Short = 2,
-    Medium = 3,
-    Long = 4,
-    Extreme = 5,
-}
-
-/// ZenFS's GetLifeTimeDiff: how well a zone of lifetime `zone` suits a file of `file`.
-pub fn lifetime_diff(zone: u32, file: u32) -> u32 {
-    if file <= Lifetime::None as u32 {
-        return if zone == file { 0 } else { 100 };
-    }
-    match zone.cmp(&file) {
-        std::cmp::Ordering::Greater => zone - file,
-        std::cmp::Ordering::Equal => 50,
-        std::cmp::Ordering::Less => 100,
-    }
-}
-
-#[derive(Clone, Debug, Default)]
-struct IoZone {
-    /// Device byte offset of the zone, its writable capacity, and its write pointer (bytes
-    /// from the start).
-    start: u64,
-    capacity: u64,
-    wp: u64,
-    lifetime: u32,
-    /// Bytes of live extents in the zone.
-    used: u64,
-    /// Owned by a writer (or by a GC migration).
-    busy: bool,
-    finished: bool,
-    /// A Reset or Finish of it is in flight, or chosen to come: no other task picks it for a
-    /// writer or another action meanwhile (several tasks delete, allocate and finish side by
-    /// side; a zone reset twice may lose a new file's data, one finished beside its reset
-    /// ends Full where zonefs thinks it empty).
-    in_action: bool,
-}
-
 /// Zone finishes, resets and GC work, as ZenFS's metrics count them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ZoneCounters {
@@ -157,19 +119,6 @@ pub struct ZoneCounters {
     pub gc_bytes_written: u64,
     /// Allocations that waited for an open token.
     pub open_token_waits: u64,
-}
-
-impl IoZone {
-    fn remaining(&self) -> u64 {
-        if self.finished {
-            0
-        } else {
-            self.capacity - self.wp
-        }
-    }
-    fn is_active(&self) -> bool {
-        self.wp > 0 && self.remaining() > 0
-    }
 }
 
 #[derive(Clone, Debug)]
@@ -216,6 +165,9 @@ pub struct ZoneFs {
     reads_done: sim::sync::Notify,
     block: u64,
     zone_bytes: u64,
+    /// Where extents go and which zones GC empties (pure decisions on a view of `st`).
+    allocator: Box<dyn ZoneAllocator>,
+    gc_policy: Box<dyn GcPolicy>,
 }
 
 /// Space figures, as `zenfs df` gives them.
@@ -276,7 +228,7 @@ impl ZoneFs {
                 io.zone_action(i as u32, ZoneAction::Reset).await?;
             }
         }
-        let fs = ZoneFs::new(io, &zones, opts.finish_threshold)?;
+        let fs = ZoneFs::new(io, &zones, opts.finish_threshold, opts.policy)?;
         if opts.enable_gc {
             fs.st.borrow_mut().sb.flags |= FLAG_GC;
         }
@@ -291,6 +243,7 @@ impl ZoneFs {
         io: Rc<HostIo>,
         zones: &[device::ZoneDescriptor],
         finish_threshold: u32,
+        policy: Policy,
     ) -> Result<ZoneFs, FsError> {
         let block = io.lba_bytes();
         let zone_bytes = io.zone_bytes();
@@ -351,6 +304,8 @@ impl ZoneFs {
             reads_done: sim::sync::Notify::new(),
             block,
             zone_bytes,
+            allocator: policy.allocator(),
+            gc_policy: policy.gc(),
         })
     }
 
@@ -424,6 +379,16 @@ impl ZoneFs {
 }
 
 impl State {
+    /// What a policy decides on.
+    fn view(&self) -> ZonesView<'_> {
+        ZonesView {
+            zones: &self.zones,
+            open_limit: self.open_limit,
+            active_limit: self.active_limit,
+            finish_threshold: self.sb.finish_threshold,
+        }
+    }
+
     fn zone_of(&self, dev: u64, zone_bytes: u64) -> Option<usize> {
         (dev / zone_bytes)
             .checked_sub(META_ZONES as u64)

@@ -5,9 +5,7 @@
 use std::rc::Rc;
 
 use super::super::meta::{Extent, Record};
-use super::{
-    lifetime_diff, FsError, ZoneFs, FLAG_GC, GC_COPY_BYTES, GC_INTERVAL_S, GC_SLOPE, GC_START_LEVEL,
-};
+use super::{FsError, ZoneFs, FLAG_GC, GC_COPY_BYTES, GC_INTERVAL_S};
 
 impl ZoneFs {
     /// Start a GC pass if GC is on, none runs and the last began `GC_INTERVAL_S` ago (ZenFS's
@@ -35,38 +33,17 @@ impl ZoneFs {
         });
     }
 
-    /// One GC pass (ZenFS's GCWorker body): when free space is at or below 20%, move the live
-    /// extents of every full zone whose garbage share exceeds the threshold.
+    /// One GC pass (ZenFS's GCWorker body): move the live extents of every zone the GC
+    /// policy picks (by default, when free space is at or below 20%, every full zone whose
+    /// garbage share exceeds the threshold).
     pub async fn gc_pass(&self) -> Result<(), FsError> {
         let victims: Vec<usize> = {
             let mut st = self.st.borrow_mut();
             st.counters.gc_passes += 1;
-            let (mut free, mut used, mut reclaimable) = (0u64, 0u64, 0u64);
-            for z in &st.zones {
-                free += z.remaining();
-                used += z.used;
-                if z.remaining() == 0 {
-                    reclaimable += z.capacity - z.used;
-                }
-            }
-            let free_pct = 100 * free / (free + used + reclaimable).max(1);
-            if free_pct > GC_START_LEVEL {
-                return Ok(());
-            }
-            let threshold = 100 - GC_SLOPE * (GC_START_LEVEL - free_pct);
-            let mut victims = Vec::new();
-            for (i, z) in st.zones.iter_mut().enumerate() {
-                let garbage = 100 - 100 * z.used / z.capacity.max(1);
-                if !z.busy
-                    && !z.in_action
-                    && z.remaining() == 0
-                    && z.used > 0
-                    && garbage > threshold
-                {
-                    // Chosen: a deletion's reset must not empty it under the migration.
-                    z.in_action = true;
-                    victims.push(i);
-                }
+            let victims = self.gc_policy.choose_victims(&st.view());
+            for &i in &victims {
+                // Chosen: a deletion's reset must not empty it under the migration.
+                st.zones[i].in_action = true;
             }
             victims
         };
@@ -195,22 +172,11 @@ impl ZoneFs {
         Ok(())
     }
 
-    /// A partly written, idle zone whose lifetime suits `lifetime` with `room` bytes left,
-    /// taken for a migration (ZenFS's TakeMigrateZone with GetBestOpenZoneMatch).
+    /// The zone the GC policy picks for a migrated extent of `room` bytes of a file of
+    /// `lifetime`, taken for the migration (ZenFS's TakeMigrateZone).
     fn take_migrate_zone(&self, lifetime: u32, room: u64) -> Option<usize> {
         let mut st = self.st.borrow_mut();
-        let mut best: Option<(u32, usize)> = None;
-        for (i, z) in st.zones.iter().enumerate() {
-            if z.busy || z.used == 0 || z.remaining() < room {
-                continue;
-            }
-            let d = lifetime_diff(z.lifetime, lifetime);
-            if best.is_none_or(|(bd, _)| d <= bd) {
-                best = Some((d, i));
-            }
-        }
-        // Any distance will do (ZenFS starts from "not good" and accepts ties).
-        let (_, i) = best?;
+        let i = self.gc_policy.choose_target(&st.view(), lifetime, room)?;
         st.zones[i].busy = true;
         Some(i)
     }

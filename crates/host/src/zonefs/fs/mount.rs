@@ -7,6 +7,7 @@ use std::rc::Rc;
 use device::{ZoneAction, ZoneState};
 
 use super::super::meta::{self, Extent, FileMeta, Record, Superblock};
+use super::super::policy::Policy;
 use super::{FsError, OpenFile, ZoneFs, META_ZONES, SPARSE_HEADER};
 use crate::io::HostIo;
 
@@ -15,6 +16,11 @@ impl ZoneFs {
     /// files that were open for writing to their zone's write pointer, roll to a fresh
     /// metadata zone, reset zones with no live data.
     pub async fn mount(io: Rc<HostIo>) -> Result<ZoneFs, FsError> {
+        Self::mount_with(io, Policy::default()).await
+    }
+
+    /// Mount with zone policy `policy`.
+    pub async fn mount_with(io: Rc<HostIo>, policy: Policy) -> Result<ZoneFs, FsError> {
         let zones = io.report_zones().await?;
         if zones.len() < (META_ZONES + 2) as usize {
             return Err(FsError::Invalid("too few zones for zonefs".into()));
@@ -49,7 +55,7 @@ impl ZoneFs {
                 None => FsError::NoFileSystem,
             });
         };
-        let fs = ZoneFs::new(io.clone(), &zones, sb.finish_threshold)?;
+        let fs = ZoneFs::new(io.clone(), &zones, sb.finish_threshold, policy)?;
         {
             let mut st = fs.st.borrow_mut();
             st.sb = sb.clone();

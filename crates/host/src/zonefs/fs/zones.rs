@@ -3,89 +3,38 @@
 
 use device::ZoneAction;
 
-use super::{lifetime_diff, FsError, ZoneFs, FLAG_PADDING, META_ZONES, RESERVED_OPEN_NON_WAL};
+use super::super::policy::{AllocRequest, Decision};
+use super::{FsError, ZoneFs, FLAG_PADDING, META_ZONES};
 
 impl ZoneFs {
-    /// The zone a file of `lifetime` should write next (ZenFS's AllocateIOZone).
+    /// The zone a file of `lifetime` should write next, as the allocation policy decides
+    /// (ZenFS's AllocateIOZone by default): zones to finish first, an open token, then the
+    /// zone, finishing one or waiting for a writer to let go as told.
     pub(super) async fn allocate(&self, lifetime: u32, wal: bool) -> Result<usize, FsError> {
-        if !wal {
-            self.apply_finish_threshold().await?;
-        }
-        // An open token: a zone held by a writer is an open zone.
-        loop {
-            let (held, limit) = {
-                let st = self.st.borrow();
-                let held = st.zones.iter().filter(|z| z.busy).count() as u32;
-                let reserve = if wal { 2 } else { RESERVED_OPEN_NON_WAL };
-                (held, st.open_limit - reserve)
-            };
-            if held < limit {
-                break;
-            }
+        let req = AllocRequest { lifetime, wal };
+        self.apply_finish_threshold(&req).await?;
+        while !self
+            .allocator
+            .has_open_token(&self.st.borrow().view(), &req)
+        {
             self.st.borrow_mut().counters.open_token_waits += 1;
             self.zone_freed.notified().await;
         }
-        enum Pick {
-            Open(usize),
-            Empty(usize),
-            Finish(usize),
-            Wait,
-        }
         loop {
-            let pick = {
-                let st = self.st.borrow();
-                let mut best: Option<(u32, usize)> = None;
-                for (i, z) in st.zones.iter().enumerate() {
-                    if z.busy || z.in_action || z.used == 0 || z.remaining() == 0 {
-                        continue;
-                    }
-                    let d = lifetime_diff(z.lifetime, lifetime);
-                    // Ties go to the later zone (ZenFS compares with <=).
-                    if best.is_none_or(|(bd, _)| d <= bd) {
-                        best = Some((d, i));
-                    }
-                }
-                // A zone a writer holds counts as active even before its first write lands,
-                // or concurrent allocations overrun the device's active limit.
-                let active = st
-                    .zones
-                    .iter()
-                    .filter(|z| z.is_active() || (z.busy && !z.finished))
-                    .count() as u32;
-                let empty = st
-                    .zones
-                    .iter()
-                    .position(|z| z.wp == 0 && !z.busy && !z.finished && !z.in_action);
-                // The idle partial zone with the least room left, to finish for a token.
-                let cheapest = st
-                    .zones
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, z)| !z.busy && !z.in_action && z.is_active())
-                    .min_by_key(|(_, z)| z.remaining())
-                    .map(|(i, _)| i);
-                match (best, empty) {
-                    (Some((d, i)), _) if d < 50 => Pick::Open(i),
-                    (_, Some(e)) if active < st.active_limit => Pick::Empty(e),
-                    (Some((50, i)), _) => Pick::Open(i),
-                    (_, Some(_)) if cheapest.is_some() => Pick::Finish(cheapest.expect("checked")),
-                    // Every active zone has a writer: wait for one to let go.
-                    (_, Some(_)) if active > 0 => Pick::Wait,
-                    _ => return Err(FsError::NoSpace("zone allocation failure")),
-                }
-            };
-            let i = match pick {
-                Pick::Finish(c) => {
+            let decision = self.allocator.choose(&self.st.borrow().view(), &req);
+            let i = match decision {
+                Decision::Finish(c) => {
                     self.st.borrow_mut().counters.finished_for_token += 1;
                     self.finish_zone(c).await?;
                     continue;
                 }
-                Pick::Wait => {
+                Decision::Wait => {
                     self.zone_freed.notified().await;
                     continue;
                 }
-                Pick::Open(i) => i,
-                Pick::Empty(e) => {
+                Decision::NoSpace => return Err(FsError::NoSpace("zone allocation failure")),
+                Decision::Open(i) => i,
+                Decision::Empty(e) => {
                     self.st.borrow_mut().zones[e].lifetime = lifetime;
                     e
                 }
@@ -109,25 +58,14 @@ impl ZoneFs {
         }
     }
 
-    /// Finish every idle, partly written zone with less than the finish threshold left
-    /// (ZenFS's ApplyFinishThreshold).
-    async fn apply_finish_threshold(&self) -> Result<(), FsError> {
+    /// Finish the idle zones the policy names before an allocation (ZenFS's
+    /// ApplyFinishThreshold: partly written zones with less than the threshold left).
+    async fn apply_finish_threshold(&self, req: &AllocRequest) -> Result<(), FsError> {
         let victims: Vec<usize> = {
             let mut st = self.st.borrow_mut();
-            let pct = st.sb.finish_threshold as u64;
-            if pct == 0 {
-                return Ok(());
-            }
-            let mut victims = Vec::new();
-            for (i, z) in st.zones.iter_mut().enumerate() {
-                if !z.busy
-                    && !z.in_action
-                    && z.is_active()
-                    && z.remaining() * 100 < z.capacity * pct
-                {
-                    z.in_action = true; // chosen: no writer takes it before its turn
-                    victims.push(i);
-                }
+            let victims = self.allocator.finish_first(&st.view(), req);
+            for &i in &victims {
+                st.zones[i].in_action = true; // chosen: no writer takes it before its turn
             }
             victims
         };
