@@ -35,6 +35,7 @@ use device::{ZoneAction, ZoneState};
 use super::meta::{Extent, FileMeta, MetaError, Superblock};
 use super::policy::{GcPolicy, IoZone, Policy, ZoneAllocator, ZonesView};
 use crate::io::{HostIo, IoError};
+use crate::zoned::ZonedBackend;
 
 mod cczns;
 mod file;
@@ -153,8 +154,8 @@ struct State {
 }
 
 /// A mounted file system. Share it behind an `Rc`.
-pub struct ZoneFs {
-    io: Rc<HostIo>,
+pub struct ZoneFs<B: ZonedBackend = HostIo> {
+    io: Rc<B>,
     st: RefCell<State>,
     /// One metadata record at a time: each is placed at the log's write pointer.
     meta_lock: sim::sync::Mutex<()>,
@@ -182,9 +183,9 @@ pub struct FsStats {
     pub zones: ZoneCounters,
 }
 
-impl ZoneFs {
+impl<B: ZonedBackend> ZoneFs<B> {
     /// Format with a finish threshold (percent, 0 = off) and no GC.
-    pub async fn mkfs(io: Rc<HostIo>, finish_threshold: u32) -> Result<ZoneFs, FsError> {
+    pub async fn mkfs(io: Rc<B>, finish_threshold: u32) -> Result<ZoneFs<B>, FsError> {
         Self::mkfs_with(
             io,
             MkfsOptions {
@@ -196,7 +197,7 @@ impl ZoneFs {
     }
 
     /// Format: reset every zone, write a superblock and an empty snapshot to zone 0.
-    pub async fn mkfs_with(io: Rc<HostIo>, opts: MkfsOptions) -> Result<ZoneFs, FsError> {
+    pub async fn mkfs_with(io: Rc<B>, opts: MkfsOptions) -> Result<ZoneFs<B>, FsError> {
         if opts.finish_threshold > 100 {
             return Err(FsError::Invalid(format!(
                 "finish threshold {}%: at most 100",
@@ -210,7 +211,7 @@ impl ZoneFs {
                     .into(),
             ));
         }
-        if opts.padding_zones && !io.device().with(|c| c.identify().vendor.compressed_io) {
+        if opts.padding_zones && !io.compressed_io() {
             return Err(FsError::Invalid(
                 "padding zones need a CCZNS device (design = \"cczns\")".into(),
             ));
@@ -240,17 +241,14 @@ impl ZoneFs {
     }
 
     fn new(
-        io: Rc<HostIo>,
+        io: Rc<B>,
         zones: &[device::ZoneDescriptor],
         finish_threshold: u32,
         policy: Policy,
-    ) -> Result<ZoneFs, FsError> {
+    ) -> Result<ZoneFs<B>, FsError> {
         let block = io.lba_bytes();
         let zone_bytes = io.zone_bytes();
-        let (mor, mar) = io.device().with(|c| {
-            let id = c.identify();
-            (id.mor, id.mar)
-        });
+        let (mor, mar) = io.zone_limits();
         let limit = |zero_based: u32| {
             if zero_based == u32::MAX {
                 zones.len() as u32
@@ -318,7 +316,7 @@ impl ZoneFs {
     }
 
     /// The host I/O layer under the file system.
-    pub fn io(&self) -> &Rc<HostIo> {
+    pub fn io(&self) -> &Rc<B> {
         &self.io
     }
 

@@ -3,8 +3,9 @@
 
 use super::super::meta::Extent;
 use super::{FsError, ZoneFs};
+use crate::zoned::ZonedBackend;
 
-impl ZoneFs {
+impl<B: ZonedBackend> ZoneFs<B> {
     /// Write one CCZNS compressed write for file `id`: `data` (whole blocks, at most the
     /// device's transfer size) holds the chunks of `chunk_sizes` back to back; the device
     /// compresses each and the file grows by what the zone took. A zone with less room than

@@ -6,14 +6,16 @@ use std::rc::Rc;
 
 use super::super::meta::{Extent, FileMeta, Record};
 use super::{FsError, Lifetime, OpenFile, ZoneFs, SPARSE_HEADER, WRITE_BUFFER};
+use crate::io::HostIo;
+use crate::zoned::ZonedBackend;
 
-impl ZoneFs {
+impl<B: ZonedBackend> ZoneFs<B> {
     /// Open `name` for appending through a 1 MiB buffer.
     pub async fn writer(
         self: &Rc<Self>,
         name: &str,
         lifetime: Lifetime,
-    ) -> Result<FileWriter, FsError> {
+    ) -> Result<FileWriter<B>, FsError> {
         let id = self.create(name, lifetime).await?;
         Ok(FileWriter {
             fs: self.clone(),
@@ -242,13 +244,13 @@ impl ZoneFs {
 }
 
 /// A file open for appending through ZenFS's 1 MiB buffer.
-pub struct FileWriter {
-    fs: Rc<ZoneFs>,
+pub struct FileWriter<B: ZonedBackend = HostIo> {
+    fs: Rc<ZoneFs<B>>,
     id: u64,
     buf: Vec<u8>,
 }
 
-impl FileWriter {
+impl<B: ZonedBackend> FileWriter<B> {
     pub async fn append(&mut self, mut data: &[u8]) -> Result<(), FsError> {
         while !data.is_empty() {
             let n = (WRITE_BUFFER - self.buf.len()).min(data.len());

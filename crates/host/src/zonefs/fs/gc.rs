@@ -6,8 +6,9 @@ use std::rc::Rc;
 
 use super::super::meta::{Extent, Record};
 use super::{FsError, ZoneFs, FLAG_GC, GC_COPY_BYTES, GC_INTERVAL_S};
+use crate::zoned::ZonedBackend;
 
-impl ZoneFs {
+impl<B: ZonedBackend> ZoneFs<B> {
     /// Start a GC pass if GC is on, none runs and the last began `GC_INTERVAL_S` ago (ZenFS's
     /// GC thread sleeps 10 s between passes; here the writers' progress wakes it, so an idle
     /// file system keeps no task alive).

@@ -7,8 +7,9 @@ use device::ZoneAction;
 
 use super::super::meta::{self, Record};
 use super::{FsError, ZoneFs, META_ZONES};
+use crate::zoned::ZonedBackend;
 
-impl ZoneFs {
+impl<B: ZonedBackend> ZoneFs<B> {
     /// Start metadata zone `zone` with sequence `seq`: superblock, then a snapshot of every file.
     pub(super) async fn start_meta_zone(&self, zone: u32, seq: u32) -> Result<(), FsError> {
         let (sb, snap) = {

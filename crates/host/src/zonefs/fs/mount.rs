@@ -9,18 +9,18 @@ use device::{ZoneAction, ZoneState};
 use super::super::meta::{self, Extent, FileMeta, Record, Superblock};
 use super::super::policy::Policy;
 use super::{FsError, OpenFile, ZoneFs, META_ZONES, SPARSE_HEADER};
-use crate::io::HostIo;
+use crate::zoned::ZonedBackend;
 
-impl ZoneFs {
+impl<B: ZonedBackend> ZoneFs<B> {
     /// Mount: replay the newest metadata zone whose log decodes, rebuild zone usage, extend
     /// files that were open for writing to their zone's write pointer, roll to a fresh
     /// metadata zone, reset zones with no live data.
-    pub async fn mount(io: Rc<HostIo>) -> Result<ZoneFs, FsError> {
+    pub async fn mount(io: Rc<B>) -> Result<ZoneFs<B>, FsError> {
         Self::mount_with(io, Policy::default()).await
     }
 
     /// Mount with zone policy `policy`.
-    pub async fn mount_with(io: Rc<HostIo>, policy: Policy) -> Result<ZoneFs, FsError> {
+    pub async fn mount_with(io: Rc<B>, policy: Policy) -> Result<ZoneFs<B>, FsError> {
         let zones = io.report_zones().await?;
         if zones.len() < (META_ZONES + 2) as usize {
             return Err(FsError::Invalid("too few zones for zonefs".into()));

@@ -5,8 +5,9 @@ use device::ZoneAction;
 
 use super::super::policy::{AllocRequest, Decision};
 use super::{FsError, ZoneFs, FLAG_PADDING, META_ZONES};
+use crate::zoned::ZonedBackend;
 
-impl ZoneFs {
+impl<B: ZonedBackend> ZoneFs<B> {
     /// The zone a file of `lifetime` should write next, as the allocation policy decides
     /// (ZenFS's AllocateIOZone by default): zones to finish first, an open token, then the
     /// zone, finishing one or waiting for a writer to let go as told.
