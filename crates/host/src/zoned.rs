@@ -4,13 +4,15 @@
 //!
 //! Two implementations: [`HostIo`] (the emulated device through the host I/O layer, with the
 //! zones a host emulates on a conventional namespace) and [`MemZoned`] (zones in host memory,
-//! no device and no time, for fast tests of what sits above).
+//! no device and no time, for fast tests of what sits above). Both keep host-memory zones in a
+//! `ZoneTable` (`zoned/table.rs`), the zone state machine as pure state changes.
 //!
 //! Methods are `async fn`s used through generics (`ZoneFs<B: ZonedBackend>`): the simulator's
 //! executor is single-threaded, so the futures need not be `Send`.
 #![allow(async_fn_in_trait)]
 
 mod mem;
+pub(crate) mod table;
 
 use device::{ZoneAction, ZoneDescriptor};
 use sim::Sim;

@@ -1,13 +1,14 @@
-//! Zones in host memory: the zone state machine (write at the write pointer, Full at the
-//! capacity, Reset, Finish, Open, Close) on byte vectors, with no device, no queue and no
+//! Zones in host memory: the zone state machine of a `ZoneTable` (write at the write pointer,
+//! Full at the capacity, Reset, Finish, Open, Close) beside byte vectors, with no device, no queue and no
 //! time. For tests of what sits on a [`ZonedBackend`](super::ZonedBackend); open and active
 //! limits are reported but not enforced, and CCZNS commands are refused.
 
 use std::cell::RefCell;
 
-use device::{Status, ZoneAction, ZoneDescriptor, ZoneState};
+use device::{Status, ZoneAction, ZoneDescriptor};
 use sim::Sim;
 
+use super::table::ZoneTable;
 use super::ZonedBackend;
 use crate::io::{CwFeedback, IoError};
 
@@ -20,7 +21,7 @@ pub struct MemZoned {
     max_transfer_bytes: u64,
     /// MOR and MAR, zero-based (`u32::MAX`: no limit).
     limits: (u32, u32),
-    zones: RefCell<Vec<ZoneDescriptor>>,
+    zones: RefCell<ZoneTable>,
     /// Each zone's written bytes (from its start to its write pointer).
     data: RefCell<Vec<Vec<u8>>>,
 }
@@ -44,19 +45,7 @@ impl MemZoned {
             capacity_lbas,
             max_transfer_bytes: 128 << 10,
             limits: (max_open.saturating_sub(1), max_active.saturating_sub(1)),
-            zones: RefCell::new(
-                (0..zones as u64)
-                    .map(|i| ZoneDescriptor {
-                        state: ZoneState::Empty,
-                        zslba: i * zone_lbas,
-                        capacity: capacity_lbas,
-                        wp: i * zone_lbas,
-                        attributes: 0,
-                        byte_wp: 0,
-                        padding: false,
-                    })
-                    .collect(),
-            ),
+            zones: RefCell::new(ZoneTable::new(zones, zone_lbas, capacity_lbas, lba_bytes)),
             data: RefCell::new(vec![Vec::new(); zones as usize]),
         }
     }
@@ -71,7 +60,7 @@ impl MemZoned {
         }
         let zone_bytes = self.zone_lbas * b;
         let zone = pos / zone_bytes;
-        if zone >= self.zones.borrow().len() as u64 {
+        if zone >= self.zones.borrow().descriptors().len() as u64 {
             return bad("past the end of the namespace");
         }
         if (pos + len - 1) / zone_bytes != zone {
@@ -109,7 +98,7 @@ impl ZonedBackend for MemZoned {
     }
 
     async fn report_zones(&self) -> Result<Vec<ZoneDescriptor>, IoError> {
-        Ok(self.zones.borrow().clone())
+        Ok(self.zones.borrow().descriptors().to_vec())
     }
 
     async fn read(&self, pos: u64, buf: &mut [u8]) -> Result<(), IoError> {
@@ -130,27 +119,10 @@ impl ZonedBackend for MemZoned {
         let (zone, slba) = self.locate("write", pos, data.len() as u64)?;
         let nlb = data.len() as u64 / self.lba_bytes;
         let mut zones = self.zones.borrow_mut();
-        let z = &mut zones[zone];
-        let status = match z.state {
-            ZoneState::Full => Some(Status::ZONE_FULL),
-            ZoneState::ReadOnly => Some(Status::ZONE_READ_ONLY),
-            ZoneState::Offline => Some(Status::ZONE_OFFLINE),
-            _ if slba != z.wp => Some(Status::ZONE_INVALID_WRITE),
-            _ if slba + nlb > z.zslba + z.capacity => Some(Status::ZONE_BOUNDARY_ERROR),
-            _ => None,
-        };
-        if let Some(status) = status {
+        if let Some(status) = zones.check_write(zone, slba, nlb) {
             return Err(device_error("write", slba, status));
         }
-        z.wp += nlb;
-        z.byte_wp = (z.wp - z.zslba) * self.lba_bytes;
-        z.state = if z.wp == z.zslba + z.capacity {
-            ZoneState::Full
-        } else if z.state == ZoneState::ExplicitlyOpened {
-            z.state
-        } else {
-            ZoneState::ImplicitlyOpened
-        };
+        zones.advance(zone, nlb);
         self.data.borrow_mut()[zone].extend_from_slice(data);
         Ok(())
     }
@@ -159,29 +131,14 @@ impl ZonedBackend for MemZoned {
         let slba = zone as u64 * self.zone_lbas;
         let refuse = |status| Err(device_error("zone management", slba, status));
         let mut zones = self.zones.borrow_mut();
-        let Some(z) = zones.get_mut(zone as usize) else {
+        let Some(z) = zones.get(zone as usize) else {
             return refuse(Status::LBA_OUT_OF_RANGE);
         };
-        let (state, wp) = match action {
-            ZoneAction::Reset => (ZoneState::Empty, z.zslba),
-            ZoneAction::Finish => (ZoneState::Full, z.zslba + z.capacity),
-            ZoneAction::Open if z.state == ZoneState::Full => {
-                return refuse(Status::ZONE_INVALID_TRANSITION)
-            }
-            ZoneAction::Open => (ZoneState::ExplicitlyOpened, z.wp),
-            ZoneAction::Close => match z.state {
-                ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened | ZoneState::Closed => {
-                    (ZoneState::Closed, z.wp)
-                }
-                _ => return refuse(Status::ZONE_INVALID_TRANSITION),
-            },
-            ZoneAction::OpenPadding | ZoneAction::Offline | ZoneAction::Other(_) => {
-                return refuse(Status::INVALID_FIELD)
-            }
+        let (state, wp) = match ZoneTable::transition(&z, action) {
+            Ok(next) => next,
+            Err(status) => return refuse(status),
         };
-        z.state = state;
-        z.wp = wp;
-        z.byte_wp = (wp - z.zslba) * self.lba_bytes;
+        zones.set(zone as usize, state, wp);
         if action == ZoneAction::Reset {
             self.data.borrow_mut()[zone as usize].clear();
         }
