@@ -29,6 +29,8 @@ use sim::cpu::CpuPool;
 use sim::sync::{Mutex, Semaphore};
 use sim::{Sim, SimDuration};
 
+use crate::zoned::table::ZoneTable;
+
 /// Host I/O costs and limits.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IoConfig {
@@ -125,7 +127,7 @@ pub struct HostIo {
     counters: RefCell<IoCounters>,
     in_flight: Cell<u32>,
     /// Zones the host emulates over a conventional namespace (tcssd design), else None.
-    emulated: Option<RefCell<Vec<ZoneDescriptor>>>,
+    emulated: Option<RefCell<ZoneTable>>,
 }
 
 /// A completion's status as a result naming the operation and LBA.
@@ -142,19 +144,12 @@ impl HostIo {
         let (l, zones, csi) = dev.with(|c| (c.layout().clone(), c.zone_count(), c.identify().csi));
         // A conventional namespace: the host emulates the zones (as dm-zoned would).
         let emulated = (csi == device::CommandSet::Nvm).then(|| {
-            RefCell::new(
-                (0..zones as u64)
-                    .map(|i| ZoneDescriptor {
-                        state: ZoneState::Empty,
-                        zslba: i * l.zone_size_lbas,
-                        capacity: l.zone_capacity_lbas,
-                        wp: i * l.zone_size_lbas,
-                        attributes: 0,
-                        byte_wp: 0,
-                        padding: false,
-                    })
-                    .collect(),
-            )
+            RefCell::new(ZoneTable::new(
+                zones,
+                l.zone_size_lbas,
+                l.zone_capacity_lbas,
+                l.lba_bytes,
+            ))
         });
         HostIo {
             emulated,
@@ -447,14 +442,7 @@ impl HostIo {
         let Some(zones) = &self.emulated else {
             return Ok(());
         };
-        let z = zones.borrow()[zone];
-        let status = match z.state {
-            ZoneState::Full => Some(Status::ZONE_FULL),
-            _ if slba != z.wp => Some(Status::ZONE_INVALID_WRITE),
-            _ if slba + nlb > z.zslba + z.capacity => Some(Status::ZONE_BOUNDARY_ERROR),
-            _ => None,
-        };
-        match status {
+        match zones.borrow().check_write(zone, slba, nlb) {
             Some(status) => Err(IoError::Device {
                 op: "write",
                 lba: slba,
@@ -466,20 +454,9 @@ impl HostIo {
 
     /// Emulated zones: `nlb` blocks were written at `zone`'s write pointer.
     fn emulated_advance(&self, zone: usize, nlb: u64) {
-        let Some(zones) = &self.emulated else {
-            return;
-        };
-        let mut zones = zones.borrow_mut();
-        let z = &mut zones[zone];
-        z.wp += nlb;
-        z.byte_wp = (z.wp - z.zslba) * self.lba_bytes;
-        z.state = if z.wp == z.zslba + z.capacity {
-            ZoneState::Full
-        } else if z.state == ZoneState::ExplicitlyOpened {
-            z.state
-        } else {
-            ZoneState::ImplicitlyOpened
-        };
+        if let Some(zones) = &self.emulated {
+            zones.borrow_mut().advance(zone, nlb);
+        }
     }
 
     /// Emulated zones: a zone action in host memory; Reset also deallocates the zone's blocks.
@@ -493,47 +470,25 @@ impl HostIo {
                 status,
             })
         };
-        let Some(z) = zones.borrow().get(zone as usize).copied() else {
+        let Some(z) = zones.borrow().get(zone as usize) else {
             return invalid(Status::LBA_OUT_OF_RANGE);
         };
         self.counters.borrow_mut().zone_commands += 1;
-        let (state, wp) = match action {
-            ZoneAction::Reset => {
-                if z.wp > z.zslba || z.state == ZoneState::Full {
-                    let _lock = self.lock_zone(zone as usize).await;
-                    let comp = self
-                        .submit(Command::Deallocate {
-                            slba: z.zslba,
-                            nlb: u32::try_from(self.zone_lbas).unwrap_or(u32::MAX),
-                        })
-                        .await;
-                    device_status(comp.status, "deallocate", z.zslba)?;
-                }
-                (ZoneState::Empty, z.zslba)
-            }
-            ZoneAction::Finish => (ZoneState::Full, z.zslba + z.capacity),
-            ZoneAction::Open | ZoneAction::OpenPadding if z.state == ZoneState::Full => {
-                return invalid(Status::ZONE_INVALID_TRANSITION)
-            }
-            ZoneAction::Open => (ZoneState::ExplicitlyOpened, z.wp),
-            // An open zone closes even at its start (QEMU's choice, as the device makes it).
-            ZoneAction::Close => match z.state {
-                ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => {
-                    (ZoneState::Closed, z.wp)
-                }
-                ZoneState::Closed => (z.state, z.wp),
-                _ => return invalid(Status::ZONE_INVALID_TRANSITION),
-            },
-            // Padding zones are CCZNS's; a conventional drive cannot take an offline zone.
-            ZoneAction::OpenPadding | ZoneAction::Offline | ZoneAction::Other(_) => {
-                return invalid(Status::INVALID_FIELD)
-            }
+        let (state, wp) = match ZoneTable::transition(&z, action) {
+            Ok(next) => next,
+            Err(status) => return invalid(status),
         };
-        let mut zones = zones.borrow_mut();
-        let z = &mut zones[zone as usize];
-        z.state = state;
-        z.wp = wp;
-        z.byte_wp = (wp - z.zslba) * self.lba_bytes;
+        if action == ZoneAction::Reset && (z.wp > z.zslba || z.state == ZoneState::Full) {
+            let _lock = self.lock_zone(zone as usize).await;
+            let comp = self
+                .submit(Command::Deallocate {
+                    slba: z.zslba,
+                    nlb: u32::try_from(self.zone_lbas).unwrap_or(u32::MAX),
+                })
+                .await;
+            device_status(comp.status, "deallocate", z.zslba)?;
+        }
+        zones.borrow_mut().set(zone as usize, state, wp);
         Ok(())
     }
 
@@ -541,14 +496,7 @@ impl HostIo {
     /// to keep beside a device image (dm-zoned keeps the like on the drive). None on a zoned
     /// device.
     pub fn emulated_zone_table(&self) -> Option<Vec<(u8, u64)>> {
-        let zones = self.emulated.as_ref()?;
-        Some(
-            zones
-                .borrow()
-                .iter()
-                .map(|z| (z.state.code(), z.wp))
-                .collect(),
-        )
+        Some(self.emulated.as_ref()?.borrow().table())
     }
 
     /// Restore the emulated zones from `emulated_zone_table`'s output; open zones come back
@@ -559,33 +507,7 @@ impl HostIo {
             .emulated
             .as_ref()
             .ok_or("the device has zones of its own: nothing to restore")?;
-        let mut next = zones.borrow().clone();
-        if table.len() != next.len() {
-            return Err(format!(
-                "{} zones saved, the device has {}",
-                table.len(),
-                next.len()
-            ));
-        }
-        for (i, (z, &(code, wp))) in next.iter_mut().zip(table).enumerate() {
-            let state = ZoneState::from_code(code)
-                .filter(|s| !matches!(s, ZoneState::ReadOnly | ZoneState::Offline))
-                .ok_or(format!("zone {i}: state code {code:#x}"))?;
-            if wp < z.zslba || wp > z.zslba + z.capacity {
-                return Err(format!("zone {i}: write pointer {wp} outside the zone"));
-            }
-            z.state = match state {
-                ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened if wp == z.zslba => {
-                    ZoneState::Empty
-                }
-                ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => ZoneState::Closed,
-                s => s,
-            };
-            z.wp = wp;
-            z.byte_wp = (wp - z.zslba) * self.lba_bytes;
-        }
-        *zones.borrow_mut() = next;
-        Ok(())
+        zones.borrow_mut().restore(table)
     }
 
     /// Set Features, Error Recovery: DULBE on or off.
@@ -615,6 +537,7 @@ impl HostIo {
         let mut block = vec![0u8; self.lba_bytes as usize];
         let spans: Vec<(u64, u64)> = zones
             .borrow()
+            .descriptors()
             .iter()
             .map(|z| (z.zslba, z.capacity))
             .collect();
@@ -637,15 +560,7 @@ impl HostIo {
             found.push(lo);
         }
         self.set_dulbe(false);
-        for (z, written) in zones.borrow_mut().iter_mut().zip(found) {
-            z.wp = z.zslba + written;
-            z.byte_wp = written * self.lba_bytes;
-            z.state = match written {
-                0 => ZoneState::Empty,
-                w if w == z.capacity => ZoneState::Full,
-                _ => ZoneState::Closed,
-            };
-        }
+        zones.borrow_mut().recovered(&found);
         Ok(())
     }
 
@@ -670,7 +585,7 @@ impl HostIo {
     /// Report every zone (Zone Management Receive, as many commands as MDTS requires).
     pub async fn report_zones(&self) -> Result<Vec<ZoneDescriptor>, IoError> {
         if let Some(zones) = &self.emulated {
-            return Ok(zones.borrow().clone());
+            return Ok(zones.borrow().descriptors().to_vec());
         }
         let per = ((self.mdts as usize - device::REPORT_HEADER_BYTES)
             / device::REPORT_DESCRIPTOR_BYTES)

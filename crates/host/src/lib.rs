@@ -8,6 +8,8 @@
 
 pub mod io;
 pub mod lsm;
+pub mod zoned;
 pub mod zonefs;
 
 pub use io::{HostIo, IoConfig, IoCounters, IoError};
+pub use zoned::{MemZoned, ZonedBackend};

@@ -1,7 +1,10 @@
 //! zonefs: a ZenFS-like zoned file system: its metadata (superblock, log of snapshots and
-//! edit records, replay: [`meta`]) and the file system on the host I/O layer ([`fs`]).
+//! edit records, replay: [`meta`]), the zone policies (allocation and GC as pure decisions:
+//! [`policy`]) and the file system on the host I/O layer ([`fs`]).
 
 pub mod fs;
 pub mod meta;
+pub mod policy;
 
 pub use fs::{FileWriter, FsError, FsStats, Lifetime, MkfsOptions, ZoneCounters, ZoneFs};
+pub use policy::{Policy, ZenFsPolicy};
