@@ -1,5 +1,5 @@
 //! `znslab reproduce cczns [--scale S]`: CCZNS §V-C/D on the store. Every run is one
-//! experiment (crate::experiment) on a fresh `cczns` (or `cczns-balloon`) device; the store's
+//! experiment (lab::experiment) on a fresh `cczns` (or `cczns-balloon`) device; the store's
 //! sizes scale with S so the tree keeps the paper's shape at fewer records.
 //!
 //! Runs: the seven schemes (and the transparent block SSD, T) × three datasets, each a Load
@@ -232,7 +232,7 @@ fn one(
             .layout()
             .map_err(|e| anyhow::anyhow!("--scale-device at scale {s}: {e}"))?;
     }
-    let e = crate::experiment::Experiment {
+    let e = lab::experiment::Experiment {
         device,
         mkfs: opts.mkfs_options(Default::default()),
         opts,
@@ -242,7 +242,7 @@ fn one(
         runs,
         image: images.map(|d| d.join(r.file_name().replace(".json", ".img"))),
     };
-    let mut v = crate::experiment::run(e)?;
+    let mut v = lab::experiment::run(e)?;
     v["scheme"] = json!(sch.name);
     v["label"] = json!(sch.label);
     v["dataset"] = json!(r.dataset);
