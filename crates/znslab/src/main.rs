@@ -6,7 +6,6 @@ mod devices_cmd;
 mod fio_cmd;
 mod nvme_cmd;
 mod progress_bar;
-mod reproduce_cczns;
 mod reproduce_cmd;
 mod torture_cmd;
 mod ycsb_cmd;
