@@ -3,13 +3,11 @@
 mod corpus_cmd;
 mod dbbench_cmd;
 mod devices_cmd;
-mod experiment;
 mod fio_cmd;
 mod nvme_cmd;
 mod progress_bar;
-mod reproduce_cczns;
 mod reproduce_cmd;
-mod torture;
+mod torture_cmd;
 mod ycsb_cmd;
 
 use std::process::ExitCode;
@@ -54,7 +52,7 @@ enum Cmd {
     Reproduce(reproduce_cmd::Args),
     /// Seeded power cuts through device, file system and store, each checked after power-on:
     /// `znslab torture --seeds 1000`; real processes killed at random: `--kill`.
-    Torture(torture::Args),
+    Torture(torture_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -73,7 +71,7 @@ fn main() -> ExitCode {
         Cmd::Dbbench(a) => dbbench_cmd::run(a),
         Cmd::Ycsb(a) => ycsb_cmd::run(a),
         Cmd::Corpus(a) => corpus_cmd::run(a),
-        Cmd::Torture(a) => torture::run(a),
+        Cmd::Torture(a) => torture_cmd::run(a),
     };
     match result {
         Ok(code) => code,
@@ -84,48 +82,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// `--device PRESET` or `--device FILE.toml`.
-pub fn load_device(arg: &str) -> anyhow::Result<device::DeviceConfig> {
-    let path = std::path::Path::new(arg);
-    if arg.ends_with(".toml") || path.is_file() {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("device file {arg}: {e}"))?;
-        let cfg = device::DeviceConfig::from_toml(&text)
-            .map_err(|e| anyhow::anyhow!("device file {arg}: {e}"))?;
-        cfg.layout()
-            .map_err(|e| anyhow::anyhow!("device file {arg}: {e}"))?;
-        return Ok(cfg);
-    }
-    device::presets::by_name(arg).ok_or_else(|| {
-        let names: Vec<&str> = device::presets::all().iter().map(|p| p.name).collect();
-        anyhow::anyhow!(
-            "unknown device '{arg}': not a .toml file and not a preset ({})",
-            names.join(", ")
-        )
-    })
-}
-
-/// zonefs's space and zone figures as JSON (`zenfs df` and ZenFS's zone metrics).
-pub(crate) fn zonefs_json(s: &host::zonefs::FsStats) -> serde_json::Value {
-    let z = &s.zones;
-    serde_json::json!({
-        "free_bytes": s.free_bytes,
-        "used_bytes": s.used_bytes,
-        "reclaimable_bytes": s.reclaimable_bytes,
-        "files": s.files,
-        "meta_rolls": s.meta_rolls,
-        "zone_resets": z.resets,
-        "zones_finished_by_threshold": z.finished_by_threshold,
-        "zones_finished_for_active_token": z.finished_for_token,
-        "open_token_waits": z.open_token_waits,
-        "gc": {
-            "passes": z.gc_passes,
-            "zones": z.gc_zones,
-            "extents": z.gc_extents,
-            "bytes_written": z.gc_bytes_written,
-        },
-    })
-}
+pub(crate) use lab::setup::{load_device, zonefs_json};
 
 /// zonefs mkfs flags shared by ycsb and dbbench (ZenFS's `zenfs mkfs` names).
 #[derive(clap::Args, Clone, Debug)]
@@ -148,33 +105,4 @@ impl MkfsArgs {
     }
 }
 
-/// db_bench's compression names (none, snappy, lz4, zstd = level 1, zlib) as codecs, plus
-/// CCZNS §V-A's schemes: `zstdpc` (ZSTD level 1 with 6 parallel compression threads), `qat`
-/// (Deflate timed as a QAT 8970 card), `cc` (the device compresses: CW/DR on padding zones)
-/// and its ablations `cc-single-dr`, `cc-single-cw`; applied to the store's options.
-pub(crate) fn set_compression(
-    name: &str,
-    opts: &mut host::lsm::db::DbOptions,
-) -> anyhow::Result<()> {
-    let (codec, threads) = match name {
-        "none" => (codec::Codec::None, 1),
-        "snappy" => (codec::Codec::Snappy, 1),
-        "lz4" => (codec::Codec::Lz4, 1),
-        "zstd" => (codec::Codec::ZSTD1, 1),
-        "zlib" => (codec::Codec::Deflate(1), 1),
-        other => match workload::scheme::by_name(other) {
-            Some(s) if s.device == "cczns" => {
-                s.apply(opts);
-                return Ok(());
-            }
-            _ => anyhow::bail!(
-                "compression {other:?}: use none, snappy, lz4, zstd, zstdpc, zlib, qat, cc, \
-                 cc-single-dr or cc-single-cw (Balloon is a device: --device cczns-balloon \
-                 with none)"
-            ),
-        },
-    };
-    opts.table.codec = codec;
-    opts.compression_parallel_threads = threads;
-    Ok(())
-}
+pub(crate) use lab::setup::set_compression;

@@ -8,12 +8,10 @@ use std::process::ExitCode;
 use std::rc::Rc;
 
 use anyhow::{anyhow, bail, Context};
-use device::{Controller, DeviceHandle};
-use host::lsm::db::{Db, DbOptions};
-use host::zonefs::ZoneFs;
-use host::{HostIo, IoConfig};
+use device::Controller;
+use host::lsm::db::DbOptions;
+use lab::stack::{self, FsStart, Stack};
 use serde_json::json;
-use sim::cpu::CpuPool;
 use sim::Sim;
 use workload::ycsb::{self, YcsbConfig};
 
@@ -157,9 +155,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     };
     ctl.set_sync(a.image_sync);
-    let dev = DeviceHandle::new(&sim, ctl);
-    let cpu = Rc::new(CpuPool::new(&sim, a.cores.max(1)));
-    let io = Rc::new(HostIo::new(&dev, cpu.clone(), IoConfig::default()));
+    let Stack { dev, cpu, io, .. } = Stack::new(&sim, ctl, a.cores);
     // A conventional namespace (tcssd): the zones the host emulates are kept beside the image.
     let zones_file = a.image.as_ref().map(|img| {
         let mut p = img.clone().into_os_string();
@@ -208,21 +204,23 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 .await
                 .map_err(|e| anyhow!("finding the emulated zones again: {e}"))?;
         }
-        let fs = if fresh {
-            ZoneFs::mkfs_with(io, mkfs).await
+        let start = if fresh {
+            FsStart::Mkfs(mkfs)
         } else {
-            ZoneFs::mount(io).await
-        }
-        .map_err(|e| match (&e, &image) {
-            (host::zonefs::FsError::NoFileSystem, Some(img)) => anyhow!(
-                "zonefs: no zonefs metadata found in {img} (no file system was made on it): \
+            FsStart::Mount
+        };
+        let fs = stack::file_system(io, start)
+            .await
+            .map_err(|e| match (&e, &image) {
+                (host::zonefs::FsError::NoFileSystem, Some(img)) => anyhow!(
+                    "zonefs: no zonefs metadata found in {img} (no file system was made on it): \
                  make one by loading records with `znslab ycsb load -P WORKLOAD --image {img}`",
-                img = img.display()
-            ),
-            _ => anyhow!("zonefs: {e}"),
-        })?;
+                    img = img.display()
+                ),
+                _ => anyhow!("zonefs: {e}"),
+            })?;
         let db = Rc::new(
-            Db::open(Rc::new(fs), opts)
+            stack::store(Rc::new(fs), opts)
                 .await
                 .map_err(|e| anyhow!("store: {e}"))?,
         );

@@ -6,12 +6,11 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use device::{Controller, DeviceHandle, ZoneState};
-use host::lsm::db::{Db, DbOptions};
-use host::zonefs::ZoneFs;
-use host::{HostIo, IoConfig};
-use sim::cpu::CpuPool;
+use device::{Controller, ZoneState};
+use host::lsm::db::DbOptions;
 use sim::Sim;
+
+use crate::stack::{self, FsStart, Stack};
 
 use super::raw;
 use super::store::{key, key_number, show, was_issued, Write, KEYS};
@@ -262,19 +261,18 @@ pub(crate) fn check_power_on(
 
     // The file system and the store come back; acknowledged writes are checked.
     let sim = Sim::new(seed ^ 0x9e37_79b9);
-    let dev = DeviceHandle::new(&sim, ctl);
-    let io = Rc::new(HostIo::new(
-        &dev,
-        Rc::new(CpuPool::new(&sim, 2)),
-        IoConfig::default(),
-    ));
+    let Stack { io, .. } = Stack::new(&sim, ctl, 2);
     let opts = opts.clone();
     out.keys = sim.block_on(async move {
         // On emulated zones the host first finds its zones again on the drive.
         io.recover_emulated_zones()
             .await
             .map_err(|e| format!("recovering the emulated zones: {e}"))?;
-        let fs = Rc::new(ZoneFs::mount(io).await.map_err(|e| format!("mount: {e}"))?);
+        let fs = Rc::new(
+            stack::file_system(io, FsStart::Mount)
+                .await
+                .map_err(|e| format!("mount: {e}"))?,
+        );
         if verbose {
             let mut all: Vec<String> = fs.list();
             all.sort();
@@ -303,7 +301,7 @@ pub(crate) fn check_power_on(
                 }
             }
         }
-        let db = Db::open(fs, opts)
+        let db = stack::store(fs, opts)
             .await
             .map_err(|e| format!("store open: {e}"))?;
         // Per key: the values it may hold now (`WriterLog::allowed_values`).

@@ -19,22 +19,20 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use device::{Controller, DeviceHandle, OpenMode};
-use host::lsm::db::Db;
-use host::zonefs::ZoneFs;
-use host::{HostIo, IoConfig};
-use sim::cpu::CpuPool;
 use sim::{Rng, Sim, SimInstant};
+
+use crate::stack::{self, FsStart, Stack};
 
 use super::raw::ZoneLog;
 use super::store::{key, Write, KEYS};
 use super::{
-    check_power_on, device_config, draw, start_workload, store_options, Args, Drawn, Forced,
+    check_power_on, device_config, draw, start_workload, store_options, Drawn, Forced, Options,
     RemoveOnDrop, WriterLog, WORKLOADS,
 };
 
@@ -181,9 +179,23 @@ fn read_acks(path: &Path, zones: usize) -> Result<Acks, String> {
     Ok(acks)
 }
 
+/// What a child is told on its command line (`znslab torture --kill-child PHASE --image ...`,
+/// the hidden flags `one` below passes).
+#[derive(Clone, Debug, Default)]
+pub struct ChildArgs {
+    /// workload or recover (None: workload).
+    pub kill_child: Option<String>,
+    pub image: Option<PathBuf>,
+    pub ack_log: Option<PathBuf>,
+    pub seed: u64,
+    /// The workload and scheme the parent drew (None: draw them again from the seed).
+    pub workload: Option<String>,
+    pub scheme: Option<String>,
+}
+
 /// The child: run one phase on the image, logging acknowledgements, until killed (or its
 /// virtual time runs out).
-pub fn child(a: &Args) -> anyhow::Result<ExitCode> {
+pub fn child(a: &ChildArgs) -> anyhow::Result<ExitCode> {
     // Die with the parent: a child left behind would hold the image's lock.
     // SAFETY: prctl with integer arguments.
     unsafe {
@@ -252,19 +264,18 @@ pub fn child(a: &Args) -> anyhow::Result<ExitCode> {
         "recover" => {
             let mut ctl = Controller::open_image(image).map_err(|e| anyhow::anyhow!("{e}"))?;
             ctl.power_cycle();
-            let dev = DeviceHandle::new(&sim, ctl);
-            let io = Rc::new(HostIo::new(
-                &dev,
-                Rc::new(CpuPool::new(&sim, 2)),
-                IoConfig::default(),
-            ));
+            let Stack { io, .. } = Stack::new(&sim, ctl, 2);
             let mut rng = Rng::new(a.seed).stream("recover");
             let r = sim.block_on(async move {
                 io.recover_emulated_zones()
                     .await
                     .map_err(|e| format!("recovering the emulated zones: {e}"))?;
-                let fs = Rc::new(ZoneFs::mount(io).await.map_err(|e| format!("mount: {e}"))?);
-                let db = Db::open(fs, opts)
+                let fs = Rc::new(
+                    stack::file_system(io, FsStart::Mount)
+                        .await
+                        .map_err(|e| format!("mount: {e}"))?,
+                );
+                let db = stack::store(fs, opts)
                     .await
                     .map_err(|e| format!("store open: {e}"))?;
                 // Reads only, as `ycsb run` of workload C would.
@@ -333,8 +344,13 @@ struct Tally {
     by_scheme: BTreeMap<&'static str, u64>,
 }
 
-/// `znslab torture --kill`.
-pub fn run(a: &Args, forced: &Forced, dir: &Path) -> anyhow::Result<ExitCode> {
+/// `znslab torture --kill`: every line of the report goes to `out`. Ok(true): no seed failed.
+pub fn run(
+    a: &Options,
+    forced: &Forced,
+    dir: &Path,
+    out: &mut dyn FnMut(&str),
+) -> anyhow::Result<bool> {
     let wall = Instant::now();
     let mut t = Tally::default();
     for seed in a.seed..a.seed + a.seeds {
@@ -351,16 +367,16 @@ pub fn run(a: &Args, forced: &Forced, dir: &Path) -> anyhow::Result<ExitCode> {
         let d = draw(seed, &forced);
         if let Err(e) = one(seed, &d, dir, a.verbose, &mut t) {
             t.failures += 1;
-            println!(
+            out(&format!(
                 "seed {seed}: FAILED: {e} [{} on {}, {}]",
                 d.workload, d.design, d.scheme
-            );
-            println!(
+            ));
+            out(&format!(
                 "  replay: znslab torture --kill --seed {seed} --seeds 1 --workload {} --scheme {} \
                  --design {} --verbose (the kill's instant is wall-clock: it lands elsewhere \
                  in the child's work each time)",
                 d.workload, d.scheme, d.design
-            );
+            ));
         }
     }
     let count = |m: &BTreeMap<&str, u64>| {
@@ -369,7 +385,7 @@ pub fn run(a: &Args, forced: &Forced, dir: &Path) -> anyhow::Result<ExitCode> {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    println!(
+    out(&format!(
         "torture --kill: {} seeds, {} processes killed ({} while recovering or reading), {} \
          ended before their kill, {} killed before mkfs finished; {} store writes acknowledged \
          ({} up to a sync), {} keys checked after power-on, {} raw zone blocks read back, {} \
@@ -388,12 +404,8 @@ pub fn run(a: &Args, forced: &Forced, dir: &Path) -> anyhow::Result<ExitCode> {
         count(&t.by_scheme),
         count(&t.by_design),
         wall.elapsed().as_secs_f64()
-    );
-    Ok(if t.failures == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    ));
+    Ok(t.failures == 0)
 }
 
 /// One seed: create, run and kill the child(ren), check.

@@ -9,10 +9,9 @@ use std::rc::Rc;
 use device::{presets, DeviceHandle};
 use host::lsm::db::{CcOptions, Db, DbOptions};
 use host::lsm::memtable::WriteBatch;
-use host::zonefs::ZoneFs;
-use host::{HostIo, IoConfig};
-use sim::cpu::CpuPool;
 use sim::{Rng, Sim};
+
+use crate::stack::{self, FsStart, Stack};
 
 use super::check::{check_scan, WriterLog};
 use super::kill::{self, Ack};
@@ -358,11 +357,7 @@ pub(crate) fn start_workload(
         reads_checked: Rc::new(Cell::new(0usize)),
         raw_log: Rc::default(),
     };
-    let io = Rc::new(HostIo::new(
-        dev,
-        Rc::new(CpuPool::new(sim, 2)),
-        IoConfig::default(),
-    ));
+    let io = Stack::on(sim, dev, 2).io;
     if workload == "raw" {
         raw::spawn(sim, io, rng, sc.raw_log.clone(), sc.failed.clone(), ack);
         return sc;
@@ -394,13 +389,13 @@ pub(crate) fn start_workload(
     sim.spawn(async move {
         let run = async {
             let fs = Rc::new(
-                ZoneFs::mkfs_with(io, mkfs)
+                stack::file_system(io, FsStart::Mkfs(mkfs))
                     .await
                     .map_err(|e| e.to_string())?,
             );
             made.set(true);
             kill::log_made(&ack)?;
-            let db = Db::open(fs, opts).await.map_err(|e| e.to_string())?;
+            let db = stack::store(fs, opts).await.map_err(|e| e.to_string())?;
             for rl in readers {
                 spawn_reader(&sim2, &db, rl, &issued, &reads_checked, &failed);
             }

@@ -8,14 +8,15 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use anyhow::anyhow;
-use device::{Controller, DeviceHandle};
+use device::DeviceHandle;
 use host::lsm::db::{Db, DbOptions};
-use host::zonefs::{MkfsOptions, ZoneFs};
-use host::{HostIo, IoConfig};
+use host::zonefs::MkfsOptions;
 use serde_json::{json, Value};
 use sim::cpu::CpuPool;
 use sim::{Sim, SimDuration};
 use workload::ycsb::{self, YcsbConfig, YcsbReport};
+
+use crate::stack::{self, FsStart, Media, Stack};
 
 /// What to run.
 pub struct Experiment {
@@ -52,9 +53,10 @@ fn store_memory(db: &Db) -> u64 {
 pub fn run(e: Experiment) -> anyhow::Result<Value> {
     let sim = Sim::new(e.load.seed);
     let ctl = match &e.image {
-        Some(path) => Controller::create_image(path, e.device.clone()),
-        None => Controller::in_memory(e.device.clone()),
+        Some(path) => Media::CreateImage(path, e.device.clone()),
+        None => Media::InMemory(e.device.clone()),
     }
+    .controller()
     .map_err(|err| anyhow!("{err}"))?;
     // The emulator's memo of decompressed chunks (speed only) sized to hold the dataset, so
     // that scans re-reading tables cost a copy rather than the codec: 256 MiB to 1 GiB.
@@ -71,19 +73,17 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
         }
     }
     let _image = RemoveOnDrop(e.image.clone());
-    let dev = DeviceHandle::new(&sim, ctl);
-    let cpu = Rc::new(CpuPool::new(&sim, e.cores.max(1)));
-    let io = Rc::new(HostIo::new(&dev, cpu.clone(), IoConfig::default()));
+    let Stack { dev, cpu, io, .. } = Stack::new(&sim, ctl, e.cores);
     let wall = std::time::Instant::now();
     let samples: Rc<RefCell<Vec<Sample>>> = Rc::default();
     let done = Rc::new(std::cell::Cell::new(false));
     let (sim2, dev2, cpu2) = (sim.clone(), dev.clone(), cpu.clone());
     let result = sim.block_on(async move {
-        let fs = ZoneFs::mkfs_with(io, e.mkfs)
+        let fs = stack::file_system(io, FsStart::Mkfs(e.mkfs))
             .await
             .map_err(|err| anyhow!("zonefs: {err}"))?;
         let db = Rc::new(
-            Db::open(Rc::new(fs), e.opts)
+            stack::store(Rc::new(fs), e.opts)
                 .await
                 .map_err(|err| anyhow!("store: {err}"))?,
         );
@@ -170,7 +170,7 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
             "level_files": s.level_files,
             "level_bytes": s.level_bytes,
             "compactions": s.compactions,
-            "zonefs": crate::zonefs_json(&db.fs().stats()),
+            "zonefs": crate::setup::zonefs_json(&db.fs().stats()),
             "io": {
                 "compressed_writes": db.fs().io().counters().compressed_writes,
                 "decompressed_reads": db.fs().io().counters().decompressed_reads,

@@ -1,4 +1,4 @@
-//! `znslab torture`: seeded power cuts through the device, the file system and the store.
+//! Torture (`znslab torture`): seeded power cuts through the device, the file system and the store.
 //!
 //! Each seed draws a workload (db_bench overwrite or fillbatch, YCSB A or E, db_bench with four
 //! writer threads, or fio on the raw zones: see `WORKLOADS` and `raw.rs`), a compression
@@ -26,66 +26,41 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use device::{CommandKind, Controller, DeviceHandle, Status};
 use sim::{Rng, Sim, SimDuration, SimInstant};
 
 mod check;
-mod kill;
+pub mod kill;
 mod raw;
 mod store;
 
 use check::{check_power_on, WriterLog};
 use store::{device_config, start_workload, store_options};
 
-#[derive(clap::Args)]
-pub struct Args {
-    /// Seeds to run, from `--seed` on.
-    #[arg(long, default_value_t = 100)]
-    pub(crate) seeds: u64,
+/// What `znslab torture` was asked to do (its flags, parsed).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Seeds to run, from `seed` on.
+    pub seeds: u64,
     /// The first seed.
-    #[arg(long, default_value_t = 1)]
-    pub(crate) seed: u64,
+    pub seed: u64,
     /// Start no new seed after this many seconds of wall time.
-    #[arg(long)]
-    pub(crate) time_limit: Option<f64>,
-    /// Folder for the device images (default: the system's temporary folder).
-    #[arg(long)]
-    pub(crate) dir: Option<PathBuf>,
+    pub time_limit: Option<f64>,
+    /// Folder for the device images.
+    pub dir: PathBuf,
     /// After each power-on, print every WAL's size and extents (for replaying a failure).
-    #[arg(long)]
-    pub(crate) verbose: bool,
-    /// Run this workload on every seed instead of a drawn one: kv, fillbatch, ycsb-a, ycsb-e,
-    /// threads, raw.
-    #[arg(long)]
-    pub(crate) workload: Option<String>,
-    /// Run the store with this compression scheme on every seed instead of a drawn one (cc
-    /// schemes run on the cczns design).
-    #[arg(long)]
-    pub(crate) scheme: Option<String>,
-    /// Run on this device design on every seed instead of a drawn one: cczns, zns, balloon,
-    /// tcssd (a compressing block SSD under zones the host emulates; store workloads only).
-    #[arg(long)]
-    pub(crate) design: Option<String>,
-    /// Inject no faults (by default one seed in four meets one before its cut: the next
-    /// write, read or zone command refused with a failure status).
-    #[arg(long)]
-    pub(crate) no_faults: bool,
-    /// Kill real processes instead of cutting the simulated power: each seed runs its
-    /// workload in a child `znslab` process on an image, SIGKILLs it at a random wall-clock
-    /// instant (sometimes again while a second child mounts, recovers and reads), then
-    /// checks the image in a fresh process against what the child acknowledged.
-    #[arg(long)]
-    pub(crate) kill: bool,
-    /// (`--kill`'s child) Run one phase on `--image`, logging to `--ack-log`: workload or
-    /// recover.
-    #[arg(long, hide = true)]
-    pub(crate) kill_child: Option<String>,
-    #[arg(long, hide = true)]
-    pub(crate) image: Option<PathBuf>,
-    #[arg(long, hide = true)]
-    pub(crate) ack_log: Option<PathBuf>,
+    pub verbose: bool,
+    /// Run this workload on every seed instead of a drawn one.
+    pub workload: Option<String>,
+    /// Run the store with this compression scheme on every seed instead of a drawn one.
+    pub scheme: Option<String>,
+    /// Run on this device design on every seed instead of a drawn one.
+    pub design: Option<String>,
+    /// Inject no faults.
+    pub no_faults: bool,
+    /// Kill real processes (`kill.rs`) instead of cutting the simulated power.
+    pub kill: bool,
 }
 
 /// The statuses an injected fault ends a command with.
@@ -115,7 +90,7 @@ const ALL_DESIGNS: [&str; 4] = ["cczns", "zns", "balloon", "tcssd"];
 /// hot keys, half updates; ycsb-e: short scans, reads, updates; threads: db_bench overwrite
 /// with `--threads 4`, each writer its own keys, batches of 1-4, reads and scans; raw: fio on
 /// the bare zones.
-pub(crate) const WORKLOADS: [&str; 6] = ["kv", "fillbatch", "ycsb-a", "ycsb-e", "threads", "raw"];
+pub const WORKLOADS: [&str; 6] = ["kv", "fillbatch", "ycsb-a", "ycsb-e", "threads", "raw"];
 /// Every scheme the store runs under torture.
 const ALL_SCHEMES: [&str; 8] = [
     "no",
@@ -130,11 +105,11 @@ const ALL_SCHEMES: [&str; 8] = [
 
 /// Choices forced from the command line.
 #[derive(Clone, Copy, Default)]
-pub(crate) struct Forced {
-    pub(crate) workload: Option<&'static str>,
-    pub(crate) scheme: Option<&'static str>,
-    pub(crate) design: Option<&'static str>,
-    pub(crate) no_faults: bool,
+pub struct Forced {
+    pub workload: Option<&'static str>,
+    pub scheme: Option<&'static str>,
+    pub design: Option<&'static str>,
+    pub no_faults: bool,
 }
 
 const SCHEMES: [&str; 3] = ["no", "zstd", "cc"];
@@ -367,38 +342,45 @@ impl Drop for RemoveOnDrop {
     }
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    if a.kill_child.is_some() {
-        return kill::child(&a);
-    }
-    let dir = a.dir.clone().unwrap_or_else(std::env::temp_dir);
-    let pick = |flag: &str, given: &Option<String>, from: &[&'static str]| {
-        given
-            .as_deref()
-            .map(|g| {
-                from.iter()
-                    .copied()
-                    .find(|w| *w == g)
-                    .ok_or_else(|| anyhow::anyhow!("--{flag} {g}: not one of {}", from.join(", ")))
-            })
-            .transpose()
-    };
-    let forced = Forced {
-        workload: pick("workload", &a.workload, &WORKLOADS)?,
-        scheme: pick("scheme", &a.scheme, &ALL_SCHEMES)?,
-        design: pick("design", &a.design, &ALL_DESIGNS)?,
-        no_faults: a.no_faults,
-    };
-    if let (Some(d), Some(s)) = (forced.design, forced.scheme) {
-        if d != "cczns" && s.starts_with("cc") {
-            anyhow::bail!("--scheme {s} needs --design cczns (CCZNS commands), not {d}");
+impl Options {
+    /// The choices forced by `workload`, `scheme`, `design` and `no_faults`, checked.
+    pub fn forced(&self) -> anyhow::Result<Forced> {
+        let pick = |flag: &str, given: &Option<String>, from: &[&'static str]| {
+            given
+                .as_deref()
+                .map(|g| {
+                    from.iter().copied().find(|w| *w == g).ok_or_else(|| {
+                        anyhow::anyhow!("--{flag} {g}: not one of {}", from.join(", "))
+                    })
+                })
+                .transpose()
+        };
+        let forced = Forced {
+            workload: pick("workload", &self.workload, &WORKLOADS)?,
+            scheme: pick("scheme", &self.scheme, &ALL_SCHEMES)?,
+            design: pick("design", &self.design, &ALL_DESIGNS)?,
+            no_faults: self.no_faults,
+        };
+        if let (Some(d), Some(s)) = (forced.design, forced.scheme) {
+            if d != "cczns" && s.starts_with("cc") {
+                anyhow::bail!("--scheme {s} needs --design cczns (CCZNS commands), not {d}");
+            }
         }
+        if forced.design == Some("tcssd") && forced.workload == Some("raw") {
+            anyhow::bail!("--workload raw runs on zoned designs only, not tcssd");
+        }
+        Ok(forced)
     }
-    if forced.design == Some("tcssd") && forced.workload == Some("raw") {
-        anyhow::bail!("--workload raw runs on zoned designs only, not tcssd");
-    }
+}
+
+/// Run the seeds `a` asks for (power cuts, or killed processes with `a.kill`), handing every
+/// line of the report to `out` as it is made (a failing seed's two lines when it fails, the
+/// summary last). Ok(true): no seed failed.
+pub fn run(a: &Options, out: &mut dyn FnMut(&str)) -> anyhow::Result<bool> {
+    let dir = a.dir.clone();
+    let forced = a.forced()?;
     if a.kill {
-        return kill::run(&a, &forced, &dir);
+        return kill::run(a, &forced, &dir, out);
     }
     let mut replay_flags = String::new();
     if let Some(w) = forced.workload {
@@ -451,10 +433,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
             Err(e) => {
                 failures += 1;
-                println!("seed {seed}: FAILED: {e}");
-                println!(
+                out(&format!("seed {seed}: FAILED: {e}"));
+                out(&format!(
                     "  replay: znslab torture --seed {seed} --seeds 1{replay_flags} --verbose"
-                );
+                ));
             }
         }
     }
@@ -464,7 +446,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    println!(
+    out(&format!(
         "torture: {ran} seeds, {ran} power cuts ({early} before mkfs finished), {acked} store \
          writes acknowledged ({synced} up to a sync), {keys} keys checked after power-on, \
          {reads} reads and scans checked before the cut, {blocks} raw zone blocks read back, \
@@ -474,10 +456,6 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         count(&by_scheme),
         count(&by_design),
         wall.elapsed().as_secs_f64()
-    );
-    Ok(if failures == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    ));
+    Ok(failures == 0)
 }

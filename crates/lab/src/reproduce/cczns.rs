@@ -1,0 +1,411 @@
+//! `znslab reproduce cczns [--scale S]`: CCZNS §V-C/D on the store. Every run is one
+//! experiment (`crate::experiment`, described by a `RunSpec`) on a fresh `cczns` (or
+//! `cczns-balloon`, `tcssd`) device; the store's sizes scale with S so the tree keeps the
+//! paper's shape at fewer records. This file owns the run list (from `data/cczns-paper.toml`)
+//! and the invocation (which runs, --resume, --report-only); `cczns_report.rs` the report.
+//!
+//! Runs: the seven schemes (and the transparent block SSD, T) × three datasets, each a Load
+//! of 20 M × S records then workloads A, B, C, D, E, F and uniform A and B of 5 M × S
+//! operations each on the loaded store (Fig. 8, 9, 10, Tables IV, V); block sizes 4, 8 and 16
+//! KiB for QAT, ZSTD, ZSTDPC and CC on Amazon, Load then C (Fig. 11; CC's 4 KiB run is also
+//! the ablations' baseline); 10 M and 30 M × S records for ZSTD and CC on every dataset, Load
+//! only (Fig. 12); the two ablations on Amazon, Load then C (§V-D).
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use workload::dataset::Dataset;
+use workload::scheme;
+
+use super::cczns_report::Report;
+use super::{execute, Hooks, Options, Printed};
+use crate::spec::{tags, DeviceChoice, HostOptions, RunSpec, StoreOptions, Work, YcsbRun};
+
+/// The model's version, in every run's JSON: --resume keeps only runs made by the same one.
+/// Bump it in a commit that changes any figure (not in one that only makes runs faster).
+/// 2: lookups read the device without holding the store's lock (RocksDB's way).
+/// 3: so do scans, and zonefs no longer resets a zone two deletions chose (one YCSB thread at
+/// 0.005: E moved by 0.02%, zone resets counted 80 -> 72 for ZSTD, the rest identical).
+pub(super) const MODEL_VERSION: u64 = 3;
+
+/// The run list and the paper's figures (`data/cczns-paper.toml`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Paper {
+    pub(super) runs: Plan,
+    pub(super) figures: Figures,
+}
+
+/// Which runs make the evaluation.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Plan {
+    pub(super) datasets: Vec<String>,
+    pub(super) main_schemes: Vec<String>,
+    pub(super) main_workloads: Vec<String>,
+    pub(super) fig11_schemes: Vec<String>,
+    pub(super) fig11_block_kib: Vec<usize>,
+    pub(super) fig12_schemes: Vec<String>,
+    pub(super) fig12_records_m: Vec<u64>,
+    pub(super) ablation_schemes: Vec<String>,
+}
+
+/// A figure of the paper beside a scheme.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Versus {
+    pub(super) scheme: String,
+    pub(super) paper: String,
+}
+
+/// The paper's figures the report quotes.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Figures {
+    pub(super) fig8_cc_vs: Vec<Versus>,
+    pub(super) fig9_load_cc_vs: Vec<Versus>,
+    pub(super) fig9_other_cc_vs: Vec<Versus>,
+    pub(super) fig10: String,
+    pub(super) table4_cpu_pct: Vec<(f64, f64)>,
+    pub(super) table5_memory_gb: Vec<(f64, f64)>,
+    pub(super) fig11: String,
+    pub(super) fig12: String,
+    pub(super) ablation: String,
+}
+
+/// The paper's data file, parsed (it is part of the build: a bad one is a bug).
+pub(super) fn paper() -> Paper {
+    toml::from_str(include_str!("../../data/cczns-paper.toml")).expect("data/cczns-paper.toml")
+}
+
+/// One experiment of the evaluation.
+#[derive(Clone)]
+pub(super) struct Run {
+    /// Which figure(s) it feeds: main, fig11, fig12, ablation.
+    pub(super) group: &'static str,
+    pub(super) scheme: String,
+    pub(super) dataset: String,
+    pub(super) block_kib: usize,
+    /// Records in millions at S = 1 (10, 20, 30).
+    pub(super) records_m: u64,
+    /// Workloads after the Load.
+    pub(super) runs: Vec<String>,
+}
+
+impl Run {
+    pub(super) fn describe(&self) -> String {
+        format!(
+            "{:<8} {:<12} {:<7} {:>2}K {}M",
+            self.group, self.scheme, self.dataset, self.block_kib, self.records_m
+        )
+    }
+
+    pub(super) fn file_name(&self) -> String {
+        format!(
+            "{}-{}-{}-{}k-{}m.json",
+            self.group, self.scheme, self.dataset, self.block_kib, self.records_m
+        )
+    }
+
+    /// Records per Load and operations per workload at scale `s`.
+    fn counts(&self, s: f64) -> (u64, u64) {
+        let records = ((self.records_m * 1_000_000) as f64 * s)
+            .round()
+            .max(1000.0) as u64;
+        let ops = (5e6 * s).round().max(1000.0) as u64;
+        (records, ops)
+    }
+
+    /// This run's JSON in `out` from an earlier invocation, if it was made at scale `s` with
+    /// `seed`, the same `setup` and model version, and ended without an error.
+    fn earlier_result(&self, out: &Path, s: f64, seed: u64, setup: Setup) -> Option<Value> {
+        let text = std::fs::read_to_string(out.join(self.file_name())).ok()?;
+        let v: Value = serde_json::from_str(&text).ok()?;
+        let (records, ops) = self.counts(s);
+        (v["records"] == records
+            && v["operations"] == ops
+            && v["seed"] == seed
+            && v["device_scaled"].as_bool().unwrap_or(false) == setup.scale_device
+            && v["threads"].as_u64().unwrap_or(1) == setup.threads as u64
+            && v["model_version"].as_u64().unwrap_or(1) == MODEL_VERSION
+            && v["error"].is_null())
+        .then_some(v)
+    }
+
+    /// The run as a specification at scale `s`.
+    fn spec(
+        &self,
+        s: f64,
+        seed: u64,
+        setup: Setup,
+        images: Option<&Path>,
+    ) -> anyhow::Result<RunSpec> {
+        let sch = scheme::by_name(&self.scheme).context("scheme")?;
+        let (records, ops) = self.counts(s);
+        Ok(RunSpec {
+            name: self.file_name(),
+            title: self.describe(),
+            seed,
+            device: DeviceChoice::Named(sch.device.to_string()),
+            work: Work::Ycsb(YcsbRun {
+                host: HostOptions {
+                    // The paper's VM: 16 cores.
+                    cores: 16,
+                    store: store_options(s, self.block_kib),
+                },
+                scheme: self.scheme.clone(),
+                dataset: self.dataset.clone(),
+                records,
+                operations: ops,
+                threads: setup.threads,
+                workloads: self.runs.clone(),
+                device_scale: setup.scale_device.then_some(s),
+                image: images.map(|d| d.join(self.file_name().replace(".json", ".img"))),
+            }),
+            tags: tags(&[
+                ("scheme", json!(sch.name)),
+                ("label", json!(sch.label)),
+                ("dataset", json!(self.dataset)),
+                ("group", json!(self.group)),
+                ("block_kib", json!(self.block_kib)),
+                ("records", json!(records)),
+                ("operations", json!(ops)),
+                ("seed", json!(seed)),
+                ("device_scaled", json!(setup.scale_device)),
+                ("threads", json!(setup.threads)),
+                ("model_version", json!(MODEL_VERSION)),
+            ]),
+        })
+    }
+}
+
+/// The evaluation's runs, in the order the report lists them.
+pub(super) fn plan(p: &Plan) -> Vec<Run> {
+    let mut runs = Vec::new();
+    for d in &p.datasets {
+        for s in &p.main_schemes {
+            runs.push(Run {
+                group: "main",
+                scheme: s.clone(),
+                dataset: d.clone(),
+                block_kib: 4,
+                records_m: 20,
+                runs: p.main_workloads.clone(),
+            });
+        }
+    }
+    // Fig. 11 and the ablations run C right after the Load (the main runs' C comes after A
+    // and B have warmed the block cache), so each compares with runs of its own shape: 4 KiB
+    // here too, and CC's 4 KiB run is the ablations' baseline.
+    for s in &p.fig11_schemes {
+        for &b in &p.fig11_block_kib {
+            runs.push(Run {
+                group: "fig11",
+                scheme: s.clone(),
+                dataset: "amazon".into(),
+                block_kib: b,
+                records_m: 20,
+                runs: vec!["c".into()],
+            });
+        }
+    }
+    for d in &p.datasets {
+        for s in &p.fig12_schemes {
+            for &m in &p.fig12_records_m {
+                runs.push(Run {
+                    group: "fig12",
+                    scheme: s.clone(),
+                    dataset: d.clone(),
+                    block_kib: 4,
+                    records_m: m,
+                    runs: vec![],
+                });
+            }
+        }
+    }
+    for s in &p.ablation_schemes {
+        runs.push(Run {
+            group: "ablation",
+            scheme: s.clone(),
+            dataset: "amazon".into(),
+            block_kib: 4,
+            records_m: 20,
+            runs: vec!["c".into()],
+        });
+    }
+    runs
+}
+
+/// Store options at scale `s`: RocksDB 8.11's defaults with the paper's 4 KiB blocks (or the
+/// run's) and 4 GB block cache, and the sizes that shape the tree (memtable, L1 target, file
+/// size, cache) scaled by S, so a Load of 20 M × S records builds the tree 20 M builds.
+fn store_options(s: f64, block_kib: usize) -> StoreOptions {
+    let scaled = |v: u64, floor: u64| ((v as f64 * s) as u64).max(floor);
+    StoreOptions {
+        block_bytes: block_kib << 10,
+        write_buffer_bytes: scaled(64 << 20, 256 << 10) as usize,
+        target_file_size_bytes: scaled(64 << 20, 256 << 10),
+        max_bytes_for_level_base: scaled(256 << 20, 1 << 20),
+        block_cache_bytes: scaled(4 << 30, 4 << 20),
+    }
+}
+
+/// How a run is set up beyond its scale and seed (all in its JSON, so --resume can compare).
+#[derive(Clone, Copy)]
+struct Setup {
+    scale_device: bool,
+    threads: usize,
+}
+
+pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Printed> {
+    let paper = paper();
+    let out = &args.output;
+    // A report made again keeps the scale and wall time its runs had.
+    let previous: Value = match args.report_only {
+        true => std::fs::read_to_string(out.join("summary.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null),
+        false => Value::Null,
+    };
+    let s = previous["scale"].as_f64().unwrap_or(args.scale);
+    if !(s > 0.0 && s <= 1.0) {
+        anyhow::bail!("--scale {s}: use a fraction in (0, 1] of the paper's 20 M records");
+    }
+    // Which runs, checked before anything is made.
+    let mut runs = plan(&paper.runs);
+    if let Some(only) = &args.only {
+        let all: Vec<String> = runs.iter().map(|r| r.file_name()).collect();
+        runs.retain(|r| r.file_name().contains(only.as_str()));
+        if runs.is_empty() {
+            anyhow::bail!(
+                "--only {only}: no run's name contains it; --only takes any part of these \
+                 names: {}",
+                all.iter()
+                    .map(|n| n.trim_end_matches(".json"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    for d in &paper.runs.datasets {
+        (hooks.prepare_dataset)(Dataset::parse(d)?)?;
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let seed = args.seed;
+    let setup = Setup {
+        scale_device: args.scale_device,
+        threads: args.threads,
+    };
+    let (results, wall_s) = if args.report_only {
+        let results: Vec<Value> = runs
+            .iter()
+            .map(|r| {
+                let path = out.join(r.file_name());
+                match std::fs::read_to_string(&path) {
+                    Ok(text) => serde_json::from_str(&text)
+                        .with_context(|| format!("{}: not a run's JSON", path.display())),
+                    Err(_) => Ok(Value::Null),
+                }
+            })
+            .collect::<anyhow::Result<_>>()?;
+        if results.iter().all(Value::is_null) {
+            anyhow::bail!(
+                "--report-only: no run's JSON in {} (run without it first)",
+                out.display()
+            );
+        }
+        (results, previous["wall_s"].as_f64().unwrap_or(f64::NAN))
+    } else {
+        let images = args
+            .image_dir
+            .clone()
+            .or_else(|| (s > 0.02).then(|| out.join("images")));
+        if let Some(d) = &images {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+            (hooks.progress)(&format!(
+                "devices kept in sparse image files under {}",
+                d.display()
+            ));
+        }
+        let earlier: Vec<Option<Value>> = runs
+            .iter()
+            .map(|r| {
+                args.resume
+                    .then(|| r.earlier_result(out, s, seed, setup))
+                    .flatten()
+            })
+            .collect();
+        let todo = runs
+            .iter()
+            .zip(&earlier)
+            .filter(|(_, e)| e.is_none())
+            .map(|(r, _)| r.spec(s, seed, setup, images.as_deref()))
+            .collect::<anyhow::Result<Vec<RunSpec>>>()?;
+        if args.resume {
+            (hooks.progress)(&format!(
+                "--resume: {} of {} runs kept from {}",
+                runs.len() - todo.len(),
+                runs.len(),
+                out.display()
+            ));
+        }
+        let (fresh, wall) = execute(args, hooks, "cczns", &todo)?;
+        if let Some(d) = &images {
+            let _ = std::fs::remove_dir(d);
+        }
+        let mut fresh = fresh.into_iter();
+        let results = earlier
+            .into_iter()
+            .map(|e| e.or_else(|| fresh.next()).unwrap_or(Value::Null))
+            .collect();
+        (results, wall.elapsed().as_secs_f64())
+    };
+    let report = Report {
+        paper: &paper,
+        runs: &runs,
+        results: &results,
+        scale: s,
+    };
+    report.write(out, wall_s)?;
+    Ok(Printed {
+        stdout: format!("{}\n", std::fs::read_to_string(out.join("report.md"))?),
+        stderr: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::RunList;
+
+    #[test]
+    fn the_paper_file_gives_the_evaluations_fifty_runs() {
+        let runs = plan(&paper().runs);
+        assert_eq!(runs.len(), 24 + 12 + 12 + 2);
+        assert_eq!(runs[0].file_name(), "main-no-amazon-4k-20m.json");
+        assert_eq!(
+            runs[49].file_name(),
+            "ablation-cc-single-cw-amazon-4k-20m.json"
+        );
+    }
+
+    #[test]
+    fn the_run_list_is_data_that_goes_to_toml_and_back() {
+        let setup = Setup {
+            scale_device: true,
+            threads: 1,
+        };
+        let list = RunList {
+            run: plan(&paper().runs)
+                .iter()
+                .map(|r| r.spec(0.002, 1, setup, None))
+                .collect::<anyhow::Result<_>>()
+                .expect("specs"),
+        };
+        let text = list.to_toml().expect("to toml");
+        assert_eq!(RunList::from_toml(&text).expect("from toml"), list);
+    }
+}

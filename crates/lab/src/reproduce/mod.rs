@@ -1,0 +1,127 @@
+//! Paper reproductions: each target is a run list (`RunSpec`s, run by an `Executor`) and a
+//! report that puts znslab's figures beside the paper's, written into an output folder with
+//! every run's JSON. This file owns what the targets share: their options, running a list
+//! with progress lines and each result kept on disk as it ends, and the dispatch by name.
+//!
+//! Targets:
+//! - `cczns` (`cczns.rs`, `cczns_report.rs`, `data/cczns-paper.toml`): CCZNS §V-C/D on the
+//!   store, Fig. 8-12, Tables IV-V and the ablations;
+//! - `cczns-fig7` and `balloon-fig6` (`fio_figs.rs`): fio jobs on fresh devices.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::bail;
+use serde_json::Value;
+
+use crate::executor::{Executor, LocalPool};
+use crate::spec::RunSpec;
+
+mod cczns;
+mod cczns_report;
+mod fio_figs;
+
+/// What `znslab reproduce` was asked to do (its flags, parsed).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// cczns, cczns-fig7 or balloon-fig6.
+    pub target: String,
+    /// cczns: the fraction of the paper's 20 M records and 5 M operations per workload.
+    pub scale: f64,
+    /// Device preset or TOML file (cczns-fig7; default: the paper's device).
+    pub device: Option<String>,
+    /// fio targets: data each job writes per run, in MiB.
+    pub size_mib: u64,
+    /// Folder for the JSON of every run and the summary.
+    pub output: PathBuf,
+    /// Runs at once (default: the machine's cores).
+    pub jobs: Option<usize>,
+    pub seed: u64,
+    /// cczns: only the runs whose file name contains this text.
+    pub only: Option<String>,
+    /// cczns: run nothing; write the report again from the runs' JSON in the output folder.
+    pub report_only: bool,
+    /// cczns: keep the runs an earlier invocation left in the output folder.
+    pub resume: bool,
+    /// cczns: keep each run's device in a sparse image file in this folder.
+    pub image_dir: Option<PathBuf>,
+    /// cczns: shrink each run's device with the workload.
+    pub scale_device: bool,
+    /// cczns: YCSB client threads in every phase.
+    pub threads: usize,
+}
+
+/// What the caller lends a reproduction.
+pub struct Hooks<'a> {
+    /// A progress line (the command prints them on stderr).
+    pub progress: &'a (dyn Fn(&str) + Sync),
+    /// Make the corpus a dataset draws from ready (cczns; the command builds missing ones).
+    pub prepare_dataset: &'a dyn Fn(workload::dataset::Dataset) -> anyhow::Result<()>,
+}
+
+/// What a reproduction has to say once done: its report for stdout, and a last line for
+/// stderr.
+pub struct Printed {
+    pub stdout: String,
+    pub stderr: Option<String>,
+}
+
+/// Reproduce `args.target`.
+pub fn run(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Printed> {
+    if args.jobs == Some(0) {
+        bail!("--jobs 0: at least one run at a time");
+    }
+    match args.target.as_str() {
+        "cczns" => cczns::reproduce(args, hooks),
+        "cczns-fig7" => fio_figs::fig7(args, hooks),
+        "balloon-fig6" => fio_figs::balloon_fig6(args, hooks),
+        t => bail!("unknown target '{t}' (known: cczns, cczns-fig7, balloon-fig6)"),
+    }
+}
+
+/// Run `specs`, `--jobs` at a time on this machine, writing each result's JSON into the output
+/// folder under its spec's name as it ends. Returns the results in list order and when the
+/// runs started.
+fn execute(
+    args: &Options,
+    hooks: &Hooks<'_>,
+    device: &str,
+    specs: &[RunSpec],
+) -> anyhow::Result<(Vec<Value>, Instant)> {
+    let out = &args.output;
+    let pool = LocalPool::new(args.jobs, specs.len());
+    let wall = Instant::now();
+    (hooks.progress)(&format!(
+        "znslab reproduce {}: {} runs on {device}, {} at a time",
+        args.target,
+        specs.len(),
+        pool.workers
+    ));
+    let results = pool.execute(specs, &|i, r| {
+        if let Ok(r) = r {
+            let _ = std::fs::write(
+                out.join(&r.name),
+                serde_json::to_string_pretty(&r.json).unwrap_or_default(),
+            );
+        }
+        (hooks.progress)(&format!(
+            "  {} done ({:.0} s)",
+            specs[i].title,
+            wall.elapsed().as_secs_f64()
+        ));
+    });
+    let results = results
+        .into_iter()
+        .map(|r| r.map(|r| r.json))
+        .collect::<anyhow::Result<_>>()?;
+    Ok((results, wall))
+}
+
+/// An I/O size as fio writes it: 16k, 1m.
+fn size_name(b: u64) -> String {
+    if b >= 1 << 20 {
+        format!("{}m", b >> 20)
+    } else {
+        format!("{}k", b >> 10)
+    }
+}
