@@ -1,0 +1,274 @@
+//! Running fio jobs on the virtual clock.
+//!
+//! Each job is `iodepth` tasks sharing one job state that hands out the next I/O. Jobs in one
+//! group start together; a job with `stonewall` starts a new group after every earlier job has
+//! finished. In zonemode=zbd, as in fio: sequential writes go to each zone's write pointer,
+//! a zone whose room is smaller than the block size is finished and the job moves on, a full
+//! zone met when entering it is reset first; reads stay below write pointers
+//! (`read_beyond_wp=0`); random reads pick a zone and an offset among written blocks.
+//!
+//! With `compressed_io=1` (a CCZNS device) writes are compressed writes at each zone's byte
+//! write pointer, `bs / compressed_chunk` chunks each, and reads are decompressed reads of
+//! chunks that compressed writes of this run put there (the run keeps the chunk index a host
+//! would: offset, feedback size and size before compression of every chunk, from the CW
+//! feedback). One chunk per I/O gives single-chunk commands; more give multi-chunk ones, whose
+//! output budget is set by prefix-chunk prediction (CCZNS §III-C): the first chunk's ratio
+//! times the compressed range.
+//!
+//! The runner's parts: this file holds the run's state and results and drives the groups of
+//! jobs; [`setup`] checks a job against the device and builds its state; [`issue`] is the
+//! issuing loop (which I/O comes next, and the worker tasks that submit them); [`zones`] is
+//! zonemode=zbd (write pointers, resets and finishes, reads below write pointers); [`cczns`]
+//! is compressed I/O (the chunk index, decompressed reads); [`memory`] refuses job sets that
+//! would not fit the host's memory.
+
+mod cczns;
+mod issue;
+mod memory;
+mod setup;
+mod zones;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use device::{DeviceHandle, Layout};
+use report::LatencyHistogram;
+use sim::{Rng, Sim};
+
+use super::options::{Direction, JobSpec};
+use super::FioError;
+
+use issue::worker;
+use memory::check_memory;
+use setup::{fill_compressible, setup};
+
+/// Counts for one direction of one job.
+#[derive(Clone, Debug, Default)]
+pub struct DirStats {
+    pub io_bytes: u64,
+    pub ios: u64,
+    pub clat: LatencyHistogram,
+}
+
+impl DirStats {
+    pub fn merge(&mut self, o: &DirStats) {
+        self.io_bytes += o.io_bytes;
+        self.ios += o.ios;
+        self.clat.merge(&o.clat);
+    }
+}
+
+/// What one job did.
+#[derive(Clone, Debug)]
+pub struct JobResult {
+    pub spec: JobSpec,
+    pub group: u32,
+    pub read: DirStats,
+    pub write: DirStats,
+    /// From the group's start to the job's last completion.
+    pub runtime_ns: u64,
+    /// First failure: an NVMe status or a job that found nothing to do.
+    pub error: Option<String>,
+    pub zone_resets: u64,
+    pub zone_finishes: u64,
+    /// Multi-chunk DRs whose predicted budget held fewer chunks than asked for.
+    pub dr_short_reads: u64,
+}
+
+/// What a whole run did.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub jobs: Vec<JobResult>,
+    /// Virtual time when the last job finished.
+    pub sim_end_ns: u64,
+}
+
+struct Io {
+    lba: u64,
+    nlb: u32,
+    wait_until: Option<u64>,
+    cc: Option<CcIo>,
+}
+
+/// The CCZNS part of an I/O.
+#[derive(Clone, Copy)]
+enum CcIo {
+    /// A CW at byte `intra` of the block.
+    Write { intra: u32 },
+    /// A DR of `chunks` chunks whose compressed range is `cnlb` blocks less `pdsz` bytes.
+    Read {
+        intra: u32,
+        cnlb: u32,
+        pdsz: u32,
+        chunks: u32,
+    },
+}
+
+/// One chunk a CW wrote, as the host indexes it.
+#[derive(Clone, Copy, Debug)]
+struct ChunkEntry {
+    /// From the zone start, in the zone's compressed byte space.
+    offset: u64,
+    feedback: u32,
+    pre: u32,
+}
+
+/// The chunk index of every zone, shared by the jobs of a run.
+type ChunkIndex = Rc<RefCell<Vec<Vec<ChunkEntry>>>>;
+
+struct JobState {
+    spec: JobSpec,
+    g: Rc<Layout>,
+    bs_lbas: u64,
+    /// Region in LBAs: [start, end). In zbd mode both are zone aligned.
+    start: u64,
+    end: u64,
+    cur_zone: u64,
+    entering_zone: bool,
+    /// A zone just reset whose first write waits for the reset to complete: (zone, bytes
+    /// already given out from its start, when the reset completes). Other workers write after
+    /// them, not at the start too (they meet the zone reset and empty, that first write not
+    /// yet submitted), and wait for the reset as well, so the writes reach the zone in order.
+    reserved: Option<(u64, u64, u64)>,
+    pos: u64,
+    issued: u64,
+    target: u64,
+    deadline: Option<u64>,
+    rng: Rng,
+    done: bool,
+    idle_scans: u64,
+    result: JobResult,
+    last_done: u64,
+    group_start: u64,
+    /// CCZNS: chunk bytes and chunks per I/O, the run's chunk index, and the next chunk of
+    /// the current zone for sequential reads.
+    chunk: u64,
+    chunks_per_io: u64,
+    index: ChunkIndex,
+    chunk_cursor: usize,
+}
+
+/// What a run may take of the host's memory.
+#[derive(Clone, Debug)]
+pub struct RunLimits {
+    /// Bytes of host memory the job set (and, with `data_in_memory`, the bytes it writes)
+    /// may take.
+    pub memory_budget: u64,
+    /// The device keeps every byte written in memory (no image): the bytes the jobs write
+    /// count against the budget too.
+    pub data_in_memory: bool,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        RunLimits {
+            memory_budget: device::default_memory_budget(),
+            data_in_memory: false,
+        }
+    }
+}
+/// Run `jobs` against `dev` until every job is done; returns per-job results. The job set
+/// must fit the default memory budget (half the machine's memory).
+pub fn run(sim: &Sim, dev: &DeviceHandle, jobs: &[JobSpec]) -> Result<RunResult, FioError> {
+    run_with(sim, dev, jobs, &RunLimits::default())
+}
+
+/// [`run`] within `limits`.
+pub fn run_with(
+    sim: &Sim,
+    dev: &DeviceHandle,
+    jobs: &[JobSpec],
+    limits: &RunLimits,
+) -> Result<RunResult, FioError> {
+    let g = Rc::new(dev.with(|c| c.layout().clone()));
+    let chunks: ChunkIndex = Rc::new(RefCell::new(vec![Vec::new(); g.zone_count as usize]));
+    // Groups: a stonewall job starts a new one.
+    let mut group = 0u32;
+    let mut states = Vec::new();
+    for (i, spec) in jobs.iter().enumerate() {
+        if spec.stonewall && i > 0 {
+            group += 1;
+        }
+        states.push(setup(spec, &g, sim, dev, i, group, &chunks)?);
+    }
+    check_memory(&states, &g, limits)?;
+    let states: Vec<_> = states
+        .into_iter()
+        .map(|s| Rc::new(RefCell::new(s)))
+        .collect();
+    // Data pools: one per job, as fio keeps one buffer set per job.
+    let pools: Vec<Rc<Vec<u8>>> = states
+        .iter()
+        .map(|s| {
+            let s = s.borrow();
+            if s.spec.direction == Direction::Read {
+                return Rc::new(vec![0u8; (s.bs_lbas * s.g.lba_bytes) as usize]);
+            }
+            let mut rng = s.rng.stream("buffers");
+            let mut pool = vec![0u8; s.pool_bytes() as usize];
+            fill_compressible(
+                &mut rng,
+                &mut pool,
+                s.spec.buffer_compress_percentage,
+                s.spec.buffer_compress_chunk,
+                s.spec.buffer_compress_spread,
+            );
+            Rc::new(pool)
+        })
+        .collect();
+
+    let driver = {
+        let (sim, dev, states) = (sim.clone(), dev.clone(), states.clone());
+        async move {
+            let mut i = 0;
+            while i < states.len() {
+                let group = states[i].borrow().result.group;
+                let group_start = sim.now().as_ns();
+                let mut handles = Vec::new();
+                while i < states.len() && states[i].borrow().result.group == group {
+                    let depth = {
+                        let mut s = states[i].borrow_mut();
+                        let start = group_start + s.spec.startdelay_ns;
+                        s.group_start = start;
+                        s.last_done = start;
+                        s.deadline = s.spec.runtime_ns.map(|r| start + r);
+                        s.workers() as usize
+                    };
+                    for w in 0..depth {
+                        handles.push(sim.spawn(worker(
+                            sim.clone(),
+                            dev.clone(),
+                            states[i].clone(),
+                            pools[i].clone(),
+                            w,
+                        )));
+                    }
+                    i += 1;
+                }
+                for h in handles {
+                    h.await;
+                }
+            }
+        }
+    };
+    sim.block_on(driver);
+    let mut results = Vec::new();
+    let mut sim_end = 0;
+    for s in states {
+        let mut s = s.borrow_mut();
+        // Move the latency histograms out rather than copy them.
+        let (read, write) = (
+            std::mem::take(&mut s.result.read),
+            std::mem::take(&mut s.result.write),
+        );
+        let mut r = s.result.clone();
+        (r.read, r.write) = (read, write);
+        r.runtime_ns = s.last_done - s.group_start;
+        sim_end = sim_end.max(s.last_done);
+        results.push(r);
+    }
+    Ok(RunResult {
+        jobs: results,
+        sim_end_ns: sim_end,
+    })
+}

@@ -1,0 +1,196 @@
+//! Job set-up: checks a job's options against the device (block size, region, zone mode,
+//! compressed I/O) and builds its [`JobState`]; fills the data pools the way fio's
+//! buffer_compress_percentage does.
+
+use std::rc::Rc;
+
+use device::{DeviceHandle, Layout};
+use sim::{Rng, Sim};
+
+use super::{ChunkIndex, DirStats, JobResult, JobState};
+use crate::fio::options::{JobSpec, ZoneMode};
+use crate::fio::FioError;
+
+/// Fill `buf` the way fio does for buffer_compress_percentage: in each chunk, the first
+/// (100 - pct)% random bytes and the rest zeros. With a `spread`, each 4 KiB page draws its own
+/// percentage from pct ± spread (a znslab extension).
+pub(super) fn fill_compressible(rng: &mut Rng, buf: &mut [u8], pct: u32, chunk: u64, spread: u32) {
+    if spread == 0 {
+        fill_chunks(rng, buf, pct, chunk);
+        return;
+    }
+    for page in buf.chunks_mut(4096) {
+        let lo = pct.saturating_sub(spread);
+        let hi = (pct + spread).min(100);
+        let p = lo + rng.below((hi - lo + 1) as u64) as u32;
+        fill_chunks(rng, page, p, chunk);
+    }
+}
+
+fn fill_chunks(rng: &mut Rng, buf: &mut [u8], pct: u32, chunk: u64) {
+    if pct == 0 {
+        rng.fill(buf);
+        return;
+    }
+    for c in buf.chunks_mut(chunk as usize) {
+        let random = c.len() * (100 - pct as usize) / 100;
+        rng.fill(&mut c[..random]);
+        c[random..].fill(0);
+    }
+}
+
+pub(super) fn setup(
+    spec: &JobSpec,
+    g: &Rc<Layout>,
+    sim: &Sim,
+    dev: &DeviceHandle,
+    index: usize,
+    group: u32,
+    chunks: &ChunkIndex,
+) -> Result<JobState, FioError> {
+    let err = |opt: &str, msg: String| FioError::option(&spec.name, opt, msg);
+    let lba = g.lba_bytes;
+    if !spec.bs.is_multiple_of(lba) {
+        return Err(err(
+            "bs",
+            format!("{} is not a multiple of the {lba}-byte LBA", spec.bs),
+        ));
+    }
+    let (mdts, mor) = dev.with(|c| (c.identify().mdts_bytes, c.layout().max_open));
+    if spec.bs > mdts {
+        return Err(err(
+            "bs",
+            format!(
+                "{} is larger than the device's maximum transfer ({mdts} bytes)",
+                spec.bs
+            ),
+        ));
+    }
+    let bs_lbas = spec.bs / lba;
+    if spec.zonemode == ZoneMode::Zbd && bs_lbas > g.zone_capacity_lbas {
+        return Err(err(
+            "bs",
+            format!("{} is larger than the zone capacity", spec.bs),
+        ));
+    }
+    if spec.zonemode == ZoneMode::Zbd && mor != 0 && spec.max_open_zones > mor {
+        return Err(err(
+            "max_open_zones",
+            format!(
+                "{} is more than the device supports ({mor})",
+                spec.max_open_zones
+            ),
+        ));
+    }
+    let dev_bytes = g.namespace_lbas() * lba;
+    let mut offset = spec.offset.resolve(dev_bytes) + spec.clone as u64 * spec.offset_increment;
+    if spec.zonemode == ZoneMode::Zbd {
+        let zb = g.zone_size_lbas * lba;
+        offset = offset.div_ceil(zb) * zb;
+    }
+    if offset >= dev_bytes {
+        return Err(err(
+            "offset",
+            format!("{offset} is at or past the end of the device ({dev_bytes} bytes)"),
+        ));
+    }
+    let size = spec
+        .size
+        .map(|s| s.resolve(dev_bytes))
+        .unwrap_or(dev_bytes - offset)
+        .min(dev_bytes - offset);
+    let start = offset / lba;
+    let mut end = (offset + size) / lba;
+    if spec.zonemode == ZoneMode::Zbd {
+        end = end.div_ceil(g.zone_size_lbas) * g.zone_size_lbas;
+        end = end.min(g.namespace_lbas());
+    }
+    if end < start + bs_lbas {
+        return Err(err(
+            "size",
+            format!("{size} bytes is less than one block of {}", spec.bs),
+        ));
+    }
+    let chunk = if spec.compressed_chunk == 0 {
+        spec.bs
+    } else {
+        spec.compressed_chunk
+    };
+    let id = dev.with(|c| c.identify());
+    if spec.zonemode == ZoneMode::Zbd && id.csi != device::CommandSet::Zoned {
+        return Err(err(
+            "zonemode",
+            "zbd needs a zoned device; the tcssd design has a conventional namespace \
+             (use zonemode=none)"
+                .into(),
+        ));
+    }
+    if spec.compressed_io {
+        if !id.vendor.compressed_io {
+            let design = dev.with(|c| c.config().design);
+            return Err(err(
+                "compressed_io",
+                format!(
+                    "needs a device of the cczns design (this one is {})",
+                    design.name()
+                ),
+            ));
+        }
+        if spec.zonemode != ZoneMode::Zbd {
+            return Err(err("compressed_io", "needs zonemode=zbd".into()));
+        }
+        if !spec.bs.is_multiple_of(chunk) || chunk > u32::MAX as u64 {
+            return Err(err(
+                "compressed_chunk",
+                format!("{chunk} does not divide bs ({})", spec.bs),
+            ));
+        }
+        let slots = bs_lbas * g.metadata_bytes / 4;
+        if spec.bs / chunk + 3 > slots {
+            return Err(err(
+                "compressed_chunk",
+                format!(
+                    "{} chunks per I/O do not fit the metadata buffer ({slots} slots of 4 bytes)",
+                    spec.bs / chunk
+                ),
+            ));
+        }
+    }
+    let seed = spec.randseed.unwrap_or(sim.seed());
+    let rng = Rng::new(seed).stream(&format!("fio.{}.{}.{}", spec.name, spec.clone, index));
+    let target = spec.io_size.unwrap_or(size);
+    Ok(JobState {
+        spec: spec.clone(),
+        g: g.clone(),
+        bs_lbas,
+        start,
+        end,
+        cur_zone: start / g.zone_size_lbas,
+        entering_zone: true,
+        reserved: None,
+        pos: start,
+        issued: 0,
+        target,
+        deadline: None,
+        rng,
+        done: false,
+        idle_scans: 0,
+        result: JobResult {
+            spec: spec.clone(),
+            group,
+            read: DirStats::default(),
+            write: DirStats::default(),
+            runtime_ns: 0,
+            error: None,
+            zone_resets: 0,
+            zone_finishes: 0,
+            dr_short_reads: 0,
+        },
+        last_done: 0,
+        group_start: 0,
+        chunk,
+        chunks_per_io: spec.bs / chunk,
+        index: chunks.clone(),
+        chunk_cursor: 0,
+    })
+}
