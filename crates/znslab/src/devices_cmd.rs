@@ -53,28 +53,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "link_bytes_per_s": l.link_bytes_per_s,
         }));
     }
-    let designs = [
-        (
-            device::Design::Zns,
-            "plain NVMe ZNS: zone state machine, limits, append, report zones",
-        ),
-        (
-            device::Design::Cczns,
-            "CCZNS (HPCA'25 §III): compressed write / decompressed read (single and multi-chunk, \
-             CW by append too), byte write pointers, padding zones, chunk records in page OOB",
-        ),
-        (
-            device::Design::Balloon,
-            "Balloon-ZNS (DAC'24 §3): host-transparent; pages compressed into adaptive slots of \
-             sub-superblocks taken on demand, residues in shared extra sub-superblocks, migration, \
-             reclamation, incompressible zones on whole superblocks, expanded capacity",
-        ),
-        (
-            device::Design::Tcssd,
-            "transparently compressing block SSD (DP-CSD, ScaleFlux): conventional namespace \
-             larger than the flash, per-block map in device DRAM, greedy GC with OP; no zone commands",
-        ),
-    ];
+    let designs = device::design::catalog();
     let engines = codec::profile::all();
     if a.json {
         let out = json!({

@@ -370,3 +370,29 @@ pub(crate) fn tables_named(l: &Layout) -> Option<(Option<&'static str>, &'static
         None
     }
 }
+
+/// Every named design with one line on what it is (for `znslab devices`).
+pub fn catalog() -> [(crate::config::Design, &'static str); 4] {
+    [
+        (
+            crate::config::Design::Zns,
+            "plain NVMe ZNS: zone state machine, limits, append, report zones",
+        ),
+        (
+            crate::config::Design::Cczns,
+            "CCZNS (HPCA'25 §III): compressed write / decompressed read (single and multi-chunk, \
+             CW by append too), byte write pointers, padding zones, chunk records in page OOB",
+        ),
+        (
+            crate::config::Design::Balloon,
+            "Balloon-ZNS (DAC'24 §3): host-transparent; pages compressed into adaptive slots of \
+             sub-superblocks taken on demand, residues in shared extra sub-superblocks, migration, \
+             reclamation, incompressible zones on whole superblocks, expanded capacity",
+        ),
+        (
+            crate::config::Design::Tcssd,
+            "transparently compressing block SSD (DP-CSD, ScaleFlux): conventional namespace \
+             larger than the flash, per-block map in device DRAM, greedy GC with OP; no zone commands",
+        ),
+    ]
+}

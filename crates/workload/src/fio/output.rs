@@ -143,7 +143,7 @@ pub fn compression_json(c: &Controller, window: u64) -> Value {
         }
     };
     json!({
-        "design": c.config().design.name(),
+        "design": c.design_name(),
         "codec": c.config().compression.codec.name(),
         "engine": c.engine_profile().name,
         "compressed_writes": d.compressed_writes,

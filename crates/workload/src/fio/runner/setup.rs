@@ -127,13 +127,10 @@ pub(super) fn setup(
     }
     if spec.compressed_io {
         if !id.vendor.compressed_io {
-            let design = dev.with(|c| c.config().design);
+            let design = dev.with(|c| c.design_name());
             return Err(err(
                 "compressed_io",
-                format!(
-                    "needs a device of the cczns design (this one is {})",
-                    design.name()
-                ),
+                format!("needs a device of the cczns design (this one is {design})"),
             ));
         }
         if spec.zonemode != ZoneMode::Zbd {
