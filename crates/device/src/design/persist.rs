@@ -6,8 +6,9 @@
 
 use std::io;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
+use serde_json::value::{to_raw_value, RawValue};
 
 use super::{Design, Media};
 use crate::image::{decode_zone, encode_zone, RECORD_BYTES};
@@ -29,6 +30,54 @@ pub trait Tables {
     /// partial program units (they sit in the capacitor-protected buffer).
     fn restore(&mut self, saved: &RawValue, deltas: &[Box<RawValue>], unit: u64)
         -> io::Result<u64>;
+}
+
+/// A design's tables as typed values: a whole checkpoint and the delta of one command. Every
+/// type that has them has [`Tables`], their JSON in the image.
+pub(crate) trait TypedTables {
+    type Saved: Serialize + DeserializeOwned;
+    type Delta: Serialize + DeserializeOwned;
+    fn persist_bytes(&mut self, img: &ImageFile) -> io::Result<()>;
+    fn take_delta(&mut self) -> Option<Self::Delta>;
+    fn saved(&mut self) -> Self::Saved;
+    fn restore(
+        &mut self,
+        saved: Self::Saved,
+        deltas: Vec<Self::Delta>,
+        unit: u64,
+    ) -> io::Result<u64>;
+}
+
+impl<T: TypedTables> Tables for T {
+    fn persist_bytes(&mut self, img: &ImageFile) -> io::Result<()> {
+        TypedTables::persist_bytes(self, img)
+    }
+
+    fn take_delta(&mut self) -> io::Result<Option<Box<RawValue>>> {
+        TypedTables::take_delta(self)
+            .map(|d| to_raw_value(&d).map_err(json_err))
+            .transpose()
+    }
+
+    fn saved(&mut self) -> io::Result<Box<RawValue>> {
+        to_raw_value(&TypedTables::saved(self)).map_err(json_err)
+    }
+
+    fn restore(
+        &mut self,
+        saved: &RawValue,
+        deltas: &[Box<RawValue>],
+        unit: u64,
+    ) -> io::Result<u64> {
+        let bad = |e: serde_json::Error| io::Error::new(io::ErrorKind::InvalidData, e);
+        let saved = serde_json::from_str(saved.get()).map_err(bad)?;
+        let deltas = deltas
+            .iter()
+            .map(|d| serde_json::from_str(d.get()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(bad)?;
+        TypedTables::restore(self, saved, deltas, unit)
+    }
 }
 
 /// The controller's marks of what the image has not recorded yet, lent to a commit.

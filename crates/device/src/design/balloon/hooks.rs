@@ -3,10 +3,11 @@
 
 use std::io;
 
-use serde_json::value::{to_raw_value, RawValue};
 use sim::SimInstant;
 
+use super::persist::{BalloonDelta, SavedBalloon};
 use super::{Balloon, PAGE};
+use crate::design::persist::TypedTables;
 use crate::design::{Design, Media, Tables, ZoneRead, ZoneWrite};
 use crate::identify::VendorCaps;
 use crate::status::Status;
@@ -102,34 +103,28 @@ impl Design for Balloon {
     }
 }
 
-impl Tables for Balloon {
+impl TypedTables for Balloon {
+    type Saved = SavedBalloon;
+    type Delta = BalloonDelta;
+
     fn persist_bytes(&mut self, img: &ImageFile) -> io::Result<()> {
         Balloon::persist_bytes(self, img)
     }
 
-    fn take_delta(&mut self) -> io::Result<Option<Box<RawValue>>> {
+    fn take_delta(&mut self) -> Option<BalloonDelta> {
         Balloon::take_delta(self)
-            .map(|d| to_raw_value(&d).map_err(io::Error::other))
-            .transpose()
     }
 
-    fn saved(&mut self) -> io::Result<Box<RawValue>> {
-        to_raw_value(&Balloon::saved(self)).map_err(io::Error::other)
+    fn saved(&mut self) -> SavedBalloon {
+        Balloon::saved(self)
     }
 
     fn restore(
         &mut self,
-        saved: &RawValue,
-        deltas: &[Box<RawValue>],
+        saved: SavedBalloon,
+        deltas: Vec<BalloonDelta>,
         unit: u64,
     ) -> io::Result<u64> {
-        let bad = |e: serde_json::Error| io::Error::new(io::ErrorKind::InvalidData, e);
-        let saved = serde_json::from_str(saved.get()).map_err(bad)?;
-        let deltas = deltas
-            .iter()
-            .map(|d| serde_json::from_str(d.get()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(bad)?;
         Balloon::restore(self, saved, deltas, unit)
     }
 }

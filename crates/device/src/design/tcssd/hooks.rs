@@ -4,11 +4,11 @@
 
 use std::io;
 
-use serde_json::value::{to_raw_value, RawValue};
 use sim::SimInstant;
 
-use super::Tcssd;
+use super::{SavedTcssd, Tcssd, TcssdDelta};
 use crate::config::DeviceConfig;
+use crate::design::persist::TypedTables;
 use crate::design::{Design, Media, Tables, ZoneRead, ZoneWrite};
 use crate::identify::{CommandSet, VendorCaps};
 use crate::layout::Layout;
@@ -119,34 +119,28 @@ impl Design for Tcssd {
     }
 }
 
-impl Tables for Tcssd {
+impl TypedTables for Tcssd {
+    type Saved = SavedTcssd;
+    type Delta = TcssdDelta;
+
     fn persist_bytes(&mut self, img: &ImageFile) -> io::Result<()> {
         Tcssd::persist_bytes(self, img)
     }
 
-    fn take_delta(&mut self) -> io::Result<Option<Box<RawValue>>> {
+    fn take_delta(&mut self) -> Option<TcssdDelta> {
         Tcssd::take_delta(self)
-            .map(|d| to_raw_value(&d).map_err(io::Error::other))
-            .transpose()
     }
 
-    fn saved(&mut self) -> io::Result<Box<RawValue>> {
-        to_raw_value(&Tcssd::saved(self)).map_err(io::Error::other)
+    fn saved(&mut self) -> SavedTcssd {
+        Tcssd::saved(self)
     }
 
     fn restore(
         &mut self,
-        saved: &RawValue,
-        deltas: &[Box<RawValue>],
+        saved: SavedTcssd,
+        deltas: Vec<TcssdDelta>,
         unit: u64,
     ) -> io::Result<u64> {
-        let bad = |e: serde_json::Error| io::Error::new(io::ErrorKind::InvalidData, e);
-        let saved = serde_json::from_str(saved.get()).map_err(bad)?;
-        let deltas = deltas
-            .iter()
-            .map(|d| serde_json::from_str(d.get()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(bad)?;
         Tcssd::restore(self, saved, deltas, unit)
     }
 }
