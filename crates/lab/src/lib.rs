@@ -10,8 +10,10 @@
 //!   seed) and its result; [`executor`]: what runs a list of them (a local thread pool);
 //! - [`reproduce`]: the paper reproductions, run lists and the paper's figures (`data/`) with
 //!   their reports; [`fio_run`]: one fio job file reduced to a figure's numbers;
-//! - [`torture`]: seeded power cuts and killed processes, each checked after power-on.
+//! - [`torture`]: seeded power cuts and killed processes, each checked after power-on;
+//! - [`corpus`]: the text corpora the real-text datasets draw from.
 
+pub mod corpus;
 pub mod executor;
 pub mod experiment;
 pub mod fio_run;

@@ -1,4 +1,6 @@
-//! The `znslab` command: `devices`, `fio`, `nvme` and `reproduce`, named after the tools users know.
+//! The `znslab` command: argument parsing and printing over the `lab`, `workload` and `device`
+//! libraries; subcommands named after the tools users know (`devices`, `fio`, `nvme`, `ycsb`,
+//! `dbbench`, `corpus`, `reproduce`, `torture`).
 
 mod corpus_cmd;
 mod dbbench_cmd;
@@ -29,12 +31,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// List the device presets (or print one as TOML with --show NAME).
+    /// List the device presets, designs and compression engine profiles (or print a preset as
+    /// TOML with --show NAME).
     Devices(devices_cmd::Args),
     /// Run fio jobs: `znslab fio [JOBFILE] [--option=value ...]` (no job: the embedded default).
     Fio {
-        /// A job file and fio options (--name=, --rw=, --bs=, ...), plus --device, --seed,
-        /// --output-format=normal|json and --output=FILE.
+        /// A job file and fio options (--name=, --rw=, --bs=, --filename=IMAGE to run on a device
+        /// image, ...), plus --device, --seed, --output-format=normal|json, --output=FILE,
+        /// --mem-budget=SIZE and --image-sync.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },

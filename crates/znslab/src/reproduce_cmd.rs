@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long, conflicts_with = "report_only")]
     resume: bool,
     /// cczns: keep each run's device in a sparse image file in this folder instead of memory
-    /// (needed from about --scale 0.05 on this machine's 24 GiB: a run's zones, garbage
+    /// (needed from about --scale 0.05 on a machine of 24 GiB: a run's zones, garbage
     /// included, take ~30 GB at 0.1). Default: `<output>/images` above scale 0.02.
     #[arg(long)]
     image_dir: Option<PathBuf>,
@@ -85,7 +85,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     };
     let hooks = lab::reproduce::Hooks {
         progress: &|line| eprintln!("{line}"),
-        prepare_dataset: &crate::corpus_cmd::ensure_for,
+        prepare_dataset: &lab::corpus::ensure_for,
     };
     let printed = lab::reproduce::run(&opts, &hooks)?;
     print!("{}", printed.stdout);
