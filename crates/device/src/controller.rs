@@ -262,6 +262,49 @@ impl Controller {
         self.zones[index as usize].descriptor()
     }
 
+    pub fn identify(&self) -> Identify {
+        let zero_based = |n: u32| if n == 0 { u32::MAX } else { n - 1 };
+        Identify {
+            nsze: self.layout.namespace_lbas(),
+            ncap: self.layout.namespace_lbas(),
+            nuse: self
+                .zones
+                .iter()
+                .map(|z| z.bytes.div_ceil(self.layout.lba_bytes))
+                .sum(),
+            lba_bytes: self.layout.lba_bytes,
+            metadata_bytes: self.layout.metadata_bytes,
+            zsze: self.layout.zone_size_lbas,
+            zcap: self.layout.zone_capacity_lbas,
+            zone_count: self.layout.zone_count,
+            mor: zero_based(self.layout.max_open),
+            mar: zero_based(self.layout.max_active),
+            zasl_bytes: self.layout.zone_append_max_bytes,
+            mdts_bytes: self.layout.max_transfer_bytes,
+            zoc: 0,
+            ozcs: 0,
+            csi: self.design.command_set(),
+            vendor: self.design.vendor_caps(),
+        }
+    }
+
+    /// An admin command. Set Features, Error Recovery (FID 05h), CDW11 bit 16 sets DULBE on a
+    /// design that deallocates (Identify's `vendor.deallocate`), Invalid Field elsewhere; it is
+    /// off again at power-on. Other features are Invalid Field.
+    pub fn admin(&mut self, command: AdminCommand) -> Status {
+        match command {
+            AdminCommand::SetFeatures { fid, cdw11 } if fid == feature::ERROR_RECOVERY => {
+                let dulbe = cdw11 & feature::DULBE != 0;
+                if dulbe && !self.identify().vendor.deallocate {
+                    return Status::INVALID_FIELD;
+                }
+                self.dulbe = dulbe;
+                Status::SUCCESS
+            }
+            AdminCommand::SetFeatures { .. } => Status::INVALID_FIELD,
+        }
+    }
+
     /// Execute one command submitted at `now`. The functional result (status, state, bytes) is
     /// applied at once; `done_at` says when the host sees the completion.
     pub fn submit(&mut self, now: SimInstant, command: Command<'_>) -> Completion {

@@ -1,9 +1,6 @@
 //! What a host learns from the device: Identify (the namespace's shape and limits, its command
 //! set, vendor-specific capabilities) and the admin commands that set features.
 
-use crate::controller::Controller;
-use crate::status::Status;
-
 /// Identify Namespace (NVM and ZNS command set fields) and the controller's limits.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identify {
@@ -71,49 +68,4 @@ pub mod feature {
     pub const ERROR_RECOVERY: u8 = 0x05;
     /// DULBE, in Error Recovery's CDW11.
     pub const DULBE: u32 = 1 << 16;
-}
-
-impl Controller {
-    pub fn identify(&self) -> Identify {
-        let zero_based = |n: u32| if n == 0 { u32::MAX } else { n - 1 };
-        Identify {
-            nsze: self.layout.namespace_lbas(),
-            ncap: self.layout.namespace_lbas(),
-            nuse: self
-                .zones
-                .iter()
-                .map(|z| z.bytes.div_ceil(self.layout.lba_bytes))
-                .sum(),
-            lba_bytes: self.layout.lba_bytes,
-            metadata_bytes: self.layout.metadata_bytes,
-            zsze: self.layout.zone_size_lbas,
-            zcap: self.layout.zone_capacity_lbas,
-            zone_count: self.layout.zone_count,
-            mor: zero_based(self.layout.max_open),
-            mar: zero_based(self.layout.max_active),
-            zasl_bytes: self.layout.zone_append_max_bytes,
-            mdts_bytes: self.layout.max_transfer_bytes,
-            zoc: 0,
-            ozcs: 0,
-            csi: self.design.command_set(),
-            vendor: self.design.vendor_caps(),
-        }
-    }
-
-    /// An admin command. Set Features, Error Recovery (FID 05h), CDW11 bit 16 sets DULBE on a
-    /// design that deallocates (Identify's `vendor.deallocate`), Invalid Field elsewhere; it is
-    /// off again at power-on. Other features are Invalid Field.
-    pub fn admin(&mut self, command: AdminCommand) -> Status {
-        match command {
-            AdminCommand::SetFeatures { fid, cdw11 } if fid == feature::ERROR_RECOVERY => {
-                let dulbe = cdw11 & feature::DULBE != 0;
-                if dulbe && !self.identify().vendor.deallocate {
-                    return Status::INVALID_FIELD;
-                }
-                self.dulbe = dulbe;
-                Status::SUCCESS
-            }
-            AdminCommand::SetFeatures { .. } => Status::INVALID_FIELD,
-        }
-    }
 }

@@ -3,6 +3,7 @@
 use nand::{ConfigError, DieId, Geometry};
 
 use crate::config::{err, DeviceConfig, ZoneMapping};
+pub use crate::design::balloon::layout::BalloonLayout;
 
 /// Everything derived from a [`DeviceConfig`] once it has been checked.
 #[derive(Clone, Debug)]
@@ -39,20 +40,6 @@ pub struct Layout {
     pub table_bytes: u64,
     /// Size of the device's image file (sparse), as `storage.rs` lays it out.
     pub image_bytes: u64,
-}
-
-/// Balloon-ZNS: superblocks (one block on every die) split in sub-superblocks (SSBs).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BalloonLayout {
-    /// Superblocks (rows): erase units per die.
-    pub rows: u32,
-    /// Sub-superblocks per superblock.
-    pub groups: u32,
-    /// Dies in one sub-superblock.
-    pub dies_per_ssb: u32,
-    pub ssb_bytes: u64,
-    /// Logical pages per profiling window.
-    pub window_pages: u64,
 }
 
 impl Layout {
@@ -195,7 +182,7 @@ impl Layout {
         // At most 2^64 / 2^16: erase units per die times die groups fits (the flash's size does).
         let mut max_zones = zones_per_group * zone_groups as u64;
         // The design's own checks, flash tables, and logical zones on that flash.
-        let own = crate::design::layout_part(cfg, &g, cap_bytes, size_bytes, max_zones)?;
+        let own = crate::design::shape::layout_part(cfg, &g, cap_bytes, size_bytes, max_zones)?;
         max_zones = own.max_zones;
         let (balloon, tcssd_superblocks) = (own.balloon, own.tcssd_superblocks);
         let zone_count = match cfg.zones.count {
@@ -355,9 +342,12 @@ impl Layout {
             } else {
                 "nand.blocks_per_plane"
             };
-            let (field, what) = crate::design::tables_named(&layout)
-                .map(|(f, w)| (f.unwrap_or(zones_field), w))
-                .unwrap_or((zones_field, "the zone tables"));
+            let (field, what) = crate::design::shape::tables_named(
+                layout.balloon.is_some(),
+                layout.tcssd_superblocks.is_some(),
+            )
+            .map(|(f, w)| (f.unwrap_or(zones_field), w))
+            .unwrap_or((zones_field, "the zone tables"));
             return Err(err(
                 field,
                 format!(
@@ -452,14 +442,21 @@ fn table_bytes(cfg: &DeviceConfig, l: &Layout) -> Option<u64> {
     let per_zone = (std::mem::size_of::<crate::zone::Zone>()
         + std::mem::size_of::<crate::write_buffer::ZoneFlash>()
         + std::mem::size_of::<Vec<crate::design::cczns::chunks::ChunkRecord>>()
-        + std::mem::size_of::<crate::storage::ZoneBytes>()) as u64
+        // A memory store's two byte vectors per zone (data, metadata).
+        + 2 * std::mem::size_of::<Vec<u8>>()) as u64
         + 4
         + 32
         + PER_ZONE_HOST_BYTES;
     let timelines =
         (l.geometry.dies as u64 + l.geometry.channels as u64) * size_of::<nand::Timeline>() as u64;
     let total = zones.checked_mul(per_zone)?.checked_add(timelines)?;
-    total.checked_add(crate::design::table_bytes(cfg, l)?)
+    total.checked_add(crate::design::shape::table_bytes(
+        cfg,
+        l.zone_count as u64,
+        l.namespace_lbas(),
+        &l.balloon,
+        l.tcssd_superblocks,
+    )?)
 }
 
 /// The size of the image file for `l`, as `image.rs` lays it out (at most): header and zone

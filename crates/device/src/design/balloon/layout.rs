@@ -3,7 +3,20 @@
 use nand::{ConfigError, Geometry};
 
 use crate::config::{err, DeviceConfig, ZoneMapping};
-use crate::layout::{BalloonLayout, Layout};
+
+/// Balloon-ZNS: superblocks (one block on every die) split in sub-superblocks (SSBs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BalloonLayout {
+    /// Superblocks (rows): erase units per die.
+    pub rows: u32,
+    /// Sub-superblocks per superblock.
+    pub groups: u32,
+    /// Dies in one sub-superblock.
+    pub dies_per_ssb: u32,
+    pub ssb_bytes: u64,
+    /// Logical pages per profiling window.
+    pub window_pages: u64,
+}
 
 /// A Balloon-ZNS zone's table (cursor, window histogram, stream lists), and each of its
 /// windows' entry once written.
@@ -11,9 +24,8 @@ const BALLOON_ZONE_BYTES: u64 = 256;
 const BALLOON_WINDOW_BYTES: u64 = 16;
 /// Per sub-superblock: its owner, and a segment record when one is allocated on it.
 const BALLOON_SSB_BYTES: u64 = 16 + 192;
-/// Host memory for the balloon tables of `l` at most (`None` on overflow).
-pub(crate) fn table_bytes(cfg: &DeviceConfig, l: &Layout, b: &BalloonLayout) -> Option<u64> {
-    let zones = l.zone_count as u64;
+/// Host memory for the balloon tables of `zones` zones at most (`None` on overflow).
+pub(crate) fn table_bytes(cfg: &DeviceConfig, zones: u64, b: &BalloonLayout) -> Option<u64> {
     let ssbs = b.rows as u64 * b.groups as u64;
     let windows = zones.checked_mul(cfg.balloon.windows_per_zone as u64)?;
     zones

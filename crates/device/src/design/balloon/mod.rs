@@ -38,8 +38,8 @@ use sim::SimInstant;
 
 use super::Media;
 use crate::design::region::FlashRegion;
-use crate::layout::BalloonLayout;
 use crate::status::Status;
+use layout::BalloonLayout;
 
 /// Slot and residue granularity (§3.1: "aligned with one or multiple 256B units").
 pub(crate) const UNIT: u64 = 256;

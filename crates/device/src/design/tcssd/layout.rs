@@ -3,16 +3,15 @@
 use nand::{ConfigError, Geometry};
 
 use crate::config::{err, DeviceConfig, ZoneMapping};
-use crate::layout::Layout;
 
 /// A tcssd superblock's record, and per logical block: its map entry (8 bytes) and the record
 /// of where it was written (16 bytes) that GC checks.
 const TCSSD_SUPERBLOCK_BYTES: u64 = 192;
 const TCSSD_BLOCK_BYTES: u64 = 8 + 16;
 
-/// Host memory for the tcssd tables of `l` at most (`None` on overflow).
-pub(crate) fn table_bytes(l: &Layout, superblocks: u32) -> Option<u64> {
-    let blocks = l.namespace_lbas();
+/// Host memory for the tcssd tables of a namespace of `blocks` blocks at most (`None` on
+/// overflow).
+pub(crate) fn table_bytes(blocks: u64, superblocks: u32) -> Option<u64> {
     (superblocks as u64 * TCSSD_SUPERBLOCK_BYTES)
         .checked_add(blocks.checked_mul(TCSSD_BLOCK_BYTES)?)
 }
