@@ -64,78 +64,116 @@ impl Controller {
         Ok((0, SimInstant::from_ns(done)))
     }
 
-    /// One zone's transition; returns when its flash work (if any) completes.
+    /// One zone's transition: validated, then applied; returns when its flash work (if any)
+    /// completes.
     fn zone_action(&mut self, zi: usize, action: ZoneAction, ready: u64) -> Result<u64, Status> {
+        match self.validate_zone_action(zi, action)? {
+            Transition::None => Ok(ready),
+            Transition::Open { padding, victim } => {
+                self.take_open(zi, victim);
+                self.set_state(zi, ZoneState::ExplicitlyOpened);
+                if padding {
+                    self.zones[zi].padding = true;
+                }
+                Ok(ready)
+            }
+            Transition::To(state) => {
+                self.set_state(zi, state);
+                Ok(ready)
+            }
+            Transition::Finish => Ok(self.finish_zone(zi, ready)),
+            Transition::Reset => self.reset_zone(zi, ready),
+        }
+    }
+
+    /// What `action` does to zone `zi` (the table in this file's doc); changes nothing.
+    fn validate_zone_action(&self, zi: usize, action: ZoneAction) -> Result<Transition, Status> {
         use ZoneState::*;
-        let state = self.zones[zi].state;
-        match (action, state) {
+        let z = self.zones[zi];
+        Ok(match (action, z.state) {
             (ZoneAction::OpenPadding, Empty | Closed | ImplicitlyOpened | ExplicitlyOpened) => {
                 // A zone turns into a padding zone only where its byte write pointer is on an
                 // LBA boundary (always, for an empty zone); the type lasts until reset.
-                let z = self.zones[zi];
                 if !z.padding && !z.bytes.is_multiple_of(self.layout.lba_bytes) {
                     return Err(Status::INVALID_FIELD);
                 }
-                self.claim_open(zi)?;
-                self.set_state(zi, ExplicitlyOpened);
-                self.zones[zi].padding = true;
-                Ok(ready)
+                Transition::Open {
+                    padding: true,
+                    victim: self.check_open(zi)?,
+                }
             }
-            (ZoneAction::Open, ExplicitlyOpened) => Ok(ready),
-            (ZoneAction::Open, Empty | Closed | ImplicitlyOpened) => {
-                self.claim_open(zi)?;
-                self.set_state(zi, ExplicitlyOpened);
-                Ok(ready)
-            }
-            (ZoneAction::Close, Closed) => Ok(ready),
-            (ZoneAction::Close, ImplicitlyOpened | ExplicitlyOpened) => {
-                self.set_state(zi, Closed);
-                Ok(ready)
-            }
-            (ZoneAction::Finish, Full) => Ok(ready),
+            (ZoneAction::Open, ExplicitlyOpened) => Transition::None,
+            (ZoneAction::Open, Empty | Closed | ImplicitlyOpened) => Transition::Open {
+                padding: false,
+                victim: self.check_open(zi)?,
+            },
+            (ZoneAction::Close, Closed) => Transition::None,
+            (ZoneAction::Close, ImplicitlyOpened | ExplicitlyOpened) => Transition::To(Closed),
+            (ZoneAction::Finish, Full) => Transition::None,
             (ZoneAction::Finish, Empty | ImplicitlyOpened | ExplicitlyOpened | Closed) => {
-                let (design, mut m) = self.split();
-                let done = design
-                    .finish_zone(&mut m, zi, SimInstant::from_ns(ready))
-                    .as_ns();
-                let z = &mut self.zones[zi];
-                z.wp = z.end_of_capacity();
-                self.set_state(zi, Full);
-                self.counters.zone_finishes += 1;
-                Ok(done)
+                Transition::Finish
             }
-            (ZoneAction::Reset, Empty) => Ok(ready),
+            (ZoneAction::Reset, Empty) => Transition::None,
             (ZoneAction::Reset, ImplicitlyOpened | ExplicitlyOpened | Closed | Full) => {
-                let (design, mut m) = self.split();
-                design.before_reset(&mut m, zi);
-                // The image records the zone Empty before its bytes are punched (storage.rs:
-                // the record that forgets a zone comes before the punch that frees it).
-                let z = &mut self.zones[zi];
-                z.wp = z.zslba;
-                z.bytes = 0;
-                z.padding = false;
-                z.attributes = 0;
-                self.set_state(zi, Empty);
-                let recorded = self.persist_command();
-                // The design frees the zone's flash (and its bytes in the image, if the
-                // record was written).
-                let (design, mut m) = self.split();
-                let (done, punched) =
-                    design.reset_zone(&mut m, zi, SimInstant::from_ns(ready), recorded.is_ok());
-                let punched = punched.map_err(|e| {
-                    self.note_image_error("punch", &e);
-                    Status::INTERNAL_ERROR
-                });
-                self.counters.zone_resets += 1;
-                recorded.and(punched)?;
-                Ok(done.as_ns())
+                Transition::Reset
             }
-            (ZoneAction::Offline, Offline) => Ok(ready),
-            (ZoneAction::Offline, ReadOnly) => {
-                self.set_state(zi, Offline);
-                Ok(ready)
-            }
-            _ => Err(Status::ZONE_INVALID_TRANSITION),
-        }
+            (ZoneAction::Offline, Offline) => Transition::None,
+            (ZoneAction::Offline, ReadOnly) => Transition::To(Offline),
+            _ => return Err(Status::ZONE_INVALID_TRANSITION),
+        })
     }
+
+    /// Finish: the design completes the zone's flash, the zone becomes Full.
+    fn finish_zone(&mut self, zi: usize, ready: u64) -> u64 {
+        let (design, mut m) = self.split();
+        let done = design
+            .finish_zone(&mut m, zi, SimInstant::from_ns(ready))
+            .as_ns();
+        let z = &mut self.zones[zi];
+        z.wp = z.end_of_capacity();
+        self.set_state(zi, ZoneState::Full);
+        self.counters.zone_finishes += 1;
+        done
+    }
+
+    /// Reset: the image records the zone Empty before the design frees its flash (storage.rs:
+    /// the record that forgets a zone comes before the punch that frees it).
+    fn reset_zone(&mut self, zi: usize, ready: u64) -> Result<u64, Status> {
+        let (design, mut m) = self.split();
+        design.before_reset(&mut m, zi);
+        let z = &mut self.zones[zi];
+        z.wp = z.zslba;
+        z.bytes = 0;
+        z.padding = false;
+        z.attributes = 0;
+        self.set_state(zi, ZoneState::Empty);
+        let recorded = self.persist_command();
+        // The design frees the zone's flash (and its bytes in the image, if the record was
+        // written).
+        let (design, mut m) = self.split();
+        let (done, punched) =
+            design.reset_zone(&mut m, zi, SimInstant::from_ns(ready), recorded.is_ok());
+        let punched = punched.map_err(|e| {
+            self.note_image_error("punch", &e);
+            Status::INTERNAL_ERROR
+        });
+        self.counters.zone_resets += 1;
+        recorded.and(punched)?;
+        Ok(done.as_ns())
+    }
+}
+
+/// What validation decided a zone action does.
+enum Transition {
+    /// Nothing (the zone is there already).
+    None,
+    /// Explicitly open it (a padding zone if `padding`), implicitly closing `victim` first.
+    Open {
+        padding: bool,
+        victim: Option<usize>,
+    },
+    /// Move to this state; nothing else changes.
+    To(ZoneState),
+    Finish,
+    Reset,
 }
