@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 use workload::scheme;
 
-use super::cczns::{Paper, Run, Versus, MODEL_VERSION};
+use super::cczns_paper::{Paper, Run, Versus, MODEL_VERSION};
 
 /// The evaluation's runs and results, and the paper's figures to put beside them.
 pub(super) struct Report<'a> {

@@ -4,7 +4,7 @@
 //! with progress lines and each result kept on disk as it ends, and the dispatch by name.
 //!
 //! Targets:
-//! - `cczns` (`cczns.rs`, `cczns_report.rs`, `data/cczns-paper.toml`): CCZNS §V-C/D on the
+//! - `cczns` (`cczns.rs`, `cczns_paper.rs`, `cczns_report.rs`, `data/cczns-paper.toml`): CCZNS §V-C/D on the
 //!   store, Fig. 8-12, Tables IV-V and the ablations;
 //! - `cczns-fig7` and `balloon-fig6` (`fio_figs.rs`): fio jobs on fresh devices.
 
@@ -18,6 +18,7 @@ use crate::executor::{Executor, LocalPool};
 use crate::spec::RunSpec;
 
 mod cczns;
+mod cczns_paper;
 mod cczns_report;
 mod fio_figs;
 
