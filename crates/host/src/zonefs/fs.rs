@@ -55,15 +55,10 @@ pub const RESERVED_ACTIVE: u32 = 2;
 pub const WRITE_BUFFER: usize = 1 << 20;
 /// Sparse files' inline length header (ZenFS's sparse path, used for WALs).
 pub const SPARSE_HEADER: usize = 8;
-/// Open zones ZenFS keeps back from non-WAL files: the two of the active reserve and one
-/// always left for a WAL (zenfs PR #114).
-pub const RESERVED_OPEN_NON_WAL: u32 = 3;
-/// GC (ZenFS's GCWorker): a pass every 10 s; nothing while more than 20% is free; then zones
-/// whose garbage exceeds `100 - GC_SLOPE * (GC_START_LEVEL - free%)` percent are migrated,
-/// in 128 KiB reads and appends.
+pub use super::policy::{GC_SLOPE, GC_START_LEVEL, RESERVED_OPEN_NON_WAL};
+/// GC (ZenFS's GCWorker): a pass every 10 s (what a pass migrates: `policy.rs`), in 128 KiB
+/// reads and appends.
 pub const GC_INTERVAL_S: u64 = 10;
-pub const GC_START_LEVEL: u64 = 20;
-pub const GC_SLOPE: u64 = 3;
 pub const GC_COPY_BYTES: usize = 128 << 10;
 /// Superblock flag: GC enabled (ZenFS's bit 0).
 pub const FLAG_GC: u32 = 1;

@@ -9,7 +9,13 @@
 //! A decision gets a borrowed view and returns indices into it; it never waits, borrows the file
 //! system's state or draws random numbers, so the same view gives the same decision.
 
-use super::fs::{GC_SLOPE, GC_START_LEVEL, RESERVED_OPEN_NON_WAL};
+/// Open zones ZenFS keeps back from non-WAL files: the two of the active reserve and one
+/// always left for a WAL (zenfs PR #114).
+pub const RESERVED_OPEN_NON_WAL: u32 = 3;
+/// GC (ZenFS's GCWorker): nothing while more than 20% is free; then zones whose garbage
+/// exceeds `100 - GC_SLOPE * (GC_START_LEVEL - free%)` percent are migrated.
+pub const GC_START_LEVEL: u64 = 20;
+pub const GC_SLOPE: u64 = 3;
 
 /// RocksDB's write lifetime hints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
