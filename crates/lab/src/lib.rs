@@ -10,6 +10,7 @@
 //!   seed) and its result; [`executor`]: what runs a list of them (a local thread pool);
 //! - [`reproduce`]: the paper reproductions, run lists and the paper's figures (`data/`) with
 //!   their reports; [`fio_run`]: one fio job file reduced to a figure's numbers;
+//! - [`runs`]: a run list from a file, run here (`znslab run`);
 //! - [`torture`]: seeded power cuts and killed processes, each checked after power-on;
 //! - [`corpus`]: the text corpora the real-text datasets draw from.
 
@@ -18,6 +19,7 @@ pub mod executor;
 pub mod experiment;
 pub mod fio_run;
 pub mod reproduce;
+pub mod runs;
 pub mod setup;
 pub mod spec;
 pub mod stack;

@@ -9,6 +9,7 @@ mod fio_cmd;
 mod nvme_cmd;
 mod progress_bar;
 mod reproduce_cmd;
+mod run_cmd;
 mod torture_cmd;
 mod ycsb_cmd;
 
@@ -54,6 +55,9 @@ enum Cmd {
     Corpus(corpus_cmd::Args),
     /// Reproduce a paper's evaluation: `znslab reproduce cczns`, `cczns-fig7` or `balloon-fig6`.
     Reproduce(reproduce_cmd::Args),
+    /// Run a list of run specifications from a TOML file (as `reproduce cczns --write-runs`
+    /// writes one): `znslab run runs.toml --output DIR`.
+    Run(run_cmd::Args),
     /// Seeded power cuts through device, file system and store, each checked after power-on:
     /// `znslab torture --seeds 1000`; real processes killed at random: `--kill`.
     Torture(torture_cmd::Args),
@@ -72,6 +76,7 @@ fn main() -> ExitCode {
         Cmd::Fio { args } => fio_cmd::run(&args),
         Cmd::Nvme(cmd) => nvme_cmd::run(cmd),
         Cmd::Reproduce(a) => reproduce_cmd::run(a),
+        Cmd::Run(a) => run_cmd::run(a),
         Cmd::Dbbench(a) => dbbench_cmd::run(a),
         Cmd::Ycsb(a) => ycsb_cmd::run(a),
         Cmd::Corpus(a) => corpus_cmd::run(a),

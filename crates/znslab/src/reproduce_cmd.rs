@@ -61,6 +61,10 @@ pub struct Args {
     /// how many it ran, YCSB's default is 1).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: u16,
+    /// cczns: run nothing; write the evaluation's run list (TOML) to this file, for
+    /// `znslab run FILE` or another executor.
+    #[arg(long)]
+    write_runs: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -82,6 +86,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         image_dir: a.image_dir,
         scale_device: a.scale_device,
         threads: a.threads as usize,
+        write_runs: a.write_runs,
     };
     let hooks = lab::reproduce::Hooks {
         progress: &|line| eprintln!("{line}"),

@@ -205,15 +205,33 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
             );
         }
     }
+    let setup = Setup {
+        scale_device: args.scale_device,
+        threads: args.threads,
+    };
+    if let Some(file) = &args.write_runs {
+        // The evaluation as data: `znslab run FILE` (or another executor) runs it.
+        let run = runs
+            .iter()
+            .map(|r| r.spec(s, args.seed, setup, args.image_dir.as_deref()))
+            .collect::<anyhow::Result<Vec<RunSpec>>>()?;
+        let n = run.len();
+        std::fs::write(file, crate::spec::RunList { run }.to_toml()?)
+            .with_context(|| format!("writing {}", file.display()))?;
+        return Ok(Printed {
+            stdout: format!(
+                "wrote {n} runs to {} (run them with: znslab run {})\n",
+                file.display(),
+                file.display()
+            ),
+            stderr: None,
+        });
+    }
     for d in &paper.runs.datasets {
         (hooks.prepare_dataset)(Dataset::parse(d)?)?;
     }
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let seed = args.seed;
-    let setup = Setup {
-        scale_device: args.scale_device,
-        threads: args.threads,
-    };
     let (results, wall_s) = if args.report_only {
         let results: Vec<Value> = runs
             .iter()

@@ -50,6 +50,8 @@ pub struct Options {
     pub scale_device: bool,
     /// cczns: YCSB client threads in every phase.
     pub threads: usize,
+    /// cczns: run nothing; write the run list (TOML, for `znslab run`) to this file.
+    pub write_runs: Option<PathBuf>,
 }
 
 /// What the caller lends a reproduction.
@@ -74,6 +76,9 @@ pub fn run(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Printed> {
     }
     match args.target.as_str() {
         "cczns" => cczns::reproduce(args, hooks),
+        _ if args.write_runs.is_some() && args.target != "cczns" => {
+            bail!("--write-runs: only the cczns target writes its run list")
+        }
         "cczns-fig7" => fio_figs::fig7(args, hooks),
         "balloon-fig6" => fio_figs::balloon_fig6(args, hooks),
         t => bail!("unknown target '{t}' (known: cczns, cczns-fig7, balloon-fig6)"),

@@ -1,0 +1,81 @@
+//! A run is data: `reproduce cczns --write-runs FILE` writes the evaluation's run list, and
+//! `znslab run FILE` runs it with the same results as the reproduction gives; a bad list is
+//! refused naming what is wrong, before anything runs.
+
+mod common;
+
+use common::{text, znslab, TempDir};
+use serde_json::Value;
+
+/// A run's JSON without its wall-clock fields.
+fn figures(path: &str) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for k in ["timestamp", "wall_s", "wall_time_s", "emulator", "time"] {
+                    m.remove(k);
+                }
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("result")).expect("json");
+    strip(&mut v);
+    v
+}
+
+#[test]
+fn a_written_run_list_runs_as_the_reproduction_does() {
+    let t = TempDir::new("run-list");
+    let runs = t.path("runs.toml");
+    let base = [
+        "reproduce",
+        "cczns",
+        "--scale",
+        "0.0005",
+        "--only",
+        "main-zstd-amazon",
+        "--jobs",
+        "1",
+    ];
+    let mut write = base.to_vec();
+    write.extend(["--write-runs", &runs]);
+    let o = znslab(&write);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("wrote 1 runs"));
+
+    let out = t.path("out");
+    let o = znslab(&["run", &runs, "--output", &out, "--jobs", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("1 runs, 1 done, 0 failed"));
+
+    let rep = t.path("rep");
+    let mut reproduce = base.to_vec();
+    reproduce.extend(["--output", &rep]);
+    let o = znslab(&reproduce);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let name = "main-zstd-amazon-4k-20m.json";
+    assert_eq!(
+        figures(&format!("{out}/{name}")),
+        figures(&format!("{rep}/{name}"))
+    );
+}
+
+#[test]
+fn a_bad_run_list_is_refused_naming_the_field() {
+    let t = TempDir::new("run-list-bad");
+    let runs = t.path("bad.toml");
+    std::fs::write(
+        &runs,
+        "[[run]]\nname = \"x.json\"\ntitle = \"x\"\nseed = 1\ndevice = \"test-min\"\nspeed = 3\n\
+         [run.work]\nkind = \"fio\"\njob = \"[main]\\nrw=write\\nbs=4k\\nsize=64k\\n\"\ndirection = \"write\"\n",
+    )
+    .expect("write");
+    let o = znslab(&["run", &runs, "--output", &t.path("out")]);
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("speed"), "{}", text(&o.stderr));
+    assert!(!std::path::Path::new(&t.path("out")).exists());
+}
