@@ -33,6 +33,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "name": p.name,
             "summary": p.summary,
             "design": cfg.design.name(),
+            "namespace": match device::design::command_set_of(cfg.design) {
+                device::CommandSet::Zoned => "zoned",
+                device::CommandSet::Nvm => "conventional",
+            },
             "codec": cfg.compression.codec.name(),
             "engine": cfg.compression.engine,
             "dies": g.dies,
@@ -89,7 +93,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     for r in rows {
         let u = |k: &str| r[k].as_u64().unwrap_or(0);
         // A tcssd namespace is conventional: its "zones" are only how its size is counted.
-        let zoned = r["design"] != "tcssd";
+        let zoned = r["namespace"] == "zoned";
         let z = |text: String| if zoned { text } else { "-".into() };
         println!(
             "{:<18} {:<7} {:>5} {:>9} {:>6} {:>11} {:>11} {:>9} {:>9} {:>9.0}MB/s  {}",

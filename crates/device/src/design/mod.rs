@@ -290,6 +290,14 @@ pub(crate) fn build(config: &DeviceConfig, layout: &Layout, on_image: bool) -> B
     }
 }
 
+/// The command set a named design's namespace speaks (what its Identify will say).
+pub fn command_set_of(name: crate::config::Design) -> CommandSet {
+    match name {
+        crate::config::Design::Tcssd => CommandSet::Nvm,
+        _ => CommandSet::Zoned,
+    }
+}
+
 /// Every named design with one line on what it is (for `znslab devices`).
 pub fn catalog() -> [(crate::config::Design, &'static str); 4] {
     [

@@ -218,7 +218,6 @@ pub(crate) fn check_power_on(
     path: &std::path::Path,
     seed: u64,
     workload: &str,
-    design: &str,
     opts: &DbOptions,
     logs: Vec<WriterLog>,
     raw: &[raw::ZoneLog],
@@ -230,7 +229,7 @@ pub(crate) fn check_power_on(
 
     // The device: legal zones (a conventional namespace has none of its own).
     let lay = ctl.layout().clone();
-    let zoned = design != "tcssd";
+    let zoned = ctl.identify().csi == device::CommandSet::Zoned;
     for zi in (0..ctl.zone_count()).filter(|_| zoned) {
         let z = ctl.zone(zi);
         let start = zi as u64 * lay.zone_size_lbas;

@@ -498,7 +498,7 @@ fn one(seed: u64, d: &Drawn, dir: &Path, verbose: bool, t: &mut Tally) -> Result
     let acked = acks.logs.iter().map(|l| l.acked.len()).sum::<usize>();
     let synced = acks.logs.iter().map(|l| l.synced).sum::<usize>();
     let checked = check_power_on(
-        &img, seed, d.workload, d.design, &opts, acks.logs, &acks.raw, acks.made, verbose,
+        &img, seed, d.workload, &opts, acks.logs, &acks.raw, acks.made, verbose,
     )?;
     t.acked += acked;
     t.synced += synced;

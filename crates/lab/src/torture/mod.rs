@@ -320,7 +320,6 @@ fn one_cut(
         &path,
         seed,
         workload,
-        design,
         &opts,
         logs,
         &raw,
