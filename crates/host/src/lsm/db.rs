@@ -59,6 +59,16 @@ pub enum DbError {
     Format(#[from] FormatError),
     #[error(transparent)]
     Log(#[from] super::log::LogError),
+    /// Zonefs lets the store hold `{0}` files open for writing besides its WAL; it needs 3.
+    #[error(
+        "the store needs 3 files open for writing besides its WAL (MANIFEST, flush, \
+         compaction); zonefs on this device allows {0}: give the device at least 6 open and \
+         5 active zones"
+    )]
+    TooFewOpenFiles(u32),
+    /// The compression scheme names an engine profile that does not exist.
+    #[error("compression engine {0:?}: no such profile (znslab devices lists them)")]
+    UnknownEngine(String),
     #[error("corrupt {0}")]
     Corrupt(String),
     /// An earlier failure stopped the store taking writes (RocksDB's background error): a WAL
@@ -184,18 +194,12 @@ impl Db {
         // the WAL): with fewer open zones for them the workers would wait on each other.
         let limit = fs.open_file_limit(false);
         if limit < 3 {
-            return Err(DbError::Fs(FsError::Invalid(format!(
-                "the store needs 3 files open for writing besides its WAL (MANIFEST, flush, \
-                 compaction); zonefs on this device allows {limit}: give the device at least \
-                 6 open and 5 active zones"
-            ))));
+            return Err(DbError::TooFewOpenFiles(limit));
         }
         let mut opts = opts;
         if let Some(e) = opts.compression.engine() {
             if codec::profile::by_name(e).is_none() {
-                return Err(DbError::Fs(FsError::Invalid(format!(
-                    "compression engine {e:?}: no such profile (znslab devices lists them)"
-                ))));
+                return Err(DbError::UnknownEngine(e.to_string()));
             }
         }
         // The device compresses under CCZNS; the host writes blocks raw.
