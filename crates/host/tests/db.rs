@@ -317,11 +317,18 @@ fn an_unknown_compression_engine_is_refused_by_name() {
     sim.block_on(async move {
         let fs = Rc::new(ZoneFs::mkfs(io, 0).await.expect("mkfs"));
         let opts = DbOptions {
-            compression_engine: Some("qat-9999".into()),
+            compression: host::lsm::db::Compression::Peripheral {
+                codec: codec::Codec::Deflate(1),
+                engine: "qat-9999".into(),
+                threads: 1,
+            },
             ..small()
         };
         let e = Db::open(fs, opts).await.err().expect("refused");
-        assert!(e.to_string().contains("qat-9999"), "{e}");
+        assert!(
+            matches!(&e, host::lsm::db::DbError::UnknownEngine(n) if n == "qat-9999"),
+            "{e}"
+        );
     });
 }
 
@@ -333,8 +340,14 @@ fn run_with_engine(codec: codec::Codec, engine: Option<&str>) -> (u64, u64) {
         sim.block_on(async move {
             let fs = Rc::new(ZoneFs::mkfs(io.clone(), 0).await.expect("mkfs"));
             let mut opts = small();
-            opts.table.codec = codec;
-            opts.compression_engine = engine;
+            opts.compression = match engine {
+                Some(engine) => host::lsm::db::Compression::Peripheral {
+                    codec,
+                    engine,
+                    threads: 1,
+                },
+                None => host::lsm::db::Compression::host(codec),
+            };
             let db = Db::open(fs, opts).await.expect("opens");
             for i in 0..3000u64 {
                 let v = format!("text value number {i} ").repeat(6);
@@ -369,8 +382,8 @@ fn parallel_compression_threads_shorten_flushes_for_more_cpu() {
         sim.block_on(async move {
             let fs = Rc::new(ZoneFs::mkfs(io.clone(), 0).await.expect("mkfs"));
             let mut opts = small();
-            opts.table.codec = codec::Codec::ZSTD1;
-            opts.compression_parallel_threads = threads;
+            opts.compression =
+                host::lsm::db::Compression::host(codec::Codec::ZSTD1).with_threads(threads);
             let db = Db::open(fs, opts).await.expect("opens");
             let start = sim2.now();
             for i in 0..3000u64 {
@@ -657,7 +670,7 @@ fn writers_run_ahead_of_a_background_flush_and_stall_when_it_lags() {
         let fs = Rc::new(ZoneFs::mkfs(io, 0).await.expect("mkfs"));
         let mut opts = small();
         opts.write_buffer_size = 16 << 10;
-        opts.table.codec = codec::Codec::ZSTD1;
+        opts.compression = host::lsm::db::Compression::host(codec::Codec::ZSTD1);
         let db = Db::open(fs, opts).await.expect("opens");
         let mut rng = Rng::new(12);
         let mut model = BTreeMap::new();
@@ -691,7 +704,7 @@ fn cc_device() -> (Sim, DeviceHandle) {
 fn cc_opts(cc: host::lsm::db::CcOptions) -> DbOptions {
     DbOptions {
         // Small write buffers: a flush takes several compressed writes.
-        cc: Some(host::lsm::db::CcOptions {
+        compression: host::lsm::db::Compression::Cczns(host::lsm::db::CcOptions {
             write_buffer: 16 << 10,
             ..cc
         }),

@@ -783,3 +783,49 @@ fn deletes_side_by_side_never_reset_a_zone_a_new_file_took() {
     assert!(s.zones.resets > 0);
     assert_eq!(s.zones.resets + s.meta_rolls as u64, device_resets, "{s:?}");
 }
+
+#[test]
+fn setup_errors_read_as_before_they_were_typed() {
+    use host::zonefs::SetupError;
+    let cases = [
+        (
+            SetupError::FinishThreshold(101),
+            "finish threshold 101%: at most 100",
+        ),
+        (
+            SetupError::PaddingWithGc,
+            "padding zones (compressed writes) and GC together: GC moves extents with plain \
+             reads and writes, which would lose the device's chunk records",
+        ),
+        (
+            SetupError::PaddingNeedsCczns,
+            "padding zones need a CCZNS device (design = \"cczns\")",
+        ),
+        (
+            SetupError::TooFewZones { zones: 4, need: 5 },
+            "4 zones: zonefs needs at least 5",
+        ),
+        (
+            SetupError::TooFewOpenZones {
+                max_open: 3,
+                max_active: 2,
+            },
+            "the device allows 3 open and 2 active zones: zonefs keeps 3 open and 2 active \
+             zones back, as ZenFS does, and needs one more of each",
+        ),
+    ];
+    for (e, text) in cases {
+        assert_eq!(FsError::from(e).to_string(), text);
+    }
+    use host::lsm::db::DbError;
+    assert_eq!(
+        DbError::TooFewOpenFiles(2).to_string(),
+        "the store needs 3 files open for writing besides its WAL (MANIFEST, flush, \
+         compaction); zonefs on this device allows 2: give the device at least 6 open and 5 \
+         active zones"
+    );
+    assert_eq!(
+        DbError::UnknownEngine("qat-9999".into()).to_string(),
+        "compression engine \"qat-9999\": no such profile (znslab devices lists them)"
+    );
+}

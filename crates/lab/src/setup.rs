@@ -51,12 +51,12 @@ pub fn zonefs_json(s: &host::zonefs::FsStats) -> serde_json::Value {
 /// (Deflate timed as a QAT 8970 card), `cc` (the device compresses: CW/DR on padding zones)
 /// and its ablations `cc-single-dr`, `cc-single-cw`; applied to the store's options.
 pub fn set_compression(name: &str, opts: &mut host::lsm::db::DbOptions) -> anyhow::Result<()> {
-    let (codec, threads) = match name {
-        "none" => (codec::Codec::None, 1),
-        "snappy" => (codec::Codec::Snappy, 1),
-        "lz4" => (codec::Codec::Lz4, 1),
-        "zstd" => (codec::Codec::ZSTD1, 1),
-        "zlib" => (codec::Codec::Deflate(1), 1),
+    let codec = match name {
+        "none" => codec::Codec::None,
+        "snappy" => codec::Codec::Snappy,
+        "lz4" => codec::Codec::Lz4,
+        "zstd" => codec::Codec::ZSTD1,
+        "zlib" => codec::Codec::Deflate(1),
         other => match workload::scheme::by_name(other) {
             Some(s) if s.device == "cczns" => {
                 s.apply(opts);
@@ -69,7 +69,6 @@ pub fn set_compression(name: &str, opts: &mut host::lsm::db::DbOptions) -> anyho
             ),
         },
     };
-    opts.table.codec = codec;
-    opts.compression_parallel_threads = threads;
+    opts.compression = host::lsm::db::Compression::host(codec);
     Ok(())
 }

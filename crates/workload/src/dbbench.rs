@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use codec::Codec;
 use device::{Controller, DeviceConfig, DeviceHandle};
-use host::lsm::db::{Db, DbOptions, DbStats};
+use host::lsm::db::{Compression, Db, DbOptions, DbStats};
 use host::zonefs::ZoneFs;
 use host::{HostIo, IoConfig};
 use report::LatencyHistogram;
@@ -26,14 +26,13 @@ pub struct DbBenchConfig {
     pub key_size: usize,
     pub value_size: usize,
     pub compression_ratio: f64,
-    pub compression: Codec,
-    /// Threads compressing each table's blocks (db_bench's `compression_parallel_threads`).
-    pub compression_parallel_threads: usize,
-    /// A peripheral engine timing the host codec (QAT: `qat-8970`), as `DbOptions`.
-    pub compression_engine: Option<String>,
-    /// CCZNS: the device compresses data blocks (multi-chunk CW/DR); zonefs gets padding
-    /// zones. Needs a CCZNS device.
-    pub cc: Option<host::lsm::db::CcOptions>,
+    /// The store's compression scheme (db_bench's `compression_type`, or one of CCZNS's:
+    /// a peripheral engine, CCZNS's CW/DR — zonefs then gets padding zones; needs a CCZNS
+    /// device).
+    pub compression: Compression,
+    /// Threads compressing each table's blocks (db_bench's `compression_parallel_threads`),
+    /// overriding the scheme's where the host compresses; None = the scheme's.
+    pub compression_parallel_threads: Option<usize>,
     /// Level targets from the last level's size (db_bench's flag; default false there).
     pub level_compaction_dynamic_level_bytes: bool,
     pub threads: usize,
@@ -63,10 +62,8 @@ impl Default for DbBenchConfig {
             key_size: 16,
             value_size: 100,
             compression_ratio: 0.5,
-            compression: Codec::Snappy,
-            compression_parallel_threads: 1,
-            compression_engine: None,
-            cc: None,
+            compression: Compression::host(Codec::Snappy),
+            compression_parallel_threads: None,
             level_compaction_dynamic_level_bytes: false,
             threads: 1,
             seed: 1,
@@ -349,7 +346,8 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
         ("cores", cfg.cores),
         (
             "compression_parallel_threads",
-            cfg.compression_parallel_threads,
+            cfg.compression_parallel_threads
+                .unwrap_or(cfg.compression.threads()),
         ),
     ] {
         if n == 0 {
@@ -381,11 +379,11 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
         level_compaction_dynamic_level_bytes: cfg.level_compaction_dynamic_level_bytes,
         ..DbOptions::default()
     };
-    opts.table.codec = cfg.compression;
-    opts.compression_parallel_threads = cfg.compression_parallel_threads;
+    opts.compression = match cfg.compression_parallel_threads {
+        Some(n) => cfg.compression.clone().with_threads(n),
+        None => cfg.compression.clone(),
+    };
     opts.table.bloom_bits_per_key = cfg.bloom_bits;
-    opts.compression_engine = cfg.compression_engine.clone();
-    opts.cc = cfg.cc.clone();
     let mut cfg2 = cfg.clone();
     cfg2.mkfs = opts.mkfs_options(cfg.mkfs);
     let sim2 = sim.clone();

@@ -1,7 +1,7 @@
 //! The comparison schemes of CCZNS §V-A: where compression happens, as a device preset, store
 //! options and mkfs options. `znslab ycsb --scheme NAME` and `znslab reproduce cczns` use them.
 
-use host::lsm::db::{CcOptions, DbOptions};
+use host::lsm::db::{CcOptions, Compression, DbOptions};
 
 /// One scheme.
 #[derive(Clone, Debug, PartialEq)]
@@ -12,14 +12,10 @@ pub struct Scheme {
     pub label: &'static str,
     /// Device preset.
     pub device: &'static str,
-    /// Host block codec (None when the host does not compress).
-    pub codec: codec::Codec,
-    /// RocksDB's `CompressionOptions::parallel_threads`.
-    pub parallel_threads: usize,
-    /// Engine profile that times the host codec (QAT); None = the codec's CPU profile.
-    pub engine: Option<&'static str>,
-    /// CCZNS commands (the device compresses, the store keeps the index).
-    pub cc: Option<CcOptions>,
+    /// Where the store's blocks are compressed: not at all, by the host CPU (inline or on
+    /// RocksDB's `CompressionOptions::parallel_threads`), on a peripheral engine (QAT), or by
+    /// the device through CCZNS's commands (the store keeps the index).
+    pub compression: Compression,
 }
 
 impl Scheme {
@@ -28,19 +24,13 @@ impl Scheme {
             name,
             label,
             device: "cczns",
-            codec,
-            parallel_threads: 1,
-            engine: None,
-            cc: None,
+            compression: Compression::host(codec),
         }
     }
 
     /// Apply to store options.
     pub fn apply(&self, opts: &mut DbOptions) {
-        opts.table.codec = self.codec;
-        opts.compression_parallel_threads = self.parallel_threads;
-        opts.compression_engine = self.engine.map(str::to_string);
-        opts.cc = self.cc.clone();
+        opts.compression = self.compression.clone();
     }
 }
 
@@ -55,15 +45,19 @@ pub fn all() -> Vec<Scheme> {
         Scheme::host("snappy", "S", Codec::Snappy),
         // QAT(deflate)+ZNS: RocksDB's QAT plugin on an Intel QAT 8970 card.
         Scheme {
-            engine: Some("qat-8970"),
-            ..Scheme::host("qat", "Q", Codec::Deflate(1))
+            compression: Compression::Peripheral {
+                codec: Codec::Deflate(1),
+                engine: "qat-8970".into(),
+                threads: 1,
+            },
+            ..Scheme::host("qat", "Q", Codec::None)
         },
         // ZSTD+ZNS: level 1.
         Scheme::host("zstd", "Z", Codec::ZSTD1),
         // ZSTDPC+ZNS: ZSTD with 6 compression threads.
         Scheme {
-            parallel_threads: 6,
-            ..Scheme::host("zstdpc", "ZP", Codec::ZSTD1)
+            compression: Compression::host(Codec::ZSTD1).with_threads(6),
+            ..Scheme::host("zstdpc", "ZP", Codec::None)
         },
         // Balloon-ZNS(ZSTD): the device compresses transparently; the host writes raw.
         Scheme {
@@ -78,12 +72,12 @@ pub fn all() -> Vec<Scheme> {
         },
         // CCZNS(ZSTD): multi-chunk CW and DR.
         Scheme {
-            cc: Some(CcOptions::default()),
+            compression: Compression::Cczns(CcOptions::default()),
             ..Scheme::host("cc", "CC", Codec::None)
         },
         // §V-D: multi-chunk CW with single-chunk DR.
         Scheme {
-            cc: Some(CcOptions {
+            compression: Compression::Cczns(CcOptions {
                 multi_chunk_dr: false,
                 ..CcOptions::default()
             }),
@@ -91,7 +85,7 @@ pub fn all() -> Vec<Scheme> {
         },
         // §V-D: single-chunk CW with multi-chunk DR.
         Scheme {
-            cc: Some(CcOptions {
+            compression: Compression::Cczns(CcOptions {
                 multi_chunk_cw: false,
                 ..CcOptions::default()
             }),

@@ -57,7 +57,7 @@ fn datasets_feed_ycsb_and_db_bench_from_the_corpus_directory() {
             benchmarks: vec!["fillseq".into(), "readrandom".into()],
             num: 8000,
             write_buffer_size: 1 << 20,
-            compression: codec,
+            compression: host::lsm::db::Compression::host(codec),
             dataset: Dataset::Amazon,
             ..DbBenchConfig::default()
         };

@@ -50,7 +50,7 @@ fn fillrandom_leaves_about_two_thirds_of_the_keys() {
 fn compression_shrinks_what_the_store_holds() {
     let size = |codec| {
         let mut c = cfg(&["fillseq"], 20_000);
-        c.compression = codec;
+        c.compression = host::lsm::db::Compression::host(codec);
         let r = run(presets::cczns(), &c).expect("runs");
         r.db.level_bytes.iter().sum::<u64>()
     };
@@ -63,9 +63,9 @@ fn compression_shrinks_what_the_store_holds() {
 #[test]
 fn the_cczns_scheme_lets_the_device_compress_and_reads_every_key() {
     let mut c = cfg(&["fillseq", "readrandom"], 20_000);
-    c.compression = codec::Codec::None;
+    c.compression = host::lsm::db::Compression::None;
     let plain = run(presets::cczns(), &c).expect("runs");
-    c.cc = Some(host::lsm::db::CcOptions::default());
+    c.compression = host::lsm::db::Compression::Cczns(host::lsm::db::CcOptions::default());
     let r = run(presets::cczns(), &c).expect("runs");
     assert_eq!(r.results[1].found, 20_000);
     // The host writes its blocks uncompressed either way; only CC's reach flash compressed.

@@ -79,12 +79,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         key_size: a.key_size,
         value_size: a.value_size,
         compression_ratio: a.compression_ratio,
-        compression: opts.table.codec,
-        compression_parallel_threads: a
-            .compression_parallel_threads
-            .unwrap_or(opts.compression_parallel_threads),
-        compression_engine: opts.compression_engine.clone(),
-        cc: opts.cc.clone(),
+        compression: opts.compression,
+        compression_parallel_threads: a.compression_parallel_threads,
         level_compaction_dynamic_level_bytes: a.level_compaction_dynamic_level_bytes,
         threads: a.threads,
         seed: a.seed,

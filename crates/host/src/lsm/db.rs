@@ -15,7 +15,7 @@
 //! read and no decompression). Scans merge a cursor per table, reading blocks as the merge
 //! reaches them, through RocksDB's implicit readahead (8 KiB doubling to 256 KiB after two
 //! sequential block reads); compaction reads its inputs in 2 MiB reads. Block compression
-//! runs inline or on `compression_parallel_threads` threads (ZSTDPC). SSTs are also kept
+//! runs inline or on the scheme's threads (ZSTDPC; [`Compression`]). SSTs are also kept
 //! whole in the simulator's memory to parse from (the simulated host pays the device reads).
 //!
 //! The store's parts, one file each: [`options`] (what a user sets), `version` (the levels,
@@ -49,8 +49,7 @@ mod version;
 mod write;
 
 use super::sst::Table;
-use options::cpu_profile_of;
-pub use options::{CcOptions, CpuCosts, DbOptions};
+pub use options::{CcOptions, Compression, CpuCosts, DbOptions};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
@@ -60,6 +59,16 @@ pub enum DbError {
     Format(#[from] FormatError),
     #[error(transparent)]
     Log(#[from] super::log::LogError),
+    /// Zonefs lets the store hold `{0}` files open for writing besides its WAL; it needs 3.
+    #[error(
+        "the store needs 3 files open for writing besides its WAL (MANIFEST, flush, \
+         compaction); zonefs on this device allows {0}: give the device at least 6 open and \
+         5 active zones"
+    )]
+    TooFewOpenFiles(u32),
+    /// The compression scheme names an engine profile that does not exist.
+    #[error("compression engine {0:?}: no such profile (znslab devices lists them)")]
+    UnknownEngine(String),
     #[error("corrupt {0}")]
     Corrupt(String),
     /// An earlier failure stopped the store taking writes (RocksDB's background error): a WAL
@@ -185,23 +194,17 @@ impl Db {
         // the WAL): with fewer open zones for them the workers would wait on each other.
         let limit = fs.open_file_limit(false);
         if limit < 3 {
-            return Err(DbError::Fs(FsError::Invalid(format!(
-                "the store needs 3 files open for writing besides its WAL (MANIFEST, flush, \
-                 compaction); zonefs on this device allows {limit}: give the device at least \
-                 6 open and 5 active zones"
-            ))));
+            return Err(DbError::TooFewOpenFiles(limit));
         }
         let mut opts = opts;
-        if let Some(e) = &opts.compression_engine {
+        if let Some(e) = opts.compression.engine() {
             if codec::profile::by_name(e).is_none() {
-                return Err(DbError::Fs(FsError::Invalid(format!(
-                    "compression engine {e:?}: no such profile (znslab devices lists them)"
-                ))));
+                return Err(DbError::UnknownEngine(e.to_string()));
             }
         }
-        if let Some(cc) = &opts.cc {
-            // The device compresses; the host writes blocks raw.
-            opts.table.codec = codec::Codec::None;
+        // The device compresses under CCZNS; the host writes blocks raw.
+        opts.table.codec = opts.compression.block_codec();
+        if let Some(cc) = opts.compression.cc() {
             // A CW is one command, and must fit the zone it goes to whole: at most MDTS and a
             // quarter of a zone (small test devices have zones below 1 MiB).
             let fits = fs
@@ -327,13 +330,13 @@ impl Inner {
         let mut blocks_total = 0;
         for &(entries, raw, blocks) in shapes {
             merge += entries * self.opts.cpu.merge_entry_ns;
-            comp += cpu_profile_of(&self.opts).map_or(0, |p| {
+            comp += self.opts.compression.profile().map_or(0, |p| {
                 let per = raw / blocks.max(1);
                 blocks * p.compress.latency_ns(per)
             });
             blocks_total += blocks;
         }
-        let threads = self.opts.compression_parallel_threads.max(1) as u64;
+        let threads = self.opts.compression.threads().max(1) as u64;
         if threads == 1 || comp == 0 {
             return self.cpu(merge + comp).await;
         }

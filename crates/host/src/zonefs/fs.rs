@@ -82,6 +82,29 @@ pub struct MkfsOptions {
     pub policy: Policy,
 }
 
+/// Why zonefs cannot be made (or mounted) on a device with these options: the caller can change
+/// the options or pick another device.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    #[error("finish threshold {0}%: at most 100")]
+    FinishThreshold(u32),
+    #[error(
+        "padding zones (compressed writes) and GC together: GC moves extents with plain \
+         reads and writes, which would lose the device's chunk records"
+    )]
+    PaddingWithGc,
+    #[error("padding zones need a CCZNS device (design = \"cczns\")")]
+    PaddingNeedsCczns,
+    #[error("{zones} zones: zonefs needs at least {need}")]
+    TooFewZones { zones: usize, need: u32 },
+    #[error(
+        "the device allows {max_open} open and {max_active} active zones: zonefs keeps \
+         {RESERVED_OPEN_NON_WAL} open and {RESERVED_ACTIVE} active zones back, as ZenFS does, \
+         and needs one more of each"
+    )]
+    TooFewOpenZones { max_open: u32, max_active: u32 },
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum FsError {
     #[error(transparent)]
@@ -94,6 +117,9 @@ pub enum FsError {
     NotFound(String),
     #[error("a file named {0:?} exists")]
     Exists(String),
+    /// The device or the options cannot carry zonefs (mkfs or mount refuses).
+    #[error(transparent)]
+    Setup(#[from] SetupError),
     #[error("{0}")]
     Invalid(String),
     /// Mount found no metadata: nothing made a file system on the device.
@@ -194,30 +220,21 @@ impl<B: ZonedBackend> ZoneFs<B> {
     /// Format: reset every zone, write a superblock and an empty snapshot to zone 0.
     pub async fn mkfs_with(io: Rc<B>, opts: MkfsOptions) -> Result<ZoneFs<B>, FsError> {
         if opts.finish_threshold > 100 {
-            return Err(FsError::Invalid(format!(
-                "finish threshold {}%: at most 100",
-                opts.finish_threshold
-            )));
+            return Err(SetupError::FinishThreshold(opts.finish_threshold).into());
         }
         if opts.padding_zones && opts.enable_gc {
-            return Err(FsError::Invalid(
-                "padding zones (compressed writes) and GC together: GC moves extents with plain \
-                 reads and writes, which would lose the device's chunk records"
-                    .into(),
-            ));
+            return Err(SetupError::PaddingWithGc.into());
         }
         if opts.padding_zones && !io.compressed_io() {
-            return Err(FsError::Invalid(
-                "padding zones need a CCZNS device (design = \"cczns\")".into(),
-            ));
+            return Err(SetupError::PaddingNeedsCczns.into());
         }
         let zones = io.report_zones().await?;
         if zones.len() < (META_ZONES + 2) as usize {
-            return Err(FsError::Invalid(format!(
-                "{} zones: zonefs needs at least {}",
-                zones.len(),
-                META_ZONES + 2
-            )));
+            return Err(SetupError::TooFewZones {
+                zones: zones.len(),
+                need: META_ZONES + 2,
+            }
+            .into());
         }
         for (i, z) in zones.iter().enumerate() {
             if z.state != ZoneState::Empty {
@@ -253,11 +270,11 @@ impl<B: ZonedBackend> ZoneFs<B> {
         };
         let (max_open, max_active) = (limit(mor), limit(mar));
         if max_open <= RESERVED_OPEN_NON_WAL || max_active <= RESERVED_ACTIVE {
-            return Err(FsError::Invalid(format!(
-                "the device allows {max_open} open and {max_active} active zones: zonefs \
-                 keeps {RESERVED_OPEN_NON_WAL} open and {RESERVED_ACTIVE} active zones back, \
-                 as ZenFS does, and needs one more of each"
-            )));
+            return Err(SetupError::TooFewOpenZones {
+                max_open,
+                max_active,
+            }
+            .into());
         }
         let st = State {
             sb: Superblock {

@@ -6,5 +6,7 @@ pub mod fs;
 pub mod meta;
 pub mod policy;
 
-pub use fs::{FileWriter, FsError, FsStats, Lifetime, MkfsOptions, ZoneCounters, ZoneFs};
+pub use fs::{
+    FileWriter, FsError, FsStats, Lifetime, MkfsOptions, SetupError, ZoneCounters, ZoneFs,
+};
 pub use policy::{Policy, ZenFsPolicy};

@@ -180,6 +180,11 @@ fn one(
     })
 }
 
+/// Whether scheme `name` sends CCZNS's commands (CW/DR), so runs on a CCZNS device only.
+fn needs_cczns(name: &str) -> bool {
+    workload::scheme::by_name(name).is_some_and(|s| s.compression.cc().is_some())
+}
+
 /// Seed `seed`'s draws (`forced` fixes some of them).
 pub(crate) fn draw(seed: u64, forced: &Forced) -> Drawn {
     let mut rng = Rng::new(seed);
@@ -219,7 +224,7 @@ pub(crate) fn draw(seed: u64, forced: &Forced) -> Drawn {
     // A store workload with a host scheme may run on the compressing block SSD, zones
     // emulated by the host (a stream of its own again).
     let mut d = rng.stream("design");
-    let design = if scheme.starts_with("cc") {
+    let design = if needs_cczns(scheme) {
         "cczns"
     } else if let Some(forced) = forced.design {
         forced
@@ -231,7 +236,7 @@ pub(crate) fn draw(seed: u64, forced: &Forced) -> Drawn {
     // A design fixed on the command line that CCZNS commands cannot run on: a drawn cc
     // scheme gives way to no compression.
     let (scheme, design) = match forced.design {
-        Some(f) if f != "cczns" && scheme.starts_with("cc") => ("no", f),
+        Some(f) if f != "cczns" && needs_cczns(scheme) => ("no", f),
         _ => (scheme, design),
     };
     // Its own stream too: the regression seeds replay with --no-faults.
@@ -361,7 +366,7 @@ impl Options {
             no_faults: self.no_faults,
         };
         if let (Some(d), Some(s)) = (forced.design, forced.scheme) {
-            if d != "cczns" && s.starts_with("cc") {
+            if d != "cczns" && needs_cczns(s) {
                 anyhow::bail!("--scheme {s} needs --design cczns (CCZNS commands), not {d}");
             }
         }

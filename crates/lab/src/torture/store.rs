@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use device::{presets, DeviceHandle};
-use host::lsm::db::{CcOptions, Db, DbOptions};
+use host::lsm::db::{Compression, Db, DbOptions};
 use host::lsm::memtable::WriteBatch;
 use sim::{Rng, Sim};
 
@@ -306,12 +306,9 @@ pub(crate) fn store_options(scheme: &str) -> anyhow::Result<DbOptions> {
     };
     let s = workload::scheme::by_name(scheme).ok_or_else(|| anyhow::anyhow!("scheme {scheme}"))?;
     s.apply(&mut opts);
-    if let Some(cc) = opts.cc.as_mut() {
+    if let Compression::Cczns(cc) = &mut opts.compression {
         // Small CWs, so a flush of a 64 KiB memtable takes several.
-        *cc = CcOptions {
-            write_buffer: 16 << 10,
-            ..cc.clone()
-        };
+        cc.write_buffer = 16 << 10;
     }
     Ok(opts)
 }

@@ -3,7 +3,6 @@
 
 use super::super::key::{self, ValueType};
 use super::super::sst::CcChunk;
-use super::options::cpu_profile_of;
 use super::tables::dr_region;
 use super::version::{level_sizes, level_targets, Edit};
 use super::{sst_name, DbError, Inner, Sst};
@@ -222,7 +221,7 @@ impl Inner {
             let mut off = 0;
             if let Some((region, chunks)) = cc {
                 // As compaction reads: multi-chunk DRs up to its readahead.
-                let multi = self.opts.cc.as_ref().is_none_or(|c| c.multi_chunk_dr);
+                let multi = self.opts.compression.cc().is_none_or(|c| c.multi_chunk_dr);
                 let max = self.opts.compaction_readahead_size;
                 let mut buf = Vec::new();
                 dr_region(&self.fs, &name, &chunks, max, multi, false, &mut buf).await?;
@@ -251,7 +250,7 @@ impl Inner {
         }
         let written: u64 = outputs.iter().map(|f| f.size).sum();
         // CPU: decompress the inputs' blocks, merge, compress the outputs' blocks.
-        let decomp = cpu_profile_of(&self.opts).map_or(0, |p| {
+        let decomp = self.opts.compression.profile().map_or(0, |p| {
             input_raw.div_ceil(4096) * p.decompress.latency_ns(4096)
         });
         let shapes: Vec<_> = outputs.iter().map(|f| f.shape).collect();

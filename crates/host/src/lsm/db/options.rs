@@ -31,10 +31,6 @@ pub struct DbOptions {
     pub level0_stop: usize,
     /// Bytes per second writes are held to while slowed (RocksDB: 16 MiB/s).
     pub delayed_write_rate: u64,
-    /// Threads that compress a table's blocks while it is built (RocksDB's
-    /// `CompressionOptions::parallel_threads`, default 1: compression inline in the flush or
-    /// compaction thread). CCZNS §V-A's ZSTDPC scheme uses 6.
-    pub compression_parallel_threads: usize,
     /// Compaction reads its inputs in reads of this size (RocksDB 8.7+: 2 MiB).
     pub compaction_readahead_size: u64,
     /// Iterators' implicit readahead: after `auto_readahead_after` sequential block reads of a
@@ -44,16 +40,106 @@ pub struct DbOptions {
     pub initial_auto_readahead_size: u64,
     pub max_auto_readahead_size: u64,
     pub auto_readahead_after: u32,
-    /// CCZNS's scheme: the device compresses data blocks (the table codec is ignored). Needs
-    /// zonefs with padding zones on a CCZNS device.
-    pub cc: Option<CcOptions>,
-    /// An engine profile (`znslab devices`) that times block compression and decompression
-    /// instead of the codec's CPU profile: CCZNS §V-A's QAT scheme uses `qat-8970` with
-    /// Deflate (RocksDB's QAT plugin). The calling thread waits for each block's round trip
-    /// busy (QATzip's synchronous mode polls), so the engine's latency counts as host CPU; an
-    /// assumption, consistent with Table IV putting QAT's CPU near ZSTD's. The engine's
-    /// queue limit is not modelled: the store has at most two background threads.
-    pub compression_engine: Option<String>,
+    /// Where and how blocks are compressed. `Db::open` derives `table.codec` and
+    /// `table.cc_write_buffer` from it (values set there beforehand are overwritten).
+    pub compression: Compression,
+}
+
+/// The store's compression scheme (CCZNS §V-A): who compresses a table's blocks, and what
+/// times it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Compression {
+    /// Blocks are written raw.
+    None,
+    /// The host CPU compresses blocks with `codec`, timed by the codec's CPU profile, on
+    /// `threads` threads while a table is built (RocksDB's
+    /// `CompressionOptions::parallel_threads`; 1 = inline in the flush or compaction thread;
+    /// CCZNS §V-A's ZSTDPC scheme uses 6).
+    Host { codec: codec::Codec, threads: usize },
+    /// The host compresses blocks with `codec` on a peripheral engine: the engine profile
+    /// `engine` (`znslab devices`) times block compression and decompression instead of the
+    /// codec's CPU profile. CCZNS §V-A's QAT scheme uses `qat-8970` with Deflate (RocksDB's QAT
+    /// plugin). The calling thread waits for each block's round trip busy (QATzip's
+    /// synchronous mode polls), so the engine's latency counts as host CPU; an assumption,
+    /// consistent with Table IV putting QAT's CPU near ZSTD's. The engine's queue limit is not
+    /// modelled: the store has at most two background threads. `threads` as for `Host`.
+    Peripheral {
+        codec: codec::Codec,
+        engine: String,
+        threads: usize,
+    },
+    /// CCZNS: the device compresses data blocks, which the host writes raw by compressed
+    /// writes and reads by decompressing reads. Needs zonefs with padding zones on a CCZNS
+    /// device.
+    Cczns(CcOptions),
+}
+
+impl Compression {
+    /// The host compressing with `codec` on one thread (`None` for `Codec::None`).
+    pub fn host(codec: codec::Codec) -> Compression {
+        if codec == codec::Codec::None {
+            Compression::None
+        } else {
+            Compression::Host { codec, threads: 1 }
+        }
+    }
+
+    /// The same scheme with `threads` compression threads, where the host compresses (no
+    /// compression and CCZNS have no threads to set).
+    pub fn with_threads(mut self, n: usize) -> Compression {
+        if let Compression::Host { threads, .. } | Compression::Peripheral { threads, .. } =
+            &mut self
+        {
+            *threads = n;
+        }
+        self
+    }
+
+    /// The codec the host compresses blocks (data, index) with: `Codec::None` when it does
+    /// not compress (no compression, or the device does).
+    pub fn block_codec(&self) -> codec::Codec {
+        match self {
+            Compression::Host { codec, .. } | Compression::Peripheral { codec, .. } => *codec,
+            Compression::None | Compression::Cczns(_) => codec::Codec::None,
+        }
+    }
+
+    /// Threads compressing a table's blocks while it is built (1: inline).
+    pub fn threads(&self) -> usize {
+        match self {
+            Compression::Host { threads, .. } | Compression::Peripheral { threads, .. } => *threads,
+            Compression::None | Compression::Cczns(_) => 1,
+        }
+    }
+
+    /// The peripheral engine's profile name, if one times the codec.
+    pub fn engine(&self) -> Option<&str> {
+        match self {
+            Compression::Peripheral { engine, .. } => Some(engine),
+            _ => None,
+        }
+    }
+
+    /// CCZNS's options, when the device compresses by CW/DR.
+    pub fn cc(&self) -> Option<&CcOptions> {
+        match self {
+            Compression::Cczns(cc) => Some(cc),
+            _ => None,
+        }
+    }
+
+    /// The profile that times the host's block (de)compression: the peripheral engine, else
+    /// the codec's CPU profile; None when the host does not compress.
+    pub(super) fn profile(&self) -> Option<codec::EngineProfile> {
+        let c = self.block_codec();
+        if c == codec::Codec::None {
+            return None;
+        }
+        match self.engine() {
+            Some(name) => codec::profile::by_name(name),
+            None => cpu_profile(c),
+        }
+    }
 }
 
 /// How the store uses CCZNS's commands (§IV-B; seed-artifacts §1.8).
@@ -95,7 +181,7 @@ pub struct CpuCosts {
     pub read_ns: u64,
     /// Per entry merged by flush or compaction, besides compression (assumed 0.3 µs).
     pub merge_entry_ns: u64,
-    /// Per block handed to a compression thread when `compression_parallel_threads > 1`:
+    /// Per block handed to a compression thread when `Compression::threads() > 1`:
     /// RocksDB's parallel path copies each block and its keys and passes it through two queues
     /// (assumed 1 µs).
     pub parallel_block_ns: u64,
@@ -109,18 +195,6 @@ impl Default for CpuCosts {
             merge_entry_ns: 300,
             parallel_block_ns: 1_000,
         }
-    }
-}
-
-/// The profile that times the store's block (de)compression: the engine named in the options,
-/// else the codec's CPU profile.
-pub(super) fn cpu_profile_of(opts: &DbOptions) -> Option<codec::EngineProfile> {
-    if opts.table.codec == codec::Codec::None {
-        return None;
-    }
-    match &opts.compression_engine {
-        Some(name) => codec::profile::by_name(name),
-        None => cpu_profile(opts.table.codec),
     }
 }
 
@@ -140,7 +214,7 @@ impl DbOptions {
     /// The file system this store needs, from `base`: CCZNS (CW/DR) tables share padding
     /// zones with plain writes.
     pub fn mkfs_options(&self, mut base: MkfsOptions) -> MkfsOptions {
-        base.padding_zones = self.cc.is_some();
+        base.padding_zones = self.compression.cc().is_some();
         base
     }
 }
@@ -162,13 +236,11 @@ impl Default for DbOptions {
             level0_slowdown: 20,
             level0_stop: 36,
             delayed_write_rate: 16 << 20,
-            compression_parallel_threads: 1,
             compaction_readahead_size: 2 << 20,
             initial_auto_readahead_size: 8 << 10,
             max_auto_readahead_size: 256 << 10,
             auto_readahead_after: 2,
-            cc: None,
-            compression_engine: None,
+            compression: Compression::None,
         }
     }
 }

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use super::super::key::ValueType;
 use super::super::sst::{BlockRead, CcBlocks};
-use super::options::{cpu_profile_of, DbOptions};
+use super::options::DbOptions;
 use super::tables::check_bytes;
 use super::{sst_name, DbError, Inner};
 
@@ -84,7 +84,7 @@ impl Inner {
         let mut tables_read = 0u64;
         let result = self.get_locked(k, &mut tables_read).await;
         // Each table probed past its filter decompressed one data block.
-        if let Some(p) = cpu_profile_of(&self.opts) {
+        if let Some(p) = self.opts.compression.profile() {
             self.cpu(tables_read * p.decompress.latency_ns(4096)).await;
         }
         result

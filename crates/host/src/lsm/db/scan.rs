@@ -292,7 +292,7 @@ impl Inner {
         number: u64,
         offset: u64,
     ) -> Result<(u64, u64), DbError> {
-        let cc = self.opts.cc.clone().unwrap_or_default();
+        let cc = self.opts.compression.cc().cloned().unwrap_or_default();
         let name = sst_name(number);
         let chunks = table.chunks();
         let i = chunks
