@@ -598,16 +598,9 @@ impl Controller {
         self.active_count = self.zones.iter().filter(|z| z.state.is_active()).count() as u32;
     }
 
-    /// Check (and make room for) the resources zone `zi` needs to become open: an active
-    /// resource if it is not active yet, and an open one. May implicitly close the oldest
-    /// implicitly opened zone. Changes nothing when it fails.
-    pub(crate) fn claim_open(&mut self, zi: usize) -> Result<(), Status> {
-        let victim = self.check_open(zi)?;
-        self.take_open(zi, victim);
-        Ok(())
-    }
-
-    /// Validate: can zone `zi` become open? `Some(v)`: only by implicitly closing zone `v`.
+    /// Validate: can zone `zi` become open (an active resource if it is not active yet, and an
+    /// open one)? `Some(v)`: only by implicitly closing zone `v`, the oldest implicitly opened.
+    /// Changes nothing; [`take_open`](Self::take_open) applies it.
     pub(crate) fn check_open(&self, zi: usize) -> Result<Option<usize>, Status> {
         let state = self.zones[zi].state;
         if state.is_open() {

@@ -1,6 +1,7 @@
 //! CCZNS compressed write (CW), single- and multi-chunk, by Write or by Zone Append.
 //!
-//! Validate, in this order: design (CCZNS only), block count and buffers (a metadata buffer is
+//! Validate (`validate_compressed_write`, then `check_footprint` once the chunks are
+//! compressed), in this order: design (CCZNS only, checked by the controller), block count and buffers (a metadata buffer is
 //! required), transfer size, the chunk list in the metadata (1 ≤ N, room for the feedback, no
 //! empty chunk, chunks within the data), namespace range, for append a zone start with intra
 //! offset 0, intra offset below the block size, zone state, capacity gap, byte write pointer
@@ -26,6 +27,17 @@ use crate::design::cczns::{self, ChunkTable};
 use crate::status::Status;
 use crate::zone::ZoneState;
 
+/// What validation found about a compressed write (before anything is compressed).
+struct CwPlan {
+    zone: usize,
+    /// The zone's byte write pointer, where the write starts.
+    start: u64,
+    /// Chunks, their bytes before compression, and the data's bytes.
+    chunks: usize,
+    total_pre: u64,
+    bytes: u64,
+}
+
 impl Controller {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn compressed_write(
@@ -38,6 +50,31 @@ impl Controller {
         metadata: &mut [u8],
         append: bool,
     ) -> Result<(u64, SimInstant), Status> {
+        let plan = self.validate_compressed_write(slba, intra, nlb, data, metadata, append)?;
+        // Compress into the staging buffer (work the host cannot see), then the checks that
+        // need the footprint: capacity, then open and active resources.
+        let mut staged = std::mem::take(&mut self.staging);
+        let records = self.compress_chunks(&plan, data, metadata, &mut staged);
+        let checked = self.check_footprint(&plan, &records);
+        let result = match checked {
+            Ok(victim) => self
+                .apply_compressed_write(ready, &plan, victim, &staged, records, metadata, append),
+            Err(s) => Err(s),
+        };
+        self.staging = staged;
+        result
+    }
+
+    /// Validate a CW up to its byte write pointer; changes nothing.
+    fn validate_compressed_write(
+        &self,
+        slba: u64,
+        intra: u32,
+        nlb: u32,
+        data: &[u8],
+        metadata: &[u8],
+        append: bool,
+    ) -> Result<CwPlan, Status> {
         let lba = self.layout.lba_bytes;
         let limit = if append {
             self.layout.zone_append_max_bytes
@@ -76,26 +113,41 @@ impl Controller {
         if !append && (slba - zone.zslba) * lba + intra as u64 != start {
             return Err(Status::ZONE_INVALID_WRITE);
         }
+        Ok(CwPlan {
+            zone: zi,
+            start,
+            chunks: n,
+            total_pre,
+            bytes,
+        })
+    }
 
-        // Compress every chunk into the staging buffer, then work out the footprints.
+    /// Compress every chunk into `staged` (raw where compression did not shrink it, padded to
+    /// its footprint); returns the chunks' records.
+    fn compress_chunks(
+        &mut self,
+        plan: &CwPlan,
+        data: &[u8],
+        metadata: &[u8],
+        staged: &mut Vec<u8>,
+    ) -> Vec<ChunkRecord> {
+        let lba = self.layout.lba_bytes;
+        let padding = self.zones[plan.zone].padding;
         let min_fp = chunks::min_footprint(
             self.layout.geometry.page_bytes as u64,
             self.layout.geometry.oob_bytes_per_page,
         );
-        let mut staged = std::mem::take(&mut self.staging);
         staged.clear();
+        let n = plan.chunks;
         let mut records = Vec::with_capacity(n);
         let mut at = 0usize;
-        let mut offset = start;
+        let mut offset = plan.start;
         for i in 1..=n {
             let pre = slot(metadata, i) as usize;
             let chunk = &data[at..at + pre];
             at += pre;
             let s = staged.len();
-            let post = self
-                .engine
-                .coder
-                .compress(self.engine.codec, chunk, &mut staged);
+            let post = self.engine.coder.compress(self.engine.codec, chunk, staged);
             let raw = post >= pre;
             if raw {
                 staged.truncate(s);
@@ -103,7 +155,7 @@ impl Controller {
             }
             let post = staged.len() - s;
             let mut feedback = (post as u64).max(min_fp);
-            if i == n && zone.padding {
+            if i == n && padding {
                 feedback = (offset + feedback).div_ceil(lba) * lba - offset;
             }
             staged.resize(s + feedback as usize, 0);
@@ -116,23 +168,52 @@ impl Controller {
             });
             offset += feedback;
         }
-        let footprint = offset - start;
-        if offset > zone.capacity * lba {
-            self.staging = staged;
+        records
+    }
+
+    /// Validate what needs the footprint: the zone's capacity, then open and active resources
+    /// (`Some(v)`: opening closes zone `v`); changes nothing.
+    fn check_footprint(
+        &self,
+        plan: &CwPlan,
+        records: &[ChunkRecord],
+    ) -> Result<Option<usize>, Status> {
+        let z = &self.zones[plan.zone];
+        let end = records
+            .last()
+            .map_or(plan.start, |r| r.offset + r.feedback as u64);
+        if end > z.capacity * self.layout.lba_bytes {
             return Err(Status::ZONE_BOUNDARY_ERROR);
         }
-        if let Err(s) = self.claim_open(zi) {
-            self.staging = staged;
-            return Err(s);
-        }
+        self.check_open(plan.zone)
+    }
+
+    /// Apply a validated CW (store, move the byte write pointer, record the chunks, fill the
+    /// feedback) and cost it. Returns the result dword and when the host sees the completion.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_compressed_write(
+        &mut self,
+        ready: SimInstant,
+        plan: &CwPlan,
+        victim: Option<usize>,
+        staged: &[u8],
+        records: Vec<ChunkRecord>,
+        metadata: &mut [u8],
+        append: bool,
+    ) -> Result<(u64, SimInstant), Status> {
+        let lba = self.layout.lba_bytes;
+        let (zi, start, n, bytes) = (plan.zone, plan.start, plan.chunks, plan.bytes);
+        let zone = self.zones[zi];
+        let offset = records
+            .last()
+            .map_or(start, |r| r.offset + r.feedback as u64);
+        let footprint = offset - start;
+        self.take_open(zi, victim);
 
         // Apply.
-        let stored = self
-            .storage
-            .write(zi as u32, start, &staged, 0, &[])
-            .map_err(|e| self.image_failed("write", &e));
-        self.staging = staged;
-        stored?;
+        self.storage
+            .write(zi as u32, start, staged, 0, &[])
+            .map_err(|e| self.image_failed("write", &e))?;
         if !zone.state.is_open() {
             self.set_state(zi, ZoneState::ImplicitlyOpened);
         }
@@ -171,7 +252,7 @@ impl Controller {
         let c = &mut self.counters;
         c.compressed_writes += 1;
         c.host_bytes_written += bytes;
-        c.cw_logical_bytes += total_pre;
+        c.cw_logical_bytes += plan.total_pre;
         c.cw_stored_bytes += stored_bytes;
         c.cw_footprint_bytes += footprint;
         let result = if append {

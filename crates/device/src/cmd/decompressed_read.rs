@@ -19,6 +19,15 @@ use crate::controller::Controller;
 use crate::status::Status;
 use crate::zone::ZoneState;
 
+/// The chunks a DR returns, as validation chose them.
+struct DrPlan {
+    zone: usize,
+    /// Index of the first chosen chunk record, how many, and their bytes once decompressed.
+    first: usize,
+    take: usize,
+    out_bytes: u64,
+}
+
 impl Controller {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn decompressed_read(
@@ -33,10 +42,36 @@ impl Controller {
         data: &mut [u8],
         metadata: &mut [u8],
     ) -> Result<(u64, SimInstant), Status> {
+        let plan = self.validate_decompressed_read(
+            slba,
+            intra,
+            cnlb,
+            pdsz,
+            multi,
+            nlb,
+            data.len(),
+            metadata,
+        )?;
+        self.apply_decompressed_read(ready, &plan, data, metadata)
+    }
+
+    /// Validate a DR and choose its chunks from the records; changes nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn validate_decompressed_read(
+        &self,
+        slba: u64,
+        intra: u32,
+        cnlb: u32,
+        pdsz: u32,
+        multi: bool,
+        nlb: u32,
+        data_len: usize,
+        metadata: &[u8],
+    ) -> Result<DrPlan, Status> {
         let lba = self.layout.lba_bytes;
         let budget = self.check_transfer(
             nlb,
-            data.len(),
+            data_len,
             metadata.len(),
             self.layout.max_transfer_bytes,
         )?;
@@ -67,7 +102,11 @@ impl Controller {
         }
 
         // Legality and selection, from the chunk records.
-        let recs = &self.table().chunks[zi];
+        let recs = &self
+            .design
+            .chunks()
+            .expect("compressed I/O checked by the controller")
+            .chunks[zi];
         let first = recs
             .binary_search_by_key(&start, |r| r.offset)
             .map_err(|_| Status::INVALID_FIELD)?;
@@ -89,6 +128,23 @@ impl Controller {
                 break;
             }
         }
+        Ok(DrPlan {
+            zone: zi,
+            first,
+            take,
+            out_bytes,
+        })
+    }
+
+    /// Read, decompress (or take from the memo) and return the chosen chunks; cost it.
+    fn apply_decompressed_read(
+        &mut self,
+        ready: SimInstant,
+        plan: &DrPlan,
+        data: &mut [u8],
+        metadata: &mut [u8],
+    ) -> Result<(u64, SimInstant), Status> {
+        let (zi, first, take, out_bytes) = (plan.zone, plan.first, plan.take, plan.out_bytes);
         let chosen = &self.table().chunks[zi][first..first + take];
         let stored_from = chosen[0].offset;
         let last = chosen[take - 1];

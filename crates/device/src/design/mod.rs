@@ -228,6 +228,11 @@ pub trait Design: Any {
         None
     }
 
+    /// The same, to read (validation changes nothing).
+    fn chunks(&self) -> Option<&cczns::ChunkTable> {
+        None
+    }
+
     // ---- persistence and power ------------------------------------------------------------
 
     /// Designs with their own flash map journal it and checkpoint it (`persist.rs`).

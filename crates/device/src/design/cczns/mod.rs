@@ -104,6 +104,10 @@ impl Design for Cczns {
         Some(&mut self.table)
     }
 
+    fn chunks(&self) -> Option<&ChunkTable> {
+        Some(&self.table)
+    }
+
     #[allow(private_interfaces)]
     fn load(&mut self, m: &mut Media, zones: &mut [Zone]) -> io::Result<()> {
         rebuild_from_oob(m, &mut self.table, zones)
