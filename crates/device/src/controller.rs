@@ -672,6 +672,7 @@ impl Controller {
 
     /// Hand every complete unit (or stripe) of zone `zi` up to `end` bytes to flash.
     pub(crate) fn flush_zone_units(&mut self, zi: usize, end: u64, ready: u64) {
+        let ready = SimInstant::from_ns(ready);
         design::zns::flush_zone_units(&mut self.split().1, zi, end, ready);
     }
 
@@ -683,7 +684,7 @@ impl Controller {
         to: u64,
         ready: SimInstant,
     ) -> u64 {
-        design::zns::read_zone_bytes(&mut self.split().1, zi, from, to, ready)
+        design::zns::read_zone_bytes(&mut self.split().1, zi, from, to, ready).as_ns()
     }
 
     /// The zone checks every write starts with: a writable state, and an LBA below the zone

@@ -70,13 +70,14 @@ pub struct Media<'a> {
 
 impl Media<'_> {
     /// Move `bytes` across the link toward the device starting no earlier than `t`.
-    pub(crate) fn transfer_to_device(&mut self, t: u64, bytes: u64) -> u64 {
-        transfer(self.link_to_device, self.layout.link_bytes_per_s, t, bytes)
+    pub(crate) fn transfer_to_device(&mut self, t: SimInstant, bytes: u64) -> SimInstant {
+        let rate = self.layout.link_bytes_per_s;
+        SimInstant::from_ns(transfer(self.link_to_device, rate, t.as_ns(), bytes))
     }
 
     /// Earliest time at or after `t` when `bytes` fit in the write buffer; takes them.
-    pub(crate) fn buffer_admit(&mut self, t: u64, bytes: u64) -> u64 {
-        self.buffer.admit(t, bytes)
+    pub(crate) fn buffer_admit(&mut self, t: SimInstant, bytes: u64) -> SimInstant {
+        SimInstant::from_ns(self.buffer.admit(t.as_ns(), bytes))
     }
 
     /// A commit point inside a command: make the image hold what was applied so far (zone

@@ -36,7 +36,7 @@ impl FlashRegion {
     pub fn program(
         &mut self,
         m: &mut Media,
-        ready: u64,
+        ready: SimInstant,
         addr: u64,
         cap: u64,
         die_of: impl Fn(u64) -> DieId,
@@ -44,21 +44,27 @@ impl FlashRegion {
         let unit = m.layout.geometry.unit_bytes;
         let end = self.len();
         self.flash
-            .program_up_to(end, unit, ready, m.flash, m.buffer, die_of);
+            .program_up_to(end, unit, ready.as_ns(), m.flash, m.buffer, die_of);
         self.bytes.spill(m.storage, addr, cap);
     }
 
     /// The region leaves service: the buffer space of bytes never programmed is given back,
     /// and its programmed blocks are erased (one erase unit on each of the first `dies` dies it
     /// programmed, die `d` being `die(d)`), after its last program. Returns when that is done.
-    pub fn erase(&self, m: &mut Media, ready: u64, dies: u32, die: impl Fn(u32) -> DieId) -> u64 {
+    pub fn erase(
+        &self,
+        m: &mut Media,
+        ready: SimInstant,
+        dies: u32,
+        die: impl Fn(u32) -> DieId,
+    ) -> SimInstant {
         let unit = m.layout.geometry.unit_bytes;
         m.buffer.discard(self.len() - self.flash.issued);
         let programmed = self.flash.issued / unit;
-        let start = ready.max(self.flash.busy_until);
+        let start = SimInstant::from_ns(ready.as_ns().max(self.flash.busy_until));
         let mut done = start;
         for d in 0..dies.min(programmed as u32) {
-            done = done.max(m.flash.erase(die(d), 1, SimInstant::from_ns(start)).as_ns());
+            done = done.max(m.flash.erase(die(d), 1, start));
         }
         done
     }

@@ -70,10 +70,10 @@ pub fn store(m: &mut Media, w: &ZoneWrite) -> Result<(), Status> {
 /// unit it completed (in the background). Returns when the write is in the device.
 pub fn cost_write(m: &mut Media, w: &ZoneWrite) -> SimInstant {
     let bytes = w.data.len() as u64;
-    let admitted = m.buffer_admit(w.ready.as_ns(), bytes);
+    let admitted = m.buffer_admit(w.ready, bytes);
     let in_device = m.transfer_to_device(admitted, bytes + w.metadata.len() as u64);
     flush_zone_units(m, w.zone, w.end, in_device);
-    SimInstant::from_ns(in_device)
+    in_device
 }
 
 /// Read the zone's stored bytes from `r.offset` into `r.data` (the controller gives only the
@@ -93,14 +93,19 @@ pub fn read(m: &mut Media, r: &mut ZoneRead) -> Result<SimInstant, Status> {
             )
             .map_err(|e| m.image_failed("read", &e))?;
     }
-    let done = read_zone_bytes(m, r.zone, r.offset, r.offset + len, r.ready);
-    Ok(SimInstant::from_ns(done))
+    Ok(read_zone_bytes(
+        m,
+        r.zone,
+        r.offset,
+        r.offset + len,
+        r.ready,
+    ))
 }
 
 /// Finish: pad the zone's flash when it holds data.
 pub fn finish(m: &mut Media, zone: usize, ready: SimInstant) -> SimInstant {
     if m.zones[zone].bytes > 0 {
-        SimInstant::from_ns(pad_zone(m, zone, ready.as_ns()))
+        pad_zone(m, zone, ready)
     } else {
         ready
     }
@@ -121,13 +126,12 @@ pub fn reset(
     } else {
         Ok(())
     };
-    let done = erase_zone(m, zone, ready.as_ns());
-    (SimInstant::from_ns(done), punched)
+    (erase_zone(m, zone, ready), punched)
 }
 
 /// Hand every complete unit (or stripe) of zone `zi` up to `end` bytes to flash, with the
 /// data ready at `ready`.
-pub(crate) fn flush_zone_units(m: &mut Media, zi: usize, end: u64, ready: u64) {
+pub(crate) fn flush_zone_units(m: &mut Media, zi: usize, end: u64, ready: SimInstant) {
     let unit = m.layout.geometry.unit_bytes;
     let grain = match m.config.controller.flush_unit {
         FlushUnit::Page => unit,
@@ -135,7 +139,7 @@ pub(crate) fn flush_zone_units(m: &mut Media, zi: usize, end: u64, ready: u64) {
     };
     let target = end / grain * grain;
     let layout = m.layout;
-    m.zone_flash[zi].program_up_to(target, unit, ready, m.flash, m.buffer, |off| {
+    m.zone_flash[zi].program_up_to(target, unit, ready.as_ns(), m.flash, m.buffer, |off| {
         layout.die_at(zi as u32, off)
     });
 }
@@ -148,11 +152,11 @@ pub(crate) fn read_zone_bytes(
     from: u64,
     to: u64,
     ready: SimInstant,
-) -> u64 {
+) -> SimInstant {
     let t = ready.as_ns();
     let page = m.layout.geometry.page_bytes as u64;
     let unit = m.layout.geometry.unit_bytes;
-    let mut data_ready = t;
+    let mut data_ready = ready;
     let mut off = from;
     while off < to {
         let page_end = ((off / page + 1) * page).min(to);
@@ -160,7 +164,7 @@ pub(crate) fn read_zone_bytes(
             m.counters.buffer_read_bytes += page_end - off;
         } else {
             let die = m.layout.die_at(zi as u32, off);
-            data_ready = data_ready.max(m.flash.read(die, page_end - off, ready).as_ns());
+            data_ready = data_ready.max(m.flash.read(die, page_end - off, ready));
         }
         off = page_end;
     }
@@ -176,7 +180,7 @@ pub fn discard_buffered(m: &mut Media, zi: usize) {
 
 /// Finish zone `zi`'s flash: program the buffered partial unit and, when the device pads
 /// (`finish_pads_flash`), every unit left to the zone's capacity.
-pub(crate) fn pad_zone(m: &mut Media, zi: usize, ready: u64) -> u64 {
+pub(crate) fn pad_zone(m: &mut Media, zi: usize, ready: SimInstant) -> SimInstant {
     let lba = m.layout.lba_bytes;
     let unit = m.layout.geometry.unit_bytes;
     let written = m.zones[zi].bytes;
@@ -187,7 +191,7 @@ pub(crate) fn pad_zone(m: &mut Media, zi: usize, ready: u64) -> u64 {
         written.div_ceil(unit) * unit
     };
     let issued = m.zone_flash[zi].issued;
-    let start = ready.max(m.zone_flash[zi].busy_until);
+    let start = ready.as_ns().max(m.zone_flash[zi].busy_until);
     let d = m.layout.dies_per_zone as u64;
     let first = issued / unit;
     let units = (end - issued) / unit;
@@ -208,16 +212,16 @@ pub(crate) fn pad_zone(m: &mut Media, zi: usize, ready: u64) -> u64 {
     zf.pending.push_back((end, done));
     zf.issued = end;
     zf.busy_until = zf.busy_until.max(done);
-    done
+    SimInstant::from_ns(done)
 }
 
 /// Erase the blocks zone `zi` has programmed (Reset).
-pub(crate) fn erase_zone(m: &mut Media, zi: usize, ready: u64) -> u64 {
+pub(crate) fn erase_zone(m: &mut Media, zi: usize, ready: SimInstant) -> SimInstant {
     let unit = m.layout.geometry.unit_bytes;
     let per_eu = m.layout.geometry.units_per_erase_unit;
     let units = m.zone_flash[zi].issued / unit;
     let d = m.layout.dies_per_zone as u64;
-    let start = ready.max(m.zone_flash[zi].busy_until);
+    let start = ready.as_ns().max(m.zone_flash[zi].busy_until);
     let mut done = start;
     for pos in 0..d.min(units) {
         let on_die = (units - pos).div_ceil(d);
@@ -234,5 +238,5 @@ pub(crate) fn erase_zone(m: &mut Media, zi: usize, ready: u64) -> u64 {
         busy_until: done,
         erased_at: done,
     };
-    done
+    SimInstant::from_ns(done)
 }

@@ -588,8 +588,8 @@ impl Balloon {
 
         // Cost: buffer space for what is stored, the transfer, the engine, then programs.
         let pages = data.len() as u64 / PAGE;
-        let admitted = m.buffer_admit(ready, stored);
-        let in_device = m.transfer_to_device(admitted, data.len() as u64);
+        let admitted = m.buffer_admit(SimInstant::from_ns(ready), stored);
+        let in_device = m.transfer_to_device(admitted, data.len() as u64).as_ns();
         let mut done = in_device;
         for _ in 0..pages {
             done = done.max(m.engine.run(Direction::Compress, in_device, PAGE));
@@ -666,9 +666,10 @@ impl Balloon {
         let addr = seg_addr(&self.lay, self.seg(seg));
         let s = self.seg_mut(seg);
         let cap = s.cap;
-        s.region.program(m, ready, addr, cap, |off| {
-            DieId(first + ((off / unit) % dies) as u32)
-        });
+        s.region
+            .program(m, SimInstant::from_ns(ready), addr, cap, |off| {
+                DieId(first + ((off / unit) % dies) as u32)
+            });
     }
 
     /// Timing of reading `len` bytes at `off` of segment `seg`: one flash read per page not in

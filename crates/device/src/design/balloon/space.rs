@@ -5,6 +5,7 @@
 //! in the image before its bytes go).
 
 use nand::DieId;
+use sim::SimInstant;
 
 use super::{seg_append, Balloon, Extent, SegId, SegKind};
 use crate::design::Media;
@@ -54,7 +55,10 @@ impl Balloon {
         // Buffered bytes that never reached flash give their buffer space back.
         let per_ssb = self.lay.dies_per_ssb;
         s.region
-            .erase(m, ready, s.ssbs * per_ssb, |d| DieId(s.group * per_ssb + d))
+            .erase(m, SimInstant::from_ns(ready), s.ssbs * per_ssb, |d| {
+                DieId(s.group * per_ssb + d)
+            })
+            .as_ns()
     }
 
     /// Reset: free the zone's home segments, drop its residues (an extra segment left with no
@@ -135,7 +139,7 @@ impl Balloon {
                 self.free(m, e.seg, read_done);
             }
         }
-        m.buffer_admit(read_done, total);
+        m.buffer_admit(SimInstant::from_ns(read_done), total);
         self.flush(m, home, read_done);
     }
 
@@ -219,7 +223,7 @@ impl Balloon {
                     len: take,
                 });
                 at += take;
-                m.buffer_admit(read_done, take);
+                m.buffer_admit(SimInstant::from_ns(read_done), take);
                 self.flush(m, id, read_done);
             }
             moved_bytes += e.len;

@@ -467,8 +467,8 @@ impl Tcssd {
             }
         }
 
-        let admitted = m.buffer_admit(ready, need);
-        let in_device = m.transfer_to_device(admitted, data.len() as u64);
+        let admitted = m.buffer_admit(SimInstant::from_ns(ready), need);
+        let in_device = m.transfer_to_device(admitted, data.len() as u64).as_ns();
         let mut done = in_device;
         for _ in 0..data.len() as u64 / BLOCK {
             done = done.max(m.engine.run(Direction::Compress, in_device, BLOCK));
@@ -595,7 +595,7 @@ impl Tcssd {
                 },
             );
             t.counters.gc_relocated_bytes += e.len;
-            m.buffer_admit(read_done, e.len);
+            m.buffer_admit(SimInstant::from_ns(read_done), e.len);
             if !touched.contains(&dst) {
                 touched.push(dst);
             }
@@ -615,7 +615,7 @@ impl Tcssd {
         let padded = len.div_ceil(unit) * unit;
         if padded > len {
             s.region.bytes.zero_to(padded);
-            m.buffer_admit(ready, padded - len);
+            m.buffer_admit(SimInstant::from_ns(ready), padded - len);
             self.flush(m, sb, ready);
         }
     }
@@ -634,7 +634,10 @@ impl Tcssd {
                 let _ = img.erase_flash(sb as u64 * sb_bytes, sb_bytes);
             }
         }
-        let end = s.region.erase(m, ready, dies, DieId);
+        let end = s
+            .region
+            .erase(m, SimInstant::from_ns(ready), dies, DieId)
+            .as_ns();
         // The erase must finish before the superblock takes programs again.
         self.sbs[sb as usize].region.flash.erased_at = end;
     }
@@ -643,10 +646,13 @@ impl Tcssd {
         let unit = m.layout.geometry.unit_bytes;
         let (dies, sb_bytes) = (self.dies as u64, self.sb_bytes);
         let s = &mut self.sbs[sb as usize];
-        s.region
-            .program(m, ready, sb as u64 * sb_bytes, sb_bytes, |off| {
-                DieId(((off / unit) % dies) as u32)
-            });
+        s.region.program(
+            m,
+            SimInstant::from_ns(ready),
+            sb as u64 * sb_bytes,
+            sb_bytes,
+            |off| DieId(((off / unit) % dies) as u32),
+        );
     }
 
     /// Read blocks from `slba` into `data`: never-written blocks are zeros; each flash page a
