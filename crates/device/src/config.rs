@@ -15,7 +15,7 @@ pub struct DeviceConfig {
     pub name: String,
     /// Which storage manager and command extensions the controller runs.
     #[serde(default)]
-    pub design: Design,
+    pub design: DesignName,
     pub nand: NandConfig,
     pub zones: ZonesConfig,
     #[serde(default)]
@@ -35,10 +35,11 @@ pub struct DeviceConfig {
     pub tcssd: TcssdConfig,
 }
 
-/// A device design: one controller, different storage managers and commands.
+/// A device design's name in a configuration (`design = "..."`); the design itself is a
+/// [`crate::design::Design`] (`design::build` makes it from this name).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Design {
+pub enum DesignName {
     /// Plain NVMe ZNS.
     #[default]
     Zns,
@@ -54,15 +55,20 @@ pub enum Design {
     Tcssd,
 }
 
-impl Design {
-    pub const ALL: [Design; 4] = [Design::Zns, Design::Cczns, Design::Balloon, Design::Tcssd];
+impl DesignName {
+    pub const ALL: [DesignName; 4] = [
+        DesignName::Zns,
+        DesignName::Cczns,
+        DesignName::Balloon,
+        DesignName::Tcssd,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
-            Design::Zns => "zns",
-            Design::Cczns => "cczns",
-            Design::Balloon => "balloon",
-            Design::Tcssd => "tcssd",
+            DesignName::Zns => "zns",
+            DesignName::Cczns => "cczns",
+            DesignName::Balloon => "balloon",
+            DesignName::Tcssd => "tcssd",
         }
     }
 }

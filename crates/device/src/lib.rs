@@ -41,7 +41,7 @@ pub use cmd::{
 };
 pub use config::FlushUnit;
 pub use config::{
-    BalloonConfig, CompressionConfig, ControllerConfig, Design, DeviceConfig, LbaConfig,
+    BalloonConfig, CompressionConfig, ControllerConfig, DesignName, DeviceConfig, LbaConfig,
     PcieConfig, TcssdConfig, ZoneMapping, ZonesConfig,
 };
 pub use controller::{

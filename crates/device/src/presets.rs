@@ -1,7 +1,7 @@
 //! Named devices, each with its source. `znslab devices` lists these.
 
 use crate::config::{
-    BalloonConfig, CompressionConfig, ControllerConfig, Design, DeviceConfig, LbaConfig,
+    BalloonConfig, CompressionConfig, ControllerConfig, DesignName, DeviceConfig, LbaConfig,
     PcieConfig, TcssdConfig, ZoneMapping, ZonesConfig,
 };
 
@@ -36,7 +36,7 @@ pub const DEFAULT: &str = "cczns";
 pub fn cczns() -> DeviceConfig {
     DeviceConfig {
         name: "cczns".into(),
-        design: Design::Cczns,
+        design: DesignName::Cczns,
         nand: nand::presets::cczns_hpca25(),
         zones: zones(ZoneMapping::HalfDies, 14, 14),
         lba: LbaConfig {
@@ -75,7 +75,7 @@ pub fn cczns_femu() -> DeviceConfig {
 pub fn cczns_small_zones() -> DeviceConfig {
     DeviceConfig {
         name: "cczns-small-zones".into(),
-        design: Design::Zns,
+        design: DesignName::Zns,
         zones: ZonesConfig {
             mapping: ZoneMapping::DieGroups {
                 channels_per_zone: 1,
@@ -93,7 +93,7 @@ pub fn cczns_small_zones() -> DeviceConfig {
 fn znsplus(name: &str, nand: nand::NandConfig) -> DeviceConfig {
     DeviceConfig {
         name: name.into(),
-        design: Design::Zns,
+        design: DesignName::Zns,
         nand,
         // §4: D_zone = 16 chips, one 2 MiB block each: 32 MiB zones.
         zones: zones(ZoneMapping::AllDies, 0, 0),
@@ -134,7 +134,7 @@ pub fn znsplus_znand() -> DeviceConfig {
 pub fn balloon_qlc() -> DeviceConfig {
     DeviceConfig {
         name: "balloon-qlc".into(),
-        design: Design::Balloon,
+        design: DesignName::Balloon,
         nand: nand::presets::balloon_qlc(),
         zones: zones(ZoneMapping::AllDies, 0, 0),
         lba: LbaConfig::default(),
@@ -153,7 +153,7 @@ pub fn balloon_qlc() -> DeviceConfig {
 pub fn balloon_base() -> DeviceConfig {
     DeviceConfig {
         name: "balloon-base".into(),
-        design: Design::Zns,
+        design: DesignName::Zns,
         ..balloon_qlc()
     }
 }
@@ -169,7 +169,7 @@ pub fn balloon_base() -> DeviceConfig {
 pub fn cczns_balloon() -> DeviceConfig {
     DeviceConfig {
         name: "cczns-balloon".into(),
-        design: Design::Balloon,
+        design: DesignName::Balloon,
         nand: nand::NandConfig {
             page_bytes: 4096,
             pages_per_block: 4 * 2048,
@@ -196,7 +196,7 @@ pub fn cczns_balloon() -> DeviceConfig {
 pub fn zn540() -> DeviceConfig {
     DeviceConfig {
         name: "zn540".into(),
-        design: Design::Zns,
+        design: DesignName::Zns,
         nand: nand::presets::zn540_like(),
         zones: ZonesConfig {
             capacity_bytes: Some(1077 << 20),
@@ -224,7 +224,7 @@ pub fn zn540() -> DeviceConfig {
 pub fn test_min() -> DeviceConfig {
     DeviceConfig {
         name: "test-min".into(),
-        design: Design::Zns,
+        design: DesignName::Zns,
         nand: nand::presets::test_min(),
         zones: zones(ZoneMapping::AllDies, 4, 6),
         lba: LbaConfig {
@@ -247,7 +247,7 @@ pub fn test_min() -> DeviceConfig {
 pub fn test_balloon() -> DeviceConfig {
     DeviceConfig {
         name: "test-balloon".into(),
-        design: Design::Balloon,
+        design: DesignName::Balloon,
         lba: LbaConfig {
             bytes: 4096,
             metadata_bytes: 0,
@@ -270,7 +270,7 @@ pub fn test_balloon() -> DeviceConfig {
 pub fn tcssd_qlc() -> DeviceConfig {
     DeviceConfig {
         name: "tcssd-qlc".into(),
-        design: Design::Tcssd,
+        design: DesignName::Tcssd,
         ..balloon_qlc()
     }
 }
@@ -283,7 +283,7 @@ pub fn tcssd_qlc() -> DeviceConfig {
 pub fn cczns_tcssd() -> DeviceConfig {
     DeviceConfig {
         name: "cczns-tcssd".into(),
-        design: Design::Tcssd,
+        design: DesignName::Tcssd,
         nand: nand::presets::cczns_hpca25(),
         zones: zones(ZoneMapping::AllDies, 14, 14),
         lba: LbaConfig {
@@ -302,7 +302,7 @@ pub fn cczns_tcssd() -> DeviceConfig {
 pub fn test_tcssd() -> DeviceConfig {
     DeviceConfig {
         name: "test-tcssd".into(),
-        design: Design::Tcssd,
+        design: DesignName::Tcssd,
         lba: LbaConfig {
             bytes: 4096,
             metadata_bytes: 0,
@@ -323,7 +323,7 @@ pub fn test_tcssd() -> DeviceConfig {
 pub fn test_cczns() -> DeviceConfig {
     DeviceConfig {
         name: "test-cczns".into(),
-        design: Design::Cczns,
+        design: DesignName::Cczns,
         lba: LbaConfig {
             bytes: 4096,
             metadata_bytes: 64,

@@ -5,7 +5,7 @@
 //! compressed I/O and deallocation without a panic and within the memory budget.
 
 use device::harness::{self, Outcome};
-use device::{presets, Design, DeviceConfig, FlushUnit, ZoneMapping};
+use device::{presets, DesignName, DeviceConfig, FlushUnit, ZoneMapping};
 use proptest::prelude::*;
 use sim::Rng;
 
@@ -195,7 +195,7 @@ fn base(i: u8) -> DeviceConfig {
         3 => presets::test_tcssd(),
         _ => {
             let mut c = presets::test_min();
-            c.design = Design::Cczns;
+            c.design = DesignName::Cczns;
             c.lba.metadata_bytes = 64;
             c
         }

@@ -77,7 +77,7 @@ fn survives_kills(cfg: DeviceConfig, tag: &str) {
         .expect("closes");
     let mut rng = Rng::new(7);
     let mut c = Controller::open_image(&img.0).expect("opens");
-    let zoned = c.config().design != device::Design::Tcssd;
+    let zoned = c.config().design != device::DesignName::Tcssd;
     let (size, cap) = (c.layout().zone_size_lbas, c.layout().zone_capacity_lbas);
     let zones = c.zone_count().min(6) as u64;
     // What each zone holds from its start (zoned) or each block (tcssd), as acknowledged.

@@ -283,7 +283,7 @@ pub trait Design: Any {
 
 /// The design a configuration names, with its state sized by the layout.
 pub(crate) fn build(config: &DeviceConfig, layout: &Layout, on_image: bool) -> Box<dyn Design> {
-    use crate::config::Design as Name;
+    use crate::config::DesignName as Name;
     match config.design {
         Name::Zns => Box::new(zns::Zns),
         Name::Cczns => Box::new(cczns::Cczns::new(layout.zone_count as usize)),
@@ -297,33 +297,33 @@ pub(crate) fn build(config: &DeviceConfig, layout: &Layout, on_image: bool) -> B
 }
 
 /// The command set a named design's namespace speaks (what its Identify will say).
-pub fn command_set_of(name: crate::config::Design) -> CommandSet {
+pub fn command_set_of(name: crate::config::DesignName) -> CommandSet {
     match name {
-        crate::config::Design::Tcssd => CommandSet::Nvm,
+        crate::config::DesignName::Tcssd => CommandSet::Nvm,
         _ => CommandSet::Zoned,
     }
 }
 
 /// Every named design with one line on what it is (for `znslab devices`).
-pub fn catalog() -> [(crate::config::Design, &'static str); 4] {
+pub fn catalog() -> [(crate::config::DesignName, &'static str); 4] {
     [
         (
-            crate::config::Design::Zns,
+            crate::config::DesignName::Zns,
             "plain NVMe ZNS: zone state machine, limits, append, report zones",
         ),
         (
-            crate::config::Design::Cczns,
+            crate::config::DesignName::Cczns,
             "CCZNS (HPCA'25 §III): compressed write / decompressed read (single and multi-chunk, \
              CW by append too), byte write pointers, padding zones, chunk records in page OOB",
         ),
         (
-            crate::config::Design::Balloon,
+            crate::config::DesignName::Balloon,
             "Balloon-ZNS (DAC'24 §3): host-transparent; pages compressed into adaptive slots of \
              sub-superblocks taken on demand, residues in shared extra sub-superblocks, migration, \
              reclamation, incompressible zones on whole superblocks, expanded capacity",
         ),
         (
-            crate::config::Design::Tcssd,
+            crate::config::DesignName::Tcssd,
             "transparently compressing block SSD (DP-CSD, ScaleFlux): conventional namespace \
              larger than the flash, per-block map in device DRAM, greedy GC with OP; no zone commands",
         ),

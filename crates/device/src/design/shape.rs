@@ -24,7 +24,7 @@ pub(crate) fn layout_part(
     size_bytes: u64,
     max_zones: u64,
 ) -> Result<LayoutPart, nand::ConfigError> {
-    use crate::config::Design as Name;
+    use crate::config::DesignName as Name;
     let mut part = LayoutPart {
         balloon: None,
         tcssd_superblocks: None,
