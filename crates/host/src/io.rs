@@ -100,6 +100,23 @@ pub enum IoError {
     },
 }
 
+/// Why [`HostIo::restore_emulated_zones`] refused a saved zone table (it changed nothing).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RestoreZonesError {
+    /// The device is a zoned one: it keeps its own zones.
+    #[error("the device has zones of its own: nothing to restore")]
+    NotEmulated,
+    /// The table holds `saved` zones; the device has `device`.
+    #[error("{saved} zones saved, the device has {device}")]
+    ZoneCount { saved: usize, device: usize },
+    /// Zone `zone`'s state code is none a restored zone can have.
+    #[error("zone {zone}: state code {code:#x}")]
+    StateCode { zone: usize, code: u8 },
+    /// Zone `zone`'s write pointer `wp` (an LBA) lies outside the zone.
+    #[error("zone {zone}: write pointer {wp} outside the zone")]
+    WritePointer { zone: usize, wp: u64 },
+}
+
 impl IoError {
     /// The NVMe status, for a device error.
     pub fn status(&self) -> Option<Status> {
@@ -502,11 +519,11 @@ impl HostIo {
     /// Restore the emulated zones from `emulated_zone_table`'s output; open zones come back
     /// closed, as a zoned drive's do after a power cycle. Changes nothing on an error, which
     /// names the zone.
-    pub fn restore_emulated_zones(&self, table: &[(u8, u64)]) -> Result<(), String> {
+    pub fn restore_emulated_zones(&self, table: &[(u8, u64)]) -> Result<(), RestoreZonesError> {
         let zones = self
             .emulated
             .as_ref()
-            .ok_or("the device has zones of its own: nothing to restore")?;
+            .ok_or(RestoreZonesError::NotEmulated)?;
         zones.borrow_mut().restore(table)
     }
 

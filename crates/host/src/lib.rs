@@ -11,5 +11,5 @@ pub mod lsm;
 pub mod zoned;
 pub mod zonefs;
 
-pub use io::{HostIo, IoConfig, IoCounters, IoError};
+pub use io::{HostIo, IoConfig, IoCounters, IoError, RestoreZonesError};
 pub use zoned::{MemZoned, ZonedBackend};

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use device::{CommandKind, Controller, Status};
-use host::lsm::db::{Db, DbOptions};
+use host::lsm::db::{Db, DbError, DbOptions, Stop, Stopper};
 use host::zonefs::ZoneFs;
 use sim::Rng;
 
@@ -282,6 +282,21 @@ fn writers_queued_behind_a_failed_wal_write_are_refused_too() {
         for t in tasks {
             t.await;
         }
+        // Later writes are refused by name: the WAL write or sync the device refused.
+        let e = db
+            .put(b"after", b"x", false)
+            .await
+            .expect_err("writes stopped");
+        assert!(
+            matches!(
+                &e,
+                DbError::Stopped(Stop {
+                    what: Stopper::WalWrite | Stopper::WalSync,
+                    cause,
+                }) if cause.contains("INTERNAL_ERROR")
+            ),
+            "{e}"
+        );
         let s = shared.borrow();
         assert!(s.failed, "the refused write went unreported");
         assert_eq!(

@@ -829,3 +829,136 @@ fn setup_errors_read_as_before_they_were_typed() {
         "compression engine \"qat-9999\": no such profile (znslab devices lists them)"
     );
 }
+
+#[test]
+fn io_compressed_write_and_store_errors_read_as_before_they_were_typed() {
+    use host::lsm::db::{Corruption, DbError, Stop, Stopper};
+    use host::zonefs::{CompressedWriteError, SetupError};
+    use host::RestoreZonesError;
+    let fs = [
+        (
+            FsError::from(SetupError::TooFewZonesToMount { zones: 4, need: 5 }),
+            "too few zones for zonefs",
+        ),
+        (
+            CompressedWriteError::NeedsPaddingZones.into(),
+            "compressed writes need padding zones (mkfs with padding_zones)",
+        ),
+        (
+            CompressedWriteError::TooLarge { bytes: 1 << 20 }.into(),
+            "a compressed write of 1048576 bytes: larger than the device's transfer size or a \
+             zone",
+        ),
+        (
+            CompressedWriteError::Feedback {
+                sizes: 3,
+                chunks: 4,
+                written: 5000,
+            }
+            .into(),
+            "compressed write feedback: 3 sizes for 4 chunks, 5000 bytes taken (not whole \
+             blocks: is the zone a padding zone?)",
+        ),
+    ];
+    for (e, text) in fs {
+        assert_eq!(e.to_string(), text);
+        assert_eq!(DbError::from(e).to_string(), text);
+    }
+    let corrupt = [
+        (
+            Corruption::DecompressedBytes {
+                file: "000012.sst".into(),
+                offset: 8192,
+            },
+            "corrupt 000012.sst: the decompressed read at 8192 returned other bytes than were \
+             written",
+        ),
+        (
+            Corruption::DecompressedChunks {
+                file: "000012.sst".into(),
+                offset: 4096,
+                got: 2,
+                want: 3,
+            },
+            "corrupt 000012.sst: a decompressed read at 4096 returned 2 chunks, the index names 3",
+        ),
+        (
+            Corruption::ShortFile {
+                file: "000007.sst".into(),
+            },
+            "corrupt 000007.sst: shorter than its handles say",
+        ),
+        (
+            Corruption::ManifestLevel { level: 9 },
+            "corrupt MANIFEST: level 9",
+        ),
+        (
+            Corruption::WriteBatch {
+                wal: "000003.log".into(),
+            },
+            "corrupt write batch in 000003.log",
+        ),
+        (Corruption::InternalKey, "corrupt internal key"),
+        (
+            Corruption::InternalKeyInSst,
+            "corrupt internal key in an SST",
+        ),
+        (
+            Corruption::NotCcTable {
+                file: "000009.sst".into(),
+            },
+            "corrupt 000009.sst: scanned but not a CCZNS table of the version",
+        ),
+        (
+            Corruption::NoChunk {
+                file: "000009.sst".into(),
+                offset: 123,
+            },
+            "corrupt 000009.sst: no chunk at 123",
+        ),
+    ];
+    for (c, text) in corrupt {
+        assert_eq!(DbError::from(c).to_string(), text);
+    }
+    let stops = [
+        (Stopper::BackgroundJob, "a background job"),
+        (Stopper::ManifestWrite, "a MANIFEST write"),
+        (Stopper::StartingWal, "starting a new WAL"),
+        (Stopper::WalWrite, "a WAL write"),
+        (Stopper::WalSync, "a WAL sync"),
+    ];
+    for (what, name) in stops {
+        let e = DbError::Stopped(Stop {
+            what,
+            cause: "no space: zones".into(),
+        });
+        assert_eq!(
+            e.to_string(),
+            format!("the store takes no more writes: {name} failed: no space: zones")
+        );
+    }
+    let restore = [
+        (
+            RestoreZonesError::NotEmulated,
+            "the device has zones of its own: nothing to restore",
+        ),
+        (
+            RestoreZonesError::ZoneCount {
+                saved: 10,
+                device: 12,
+            },
+            "10 zones saved, the device has 12",
+        ),
+        (
+            RestoreZonesError::StateCode { zone: 3, code: 0xd },
+            "zone 3: state code 0xd",
+        ),
+        (
+            RestoreZonesError::WritePointer { zone: 3, wp: 77 },
+            "zone 3: write pointer 77 outside the zone",
+        ),
+    ];
+    for (e, text) in restore {
+        assert_eq!(e.to_string(), text);
+    }
+}

@@ -70,12 +70,94 @@ pub enum DbError {
     #[error("compression engine {0:?}: no such profile (znslab devices lists them)")]
     UnknownEngine(String),
     #[error("corrupt {0}")]
-    Corrupt(String),
+    Corrupt(Corruption),
     /// An earlier failure stopped the store taking writes (RocksDB's background error): a WAL
     /// write, a flush or a compaction failed, and going on could lose acknowledged writes.
     /// Reads go on; reopen the store to write again.
     #[error("the store takes no more writes: {0}")]
-    Stopped(String),
+    Stopped(Stop),
+}
+
+/// What the store found corrupt (read back other than it wrote).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Corruption {
+    /// A CCZNS decompressed read of `file` at compressed offset `offset` returned other bytes
+    /// than the table's own chunks there.
+    #[error("{file}: the decompressed read at {offset} returned other bytes than were written")]
+    DecompressedBytes { file: String, offset: u64 },
+    /// A CCZNS decompressed read of `file` at `offset` returned `got` chunks (or other sizes)
+    /// where the table's index names `want`.
+    #[error(
+        "{file}: a decompressed read at {offset} returned {got} chunks, the index names {want}"
+    )]
+    DecompressedChunks {
+        file: String,
+        offset: u64,
+        got: usize,
+        want: usize,
+    },
+    /// A plain read of `file` ended before the end its block handles name.
+    #[error("{file}: shorter than its handles say")]
+    ShortFile { file: String },
+    /// The MANIFEST places a table at `level`, past the store's levels.
+    #[error("MANIFEST: level {level}")]
+    ManifestLevel { level: u32 },
+    /// A record of WAL `wal` does not decode as a write batch.
+    #[error("write batch in {wal}")]
+    WriteBatch { wal: String },
+    /// A scan met a key that does not parse as an internal key.
+    #[error("internal key")]
+    InternalKey,
+    /// A compaction met a key in an SST that does not parse as an internal key.
+    #[error("internal key in an SST")]
+    InternalKeyInSst,
+    /// A scan read blocks of `file` as CCZNS chunks, but the version holds no such table.
+    #[error("{file}: scanned but not a CCZNS table of the version")]
+    NotCcTable { file: String },
+    /// A CCZNS table `file` has no chunk starting at compressed offset `offset`.
+    #[error("{file}: no chunk at {offset}")]
+    NoChunk { file: String, offset: u64 },
+}
+
+impl From<Corruption> for DbError {
+    fn from(c: Corruption) -> Self {
+        DbError::Corrupt(c)
+    }
+}
+
+/// Why the store takes no more writes: the first failure that stopped it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} failed: {cause}", .what.text())]
+pub struct Stop {
+    /// What failed.
+    pub what: Stopper,
+    /// That failure's message (the error itself went to the write that met it, or nowhere
+    /// for a background job).
+    pub cause: String,
+}
+
+/// The work whose failure stopped the store's writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopper {
+    /// A flush or a compaction.
+    BackgroundJob,
+    ManifestWrite,
+    StartingWal,
+    WalWrite,
+    WalSync,
+}
+
+impl Stopper {
+    /// How the store's message names it.
+    pub fn text(self) -> &'static str {
+        match self {
+            Stopper::BackgroundJob => "a background job",
+            Stopper::ManifestWrite => "a MANIFEST write",
+            Stopper::StartingWal => "starting a new WAL",
+            Stopper::WalWrite => "a WAL write",
+            Stopper::WalSync => "a WAL sync",
+        }
+    }
 }
 
 /// An SST the store holds.
@@ -160,7 +242,7 @@ struct Inner {
     compact_running: std::cell::Cell<bool>,
     /// Woken after every background job: stalled writers and waiters re-check.
     progress: Notify,
-    bg_error: std::cell::RefCell<Option<String>>,
+    bg_error: std::cell::RefCell<Option<Stop>>,
     /// Tables a lookup or scan is reading from the device, and how many read each.
     pins: std::cell::RefCell<BTreeMap<u64, u32>>,
     /// Tables a compaction retired, deleted once no lookup or scan reads them.
@@ -297,15 +379,21 @@ impl Inner {
     fn failed(&self, e: DbError) {
         let mut slot = self.bg_error.borrow_mut();
         if slot.is_none() {
-            *slot = Some(format!("a background job failed: {e}"));
+            *slot = Some(Stop {
+                what: Stopper::BackgroundJob,
+                cause: e.to_string(),
+            });
         }
     }
 
     /// A write's own I/O failed: this write fails with `e`, and later writes stop.
-    fn failed_write(&self, what: &str, e: DbError) -> DbError {
+    fn failed_write(&self, what: Stopper, e: DbError) -> DbError {
         let mut slot = self.bg_error.borrow_mut();
         if slot.is_none() {
-            *slot = Some(format!("{what} failed: {e}"));
+            *slot = Some(Stop {
+                what,
+                cause: e.to_string(),
+            });
         }
         e
     }

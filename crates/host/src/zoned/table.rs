@@ -6,6 +6,8 @@
 
 use device::{Status, ZoneAction, ZoneDescriptor, ZoneState};
 
+use crate::io::RestoreZonesError;
+
 pub(crate) struct ZoneTable {
     zones: Vec<ZoneDescriptor>,
     lba_bytes: u64,
@@ -106,21 +108,20 @@ impl ZoneTable {
 
     /// Restore from [`ZoneTable::table`]'s output; open zones come back closed, as a zoned
     /// drive's do after a power cycle. Changes nothing on an error, which names the zone.
-    pub(crate) fn restore(&mut self, table: &[(u8, u64)]) -> Result<(), String> {
+    pub(crate) fn restore(&mut self, table: &[(u8, u64)]) -> Result<(), RestoreZonesError> {
         let mut next = self.zones.clone();
         if table.len() != next.len() {
-            return Err(format!(
-                "{} zones saved, the device has {}",
-                table.len(),
-                next.len()
-            ));
+            return Err(RestoreZonesError::ZoneCount {
+                saved: table.len(),
+                device: next.len(),
+            });
         }
         for (i, (z, &(code, wp))) in next.iter_mut().zip(table).enumerate() {
             let state = ZoneState::from_code(code)
                 .filter(|s| !matches!(s, ZoneState::ReadOnly | ZoneState::Offline))
-                .ok_or(format!("zone {i}: state code {code:#x}"))?;
+                .ok_or(RestoreZonesError::StateCode { zone: i, code })?;
             if wp < z.zslba || wp > z.zslba + z.capacity {
-                return Err(format!("zone {i}: write pointer {wp} outside the zone"));
+                return Err(RestoreZonesError::WritePointer { zone: i, wp });
             }
             z.state = match state {
                 ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened if wp == z.zslba => {

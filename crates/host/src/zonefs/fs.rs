@@ -103,6 +103,33 @@ pub enum SetupError {
          and needs one more of each"
     )]
     TooFewOpenZones { max_open: u32, max_active: u32 },
+    /// Mount found `zones` zones on the device; zonefs needs at least `need`.
+    #[error("too few zones for zonefs")]
+    TooFewZonesToMount { zones: usize, need: u32 },
+}
+
+/// A CCZNS compressed write (ZoneFs's `write_compressed`) refused or answered oddly.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompressedWriteError {
+    /// The file system was made without padding zones.
+    #[error("compressed writes need padding zones (mkfs with padding_zones)")]
+    NeedsPaddingZones,
+    /// `bytes` of uncompressed data: more than one command or one zone carries.
+    #[error(
+        "a compressed write of {bytes} bytes: larger than the device's transfer size or a zone"
+    )]
+    TooLarge { bytes: u64 },
+    /// The device's feedback gave `sizes` chunk sizes for `chunks` chunks, or took `written`
+    /// bytes of the zone that are not whole blocks.
+    #[error(
+        "compressed write feedback: {sizes} sizes for {chunks} chunks, {written} bytes taken \
+         (not whole blocks: is the zone a padding zone?)"
+    )]
+    Feedback {
+        sizes: usize,
+        chunks: usize,
+        written: u64,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -120,8 +147,8 @@ pub enum FsError {
     /// The device or the options cannot carry zonefs (mkfs or mount refuses).
     #[error(transparent)]
     Setup(#[from] SetupError),
-    #[error("{0}")]
-    Invalid(String),
+    #[error(transparent)]
+    CompressedWrite(#[from] CompressedWriteError),
     /// Mount found no metadata: nothing made a file system on the device.
     #[error("no zonefs metadata found: the device holds no file system")]
     NoFileSystem,

@@ -7,6 +7,7 @@ pub mod meta;
 pub mod policy;
 
 pub use fs::{
-    FileWriter, FsError, FsStats, Lifetime, MkfsOptions, SetupError, ZoneCounters, ZoneFs,
+    CompressedWriteError, FileWriter, FsError, FsStats, Lifetime, MkfsOptions, SetupError,
+    ZoneCounters, ZoneFs,
 };
 pub use policy::{Policy, ZenFsPolicy};

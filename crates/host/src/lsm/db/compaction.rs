@@ -5,7 +5,7 @@ use super::super::key::{self, ValueType};
 use super::super::sst::CcChunk;
 use super::tables::dr_region;
 use super::version::{level_sizes, level_targets, Edit};
-use super::{sst_name, DbError, Inner, Sst};
+use super::{sst_name, Corruption, DbError, Inner, Sst};
 use crate::zonefs::Lifetime;
 
 impl Inner {
@@ -152,7 +152,7 @@ impl Inner {
         let mut any = false;
         for (k, v) in entries {
             let (uk, _, t) =
-                key::parse(&k).ok_or_else(|| DbError::Corrupt("internal key in an SST".into()))?;
+                key::parse(&k).ok_or_else(|| DbError::from(Corruption::InternalKeyInSst))?;
             if any && last_user == uk {
                 continue; // an older version, shadowed
             }

@@ -13,7 +13,9 @@ use super::super::sst::{self, Table};
 use super::options::DbOptions;
 use super::tables::{dr_region, shared};
 use super::version::{Edit, NewFile};
-use super::{manifest_name, number_of, sst_name, wal_name, DbError, DbStats, Inner, Sst, State};
+use super::{
+    manifest_name, number_of, sst_name, wal_name, Corruption, DbError, DbStats, Inner, Sst, State,
+};
 use crate::zonefs::{FsError, Lifetime, ZoneFs};
 
 async fn read_file(fs: &ZoneFs, name: &str) -> Result<Vec<u8>, FsError> {
@@ -28,9 +30,10 @@ async fn read_range(fs: &ZoneFs, name: &str, from: u64, to: u64) -> Result<Vec<u
     let mut buf = vec![0u8; to.saturating_sub(from) as usize];
     let n = fs.read(name, from, &mut buf).await?;
     if n != buf.len() {
-        return Err(DbError::Corrupt(format!(
-            "{name}: shorter than its handles say"
-        )));
+        return Err(Corruption::ShortFile {
+            file: name.to_string(),
+        }
+        .into());
     }
     Ok(buf)
 }
@@ -103,7 +106,7 @@ impl Inner {
             let table = shared(read_table(&fs, &sst_name(number)).await?, &decoded);
             let l = levels
                 .get_mut(level as usize)
-                .ok_or_else(|| DbError::Corrupt(format!("MANIFEST: level {level}")))?;
+                .ok_or_else(|| DbError::from(Corruption::ManifestLevel { level }))?;
             l.push(Sst {
                 number,
                 size,
@@ -136,7 +139,7 @@ impl Inner {
             let log = read_log(&read_file(&fs, &wal_name(*w)).await?)?;
             for rec in &log.records {
                 let (seq, batch) = WriteBatch::decode(rec)
-                    .ok_or_else(|| DbError::Corrupt(format!("write batch in {}", wal_name(*w))))?;
+                    .ok_or_else(|| DbError::from(Corruption::WriteBatch { wal: wal_name(*w) }))?;
                 for (i, (t, k, v)) in batch.ops.iter().enumerate() {
                     mem.insert(k, seq + i as u64, *t, v);
                 }

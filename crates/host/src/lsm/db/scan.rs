@@ -12,7 +12,7 @@ use super::options::DbOptions;
 use super::read::{cache_charge, FilePins};
 use super::tables::{check_bytes, dr_chunks, dr_span};
 
-use super::{sst_name, DbError, Inner, Sst};
+use super::{sst_name, Corruption, DbError, Inner, Sst};
 
 /// RocksDB's implicit iterator readahead over one file (BlockPrefetcher): block reads that
 /// follow each other count up; past `auto_readahead_after` of them a read fetches the block
@@ -205,7 +205,7 @@ impl Inner {
                         .map(|(k, v)| (k, v.to_vec()))
                 };
                 let (uk, _, t) =
-                    key::parse(&k).ok_or_else(|| DbError::Corrupt("internal key".into()))?;
+                    key::parse(&k).ok_or_else(|| DbError::from(Corruption::InternalKey))?;
                 if last.as_deref() == Some(uk) {
                     continue; // an older version
                 }
@@ -229,10 +229,9 @@ impl Inner {
                     .find(|f| f.number == *number)
                     .and_then(|f| f.table.cc_blocks())
                     .ok_or_else(|| {
-                        DbError::Corrupt(format!(
-                            "{}: scanned but not a CCZNS table of the version",
-                            sst_name(*number)
-                        ))
+                        DbError::from(Corruption::NotCcTable {
+                            file: sst_name(*number),
+                        })
                     })?;
                 cc_tables.insert(*number, cc);
             }
@@ -297,7 +296,12 @@ impl Inner {
         let chunks = table.chunks();
         let i = chunks
             .binary_search_by_key(&offset, |c| c.offset)
-            .map_err(|_| DbError::Corrupt(format!("{name}: no chunk at {offset}")))?;
+            .map_err(|_| {
+                DbError::from(Corruption::NoChunk {
+                    file: name.clone(),
+                    offset,
+                })
+            })?;
         let end = if cc.multi_chunk_dr {
             let mdts = self.fs.io().max_transfer_bytes();
             dr_span(chunks, i, cc.prefetch_bytes, mdts, self.fs.io().lba_bytes())

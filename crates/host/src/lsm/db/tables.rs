@@ -10,7 +10,7 @@ use super::super::memtable::MemTable;
 use super::super::sst::{CcChunk, Table, TableBuilder};
 use super::options::DbOptions;
 
-use super::{sst_name, DbError, Inner, Sst};
+use super::{sst_name, Corruption, DbError, Inner, Sst};
 use crate::zonefs::{FileWriter, Lifetime, ZoneFs};
 
 /// CNLB is 8 bits: a DR's compressed range spans at most 255 blocks.
@@ -113,9 +113,11 @@ pub(super) fn check_bytes(
     if expected == Some(bytes) {
         Ok(())
     } else {
-        Err(DbError::Corrupt(format!(
-            "{name}: the decompressed read at {offset} returned other bytes than were written"
-        )))
+        Err(Corruption::DecompressedBytes {
+            file: name.to_string(),
+            offset,
+        }
+        .into())
     }
 }
 
@@ -129,12 +131,13 @@ fn check_chunks(name: &str, want: &[CcChunk], got: &[(u32, u32)]) -> Result<(), 
     if same {
         Ok(())
     } else {
-        Err(DbError::Corrupt(format!(
-            "{name}: a decompressed read at {} returned {} chunks, the index names {}",
-            want.first().map_or(0, |c| c.offset),
-            got.len(),
-            want.len()
-        )))
+        Err(Corruption::DecompressedChunks {
+            file: name.to_string(),
+            offset: want.first().map_or(0, |c| c.offset),
+            got: got.len(),
+            want: want.len(),
+        }
+        .into())
     }
 }
 

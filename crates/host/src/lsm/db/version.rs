@@ -3,7 +3,7 @@
 
 use super::super::format::{get_varint, put_varint};
 use super::options::DbOptions;
-use super::{DbError, Inner, State};
+use super::{DbError, Inner, State, Stopper};
 
 /// Bytes in each level.
 pub(super) fn level_sizes(st: &State) -> Vec<u64> {
@@ -166,7 +166,7 @@ impl Inner {
             Ok(()) => st.manifest.sync().await,
             Err(e) => Err(e),
         };
-        wrote.map_err(|e| self.failed_write("a MANIFEST write", e.into()))
+        wrote.map_err(|e| self.failed_write(Stopper::ManifestWrite, e.into()))
     }
 
     pub(super) fn update_level_stats(&self, st: &State) {

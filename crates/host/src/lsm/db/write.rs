@@ -8,7 +8,7 @@ use sim::SimDuration;
 
 use super::super::log::LogWriter;
 use super::super::memtable::WriteBatch;
-use super::{wal_name, DbError, Inner, State};
+use super::{wal_name, DbError, Inner, State, Stopper};
 use crate::zonefs::Lifetime;
 
 impl Inner {
@@ -39,7 +39,7 @@ impl Inner {
                     continue;
                 }
                 if let Err(e) = self.switch_memtable(&mut st).await {
-                    return Err(self.failed_write("starting a new WAL", e));
+                    return Err(self.failed_write(Stopper::StartingWal, e));
                 }
                 self.schedule();
             }
@@ -59,11 +59,11 @@ impl Inner {
         // The log writer has framed the record into its block: a record the WAL did not
         // take would leave the framing of every later one wrong (RocksDB stops writes too).
         if let Err(e) = st.wal.append(&rec).await {
-            return Err(self.failed_write("a WAL write", e.into()));
+            return Err(self.failed_write(Stopper::WalWrite, e.into()));
         }
         if sync {
             if let Err(e) = st.wal.sync().await {
-                return Err(self.failed_write("a WAL sync", e.into()));
+                return Err(self.failed_write(Stopper::WalSync, e.into()));
             }
         }
         for (i, (t, k, v)) in batch.ops.iter().enumerate() {

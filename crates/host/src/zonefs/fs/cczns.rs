@@ -2,7 +2,7 @@
 //! the zone took) and decompressed reads of a file's chunks.
 
 use super::super::meta::Extent;
-use super::{FsError, ZoneFs};
+use super::{CompressedWriteError, FsError, ZoneFs};
 use crate::zoned::ZonedBackend;
 
 impl<B: ZonedBackend> ZoneFs<B> {
@@ -18,16 +18,11 @@ impl<B: ZonedBackend> ZoneFs<B> {
         chunk_sizes: &[u32],
     ) -> Result<Vec<u32>, FsError> {
         if !self.padding_zones() {
-            return Err(FsError::Invalid(
-                "compressed writes need padding zones (mkfs with padding_zones)".into(),
-            ));
+            return Err(CompressedWriteError::NeedsPaddingZones.into());
         }
         let need = data.len() as u64;
         if need > self.io.zone_capacity_bytes() || need > self.io.max_transfer_bytes() {
-            return Err(FsError::Invalid(format!(
-                "a compressed write of {need} bytes: larger than the device's transfer size \
-                 or a zone"
-            )));
+            return Err(CompressedWriteError::TooLarge { bytes: need }.into());
         }
         let zi = loop {
             let (zone, lifetime) = {
@@ -65,13 +60,12 @@ impl<B: ZonedBackend> ZoneFs<B> {
         };
         let fb = self.io.compressed_write(pos, data, chunk_sizes).await?;
         if fb.sizes.len() != chunk_sizes.len() || fb.written % self.block != 0 {
-            return Err(FsError::Invalid(format!(
-                "compressed write feedback: {} sizes for {} chunks, {} bytes taken (not whole \
-                 blocks: is the zone a padding zone?)",
-                fb.sizes.len(),
-                chunk_sizes.len(),
-                fb.written
-            )));
+            return Err(CompressedWriteError::Feedback {
+                sizes: fb.sizes.len(),
+                chunks: chunk_sizes.len(),
+                written: fb.written,
+            }
+            .into());
         }
         self.extend(id, zi, pos, fb.written, fb.written).await?;
         Ok(fb.sizes)

@@ -8,7 +8,7 @@ use device::{ZoneAction, ZoneState};
 
 use super::super::meta::{self, Extent, FileMeta, Record, Superblock};
 use super::super::policy::Policy;
-use super::{FsError, OpenFile, ZoneFs, META_ZONES, SPARSE_HEADER};
+use super::{FsError, OpenFile, SetupError, ZoneFs, META_ZONES, SPARSE_HEADER};
 use crate::zoned::ZonedBackend;
 
 impl<B: ZonedBackend> ZoneFs<B> {
@@ -23,7 +23,11 @@ impl<B: ZonedBackend> ZoneFs<B> {
     pub async fn mount_with(io: Rc<B>, policy: Policy) -> Result<ZoneFs<B>, FsError> {
         let zones = io.report_zones().await?;
         if zones.len() < (META_ZONES + 2) as usize {
-            return Err(FsError::Invalid("too few zones for zonefs".into()));
+            return Err(SetupError::TooFewZonesToMount {
+                zones: zones.len(),
+                need: META_ZONES + 2,
+            }
+            .into());
         }
         let block = io.lba_bytes();
         let mut best: Option<(Superblock, Vec<Record>, u32)> = None;
