@@ -29,7 +29,7 @@ use sim::cpu::CpuPool;
 use sim::sync::{Mutex, Semaphore};
 use sim::{Sim, SimDuration};
 
-use crate::zoned::table::ZoneTable;
+use crate::zoned::table::{RestoreZonesError, ZoneTable};
 
 /// Host I/O costs and limits.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,23 +98,6 @@ pub enum IoError {
         len: u64,
         why: &'static str,
     },
-}
-
-/// Why [`HostIo::restore_emulated_zones`] refused a saved zone table (it changed nothing).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RestoreZonesError {
-    /// The device is a zoned one: it keeps its own zones.
-    #[error("the device has zones of its own: nothing to restore")]
-    NotEmulated,
-    /// The table holds `saved` zones; the device has `device`.
-    #[error("{saved} zones saved, the device has {device}")]
-    ZoneCount { saved: usize, device: usize },
-    /// Zone `zone`'s state code is none a restored zone can have.
-    #[error("zone {zone}: state code {code:#x}")]
-    StateCode { zone: usize, code: u8 },
-    /// Zone `zone`'s write pointer `wp` (an LBA) lies outside the zone.
-    #[error("zone {zone}: write pointer {wp} outside the zone")]
-    WritePointer { zone: usize, wp: u64 },
 }
 
 impl IoError {

@@ -11,5 +11,6 @@ pub mod lsm;
 pub mod zoned;
 pub mod zonefs;
 
-pub use io::{HostIo, IoConfig, IoCounters, IoError, RestoreZonesError};
+pub use io::{HostIo, IoConfig, IoCounters, IoError};
+pub use zoned::RestoreZonesError;
 pub use zoned::{MemZoned, ZonedBackend};

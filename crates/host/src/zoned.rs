@@ -20,6 +20,7 @@ use sim::Sim;
 use crate::io::{CwFeedback, HostIo, IoError};
 
 pub use mem::MemZoned;
+pub use table::RestoreZonesError;
 
 /// A zoned block device as a file system sees it. Byte addresses throughout; every I/O is
 /// whole blocks inside one zone.
