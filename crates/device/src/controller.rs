@@ -347,6 +347,10 @@ impl Controller {
         } else if compressed && !caps.compressed_io {
             // CDW12 bit 16 on a device without compressed I/O.
             Some(Status::INVALID_FIELD)
+        } else if compressed && self.design.chunk_table().is_none() {
+            // A design that says it takes compressed I/O but keeps no chunk records: refused
+            // here rather than met halfway through the command.
+            Some(Status::INTERNAL_ERROR)
         } else {
             None
         };

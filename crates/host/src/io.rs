@@ -141,16 +141,12 @@ fn device_status(status: Status, op: &'static str, lba: u64) -> Result<(), IoErr
 
 impl HostIo {
     pub fn new(dev: &DeviceHandle, cpu: Rc<CpuPool>, cfg: IoConfig) -> HostIo {
-        let (l, zones, csi) = dev.with(|c| (c.layout().clone(), c.zone_count(), c.identify().csi));
+        // Everything the host knows of the device it learns from Identify.
+        let id = dev.with(|c| c.identify());
+        let zones = id.zone_count;
         // A conventional namespace: the host emulates the zones (as dm-zoned would).
-        let emulated = (csi == device::CommandSet::Nvm).then(|| {
-            RefCell::new(ZoneTable::new(
-                zones,
-                l.zone_size_lbas,
-                l.zone_capacity_lbas,
-                l.lba_bytes,
-            ))
-        });
+        let emulated = (id.csi == device::CommandSet::Nvm)
+            .then(|| RefCell::new(ZoneTable::new(zones, id.zsze, id.zcap, id.lba_bytes)));
         HostIo {
             emulated,
             sim: dev.sim().clone(),
@@ -159,12 +155,12 @@ impl HostIo {
             slots: Semaphore::new(cfg.queue_depth.max(1) as usize),
             cfg,
             zone_locks: (0..zones).map(|_| Mutex::new(())).collect(),
-            lba_bytes: l.lba_bytes,
-            metadata_bytes: l.metadata_bytes,
-            zone_lbas: l.zone_size_lbas,
-            zone_capacity_lbas: l.zone_capacity_lbas,
-            namespace_lbas: l.namespace_lbas(),
-            mdts: l.max_transfer_bytes,
+            lba_bytes: id.lba_bytes,
+            metadata_bytes: id.metadata_bytes,
+            zone_lbas: id.zsze,
+            zone_capacity_lbas: id.zcap,
+            namespace_lbas: id.nsze,
+            mdts: id.mdts_bytes,
             counters: RefCell::new(IoCounters::default()),
             in_flight: Cell::new(0),
         }

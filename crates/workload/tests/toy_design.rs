@@ -98,3 +98,64 @@ fn a_toy_design_runs_under_fio_and_stores_its_bytes_inverted() {
         assert!(host.iter().zip(&media).all(|(h, m)| *h == !*m));
     });
 }
+
+/// A design that claims CCZNS's compressed I/O in Identify but keeps no chunk records.
+#[derive(Default)]
+struct Boasting(Inverted);
+
+impl Design for Boasting {
+    fn name(&self) -> &'static str {
+        "boasting"
+    }
+    fn vendor_caps(&self) -> device::VendorCaps {
+        device::VendorCaps {
+            compressed_io: true,
+            deallocate: false,
+        }
+    }
+    fn write_zone(&mut self, m: &mut Media, w: &ZoneWrite) -> Result<SimInstant, Status> {
+        self.0.write_zone(m, w)
+    }
+    fn read_zone(&mut self, m: &mut Media, r: &mut ZoneRead) -> Result<SimInstant, Status> {
+        self.0.read_zone(m, r)
+    }
+    fn finish_zone(&mut self, m: &mut Media, zone: usize, ready: SimInstant) -> SimInstant {
+        self.0.finish_zone(m, zone, ready)
+    }
+    fn before_reset(&mut self, m: &mut Media, zone: usize) {
+        self.0.before_reset(m, zone)
+    }
+    fn reset_zone(
+        &mut self,
+        m: &mut Media,
+        zone: usize,
+        ready: SimInstant,
+        recorded: bool,
+    ) -> (SimInstant, io::Result<()>) {
+        self.0.reset_zone(m, zone, ready, recorded)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[test]
+fn a_design_claiming_compressed_io_without_chunk_records_is_refused_not_a_panic() {
+    let mut c = Controller::with_design(presets::test_min(), Box::new(Boasting::default()))
+        .expect("accepted");
+    let data = vec![7u8; 4096];
+    let mut meta = vec![0u8; 64];
+    let done = c.submit(
+        SimInstant::from_ns(0),
+        Command::CompressedWrite {
+            slba: 0,
+            intra: 0,
+            nlb: 1,
+            data: &data,
+            metadata: &mut meta,
+            append: false,
+        },
+    );
+    assert_eq!(done.status, Status::INTERNAL_ERROR);
+    assert_eq!(c.identify().nuse, 0, "nothing was written");
+}

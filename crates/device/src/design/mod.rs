@@ -8,6 +8,12 @@
 //! design sees the device through a borrowed [`Media`] (flash, buffer, links, storage, engine,
 //! zone states read-only) and never the controller itself, so nothing here imports it.
 //!
+//! One exception: CCZNS's compressed write and decompressed read (`cmd/compressed_write.rs`,
+//! `cmd/decompressed_read.rs`) are carried out by the controller itself, over the design's
+//! chunk records ([`Design::chunk_table`]) and the plain zone data path of `zns.rs`; they do
+//! not call `write_zone`/`read_zone`. A design that offers compressed I/O keeps a chunk table
+//! (the controller refuses CW/DR with Internal Error otherwise).
+//!
 //! | design | folder | namespace | what it adds |
 //! |---|---|---|---|
 //! | `zns` | `zns.rs` | zoned | nothing: bytes in zones, programmed in units |
