@@ -104,29 +104,22 @@ pub(super) fn read_input(path: &Option<PathBuf>, what: &str) -> anyhow::Result<V
 }
 
 impl PayloadArgs {
-    /// `--data-size`, if given, must be the `nlb` blocks the command moves.
-    pub(super) fn check_data_size(&self, nlb: u64, lba: u64) -> anyhow::Result<()> {
-        match self.data_size {
-            Some(z) if z != nlb * lba => {
-                bail!(
-                    "--data-size {z} does not match {nlb} block(s) of {lba} bytes ({})",
-                    nlb * lba
-                )
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// The data (and metadata) of a write or append, checked against the sizes it implies.
+    /// The data (and metadata) of a write or append, checked against the sizes it implies:
+    /// `nlb` blocks, of which the first `--data-size` bytes (if smaller) come from the data and
+    /// the rest are zeros, as nvme-cli's zeroed buffer holds them.
     pub(super) fn load(&self, c: &Controller, nlb: u64) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
         let lba = c.layout().lba_bytes;
-        self.check_data_size(nlb, lba)?;
         let want = nlb * lba;
+        let from_file = self.data_size.map_or(want, |z| z.min(want));
         let mut d = read_input(&self.data, "data")?;
-        if (d.len() as u64) < want {
-            bail!("the data holds {} bytes; the command needs {want}", d.len());
+        if (d.len() as u64) < from_file {
+            bail!(
+                "the data holds {} bytes; the command needs {from_file}",
+                d.len()
+            );
         }
-        d.truncate(want as usize);
+        d.truncate(from_file as usize);
+        d.resize(want as usize, 0);
         let ms = c.layout().metadata_bytes * nlb;
         let m = match &self.metadata {
             Some(p) => {
@@ -148,7 +141,13 @@ impl PayloadArgs {
 }
 
 /// A buffer of `len` bytes from `path` (zero-padded, truncated), or zeros.
-pub(super) fn buffer(path: &Option<PathBuf>, len: u64, what: &str) -> anyhow::Result<Vec<u8>> {
+/// `fill` is nvme-cli's --prefill: the byte the buffer holds where the file does not reach.
+pub(super) fn buffer(
+    path: &Option<PathBuf>,
+    len: u64,
+    what: &str,
+    fill: u8,
+) -> anyhow::Result<Vec<u8>> {
     if len > 1 << 30 {
         bail!("--{what}-len {len} is more than 1 GiB");
     }
@@ -156,7 +155,7 @@ pub(super) fn buffer(path: &Option<PathBuf>, len: u64, what: &str) -> anyhow::Re
         Some(p) => std::fs::read(p).with_context(|| format!("{what} file {}", p.display()))?,
         None => Vec::new(),
     };
-    b.resize(len as usize, 0);
+    b.resize(len as usize, fill);
     Ok(b)
 }
 
@@ -164,5 +163,107 @@ pub(super) fn hex_dump(data: &[u8]) {
     for (i, row) in data.chunks(16).enumerate() {
         let hex: Vec<String> = row.iter().map(|b| format!("{b:02x}")).collect();
         println!("{:08x}: {}", i * 16, hex.join(" "));
+    }
+}
+
+impl super::Global {
+    /// Check nvme-cli's global flags before anything runs: refuse what cannot be done here,
+    /// say on stderr which flags are accepted and ignored. Returns the output format.
+    pub(super) fn check(&self) -> anyhow::Result<OutputFormat> {
+        if self.output_format == OutputFormat::Binary {
+            bail!("--output-format binary: refused: znslab keeps no raw NVMe structures to dump; use normal or json");
+        }
+        if self.set_options.is_some() {
+            bail!("--set-options: refused: these are libnvme library options, and there is no libnvme here");
+        }
+        if let Some(v) = self.output_format_version {
+            if !(1..=2).contains(&v) {
+                bail!("--output-format-version {v}: must be 1 or 2");
+            }
+            notice(
+                "--output-format-version",
+                "only nvme-cli's `list -v` output differs",
+            );
+        }
+        if self.timeout.is_some() {
+            notice(
+                "--timeout",
+                "commands complete in virtual time; no timeout can fire",
+            );
+        }
+        if self.no_retries {
+            notice("--no-retries", "nothing is retried here");
+        }
+        if self.no_ioctl_probing {
+            notice("--no-ioctl-probing", "there is no ioctl to probe");
+        }
+        Ok(self.output_format)
+    }
+
+    /// -v or -H, unless --quiet.
+    pub(super) fn verbose(&self) -> bool {
+        !self.quiet && (self.verbose > 0 || self.human_readable)
+    }
+
+    pub(super) fn dry_run(&self) -> bool {
+        self.dry_run
+    }
+}
+
+/// A flag accepted and ignored: one line on stderr saying why.
+pub(super) fn notice(flag: &str, why: &str) {
+    eprintln!("znslab nvme: {flag} ignored: {why}");
+}
+
+/// `-n/--namespace-id`: an image holds one namespace, NSID 1 (0, nvme-cli's "not given", and
+/// 0xffffffff, the broadcast value, mean it too).
+pub(super) fn check_nsid(nsid: Option<u64>) -> anyhow::Result<()> {
+    match nsid {
+        None | Some(0) | Some(1) | Some(0xffff_ffff) => Ok(()),
+        Some(n) => {
+            bail!("--namespace-id {n}: no such namespace: an image holds one namespace, NSID 1")
+        }
+    }
+}
+
+/// `--dry-run` on a command that would change or read the device: say so, send nothing.
+pub(super) fn dry_run_note(what: &str) {
+    eprintln!("znslab nvme: --dry-run: {what} not sent");
+}
+
+/// C's `%#x`: `0` for zero, `0x...` otherwise.
+pub(super) fn cx(v: u64) -> String {
+    if v == 0 {
+        "0".into()
+    } else {
+        format!("{v:#x}")
+    }
+}
+
+impl PayloadArgs {
+    /// The command-field flags of read, write and zone-append, then the global flags.
+    pub(super) fn check_fields(&self) -> anyhow::Result<OutputFormat> {
+        if self.prinfo > 0xf {
+            bail!("--prinfo {:#x}: must be 0-15 (a 4-bit field)", self.prinfo);
+        }
+        if self.prinfo != 0 {
+            notice(
+                "--prinfo",
+                "the namespace has no protection information (id-ns dps 0)",
+            );
+        }
+        if self.limited_retry {
+            notice(
+                "--limited-retry",
+                "the device makes one media access per block anyway",
+            );
+        }
+        if self.force_unit_access {
+            notice(
+                "--force-unit-access",
+                "the device has no volatile write cache (id-ctrl vwc 0): a completed write is durable",
+            );
+        }
+        self.g.check()
     }
 }

@@ -3,35 +3,63 @@
 //! write and decompressed read).
 
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context};
 use device::{Command, Status};
 use serde_json::json;
 
-use super::common::{buffer, fail, finish, hex_dump, open, open_ro, over_limit, submit};
-use super::{OutputFormat, PassthruArgs, RwArgs};
+use super::common::{
+    buffer, check_nsid, dry_run_note, fail, finish, hex_dump, notice, open, open_ro, over_limit,
+    submit,
+};
+use super::{DsmArgs, NsArgs, OutputFormat, PassthruArgs, RwArgs};
 
 /// `nvme flush`.
-pub(super) fn flush(image: PathBuf) -> anyhow::Result<ExitCode> {
-    let mut c = open(&image)?;
+pub(super) fn flush(a: NsArgs) -> anyhow::Result<ExitCode> {
+    check_nsid(a.namespace_id)?;
+    let fmt = a.g.check()?;
+    if a.g.dry_run() {
+        dry_run_note("Flush");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut c = open(&a.image)?;
     let comp = submit(&mut c, Command::Flush);
     if comp.status != Status::SUCCESS {
-        return Ok(fail(comp.status, OutputFormat::Normal));
+        return Ok(fail(comp.status, fmt));
     }
-    println!("NVMe Flush: success");
+    if a.g.verbose() {
+        println!("NVMe Flush: success");
+    }
     finish(c)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `nvme dsm`: with `--ad`, deallocate each range.
-pub(super) fn dsm(
-    image: PathBuf,
-    slbs: Vec<u64>,
-    blocks: Vec<u64>,
-    ad: bool,
-) -> anyhow::Result<ExitCode> {
+pub(super) fn dsm(a: DsmArgs) -> anyhow::Result<ExitCode> {
+    check_nsid(a.namespace_id)?;
+    let fmt = a.g.check()?;
+    let (slbs, blocks) = (&a.slbs, &a.blocks);
+    // CDW11 bit 2 is AD; bits 0 and 1 (IDR, IDW) are hints.
+    let ad = a.ad || a.cdw11.is_some_and(|c| c & 0x4 != 0);
+    if let Some(c) = a.cdw11 {
+        if c > u32::MAX as u64 {
+            bail!("--cdw11 {c:#x} does not fit in 32 bits");
+        }
+    }
+    if !a.ctx_attrs.is_empty() && a.ctx_attrs.len() != slbs.len() {
+        bail!(
+            "--ctx-attrs gives {} values and --slbs {}: one per range",
+            a.ctx_attrs.len(),
+            slbs.len()
+        );
+    }
+    if !a.ctx_attrs.is_empty() || a.idw || a.idr || a.cdw11.is_some_and(|c| c & 0x3 != 0) {
+        notice(
+            "--ctx-attrs/--idw/--idr",
+            "access hints; the device places data by zone, not by hint",
+        );
+    }
     if slbs.len() != blocks.len() {
         bail!(
             "--slbs gives {} ranges and --blocks {}: one count per starting LBA",
@@ -45,25 +73,63 @@ pub(super) fn dsm(
             slbs.len()
         );
     }
-    let mut c = open(&image)?;
+    if a.g.dry_run() {
+        dry_run_note("Dataset Management");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut c = open(&a.image)?;
     if ad {
-        for (&slba, &n) in slbs.iter().zip(&blocks) {
+        for (&slba, &n) in slbs.iter().zip(blocks) {
             let nlb =
                 u32::try_from(n).map_err(|_| anyhow!("--blocks {n} does not fit in 32 bits"))?;
             let comp = submit(&mut c, Command::Deallocate { slba, nlb });
             if comp.status != Status::SUCCESS {
-                return Ok(fail(comp.status, OutputFormat::Normal));
+                return Ok(fail(comp.status, fmt));
             }
         }
     }
-    println!("NVMe DSM: success");
+    if a.g.verbose() {
+        println!("NVMe DSM: success");
+    }
     finish(c)?;
     Ok(ExitCode::SUCCESS)
 }
 
+/// nvme-cli's name of an I/O opcode (nvme_cmd_to_string).
+fn io_opcode_name(opcode: u8) -> &'static str {
+    match opcode {
+        0x00 => "Flush",
+        0x01 => "Write",
+        0x02 => "Read",
+        0x09 => "Dataset Management",
+        0x79 => "Zone Management Send",
+        0x7a => "Zone Management Receive",
+        0x7d => "Zone Append",
+        _ => "Vendor Specific",
+    }
+}
+
 pub(super) fn passthru(a: PassthruArgs) -> anyhow::Result<ExitCode> {
     use device::cmd::wire::{self, IoDwords};
-    let mut c = open(&a.image)?;
+    check_nsid(a.namespace_id)?;
+    let fmt = a.g.check()?;
+    if fmt == OutputFormat::Json {
+        bail!(
+            "--output-format json: refused: io-passthru prints normal output only, as nvme-cli's"
+        );
+    }
+    for (name, v) in [
+        ("flags", a.flags),
+        ("rsvd", a.rsvd),
+        ("cdw2", a.cdw2),
+        ("cdw3", a.cdw3),
+    ] {
+        if v != 0 {
+            bail!("--{name} {v:#x}: refused: no I/O command this device takes uses it (PRP/SGL, fused and reserved fields); leave it 0");
+        }
+    }
+    let prefill =
+        u8::try_from(a.prefill).map_err(|_| anyhow!("--prefill {:#x} is not a byte", a.prefill))?;
     let dw = |v: u64, name: &str| {
         u32::try_from(v).map_err(|_| anyhow!("--{name} {v:#x} does not fit in 32 bits"))
     };
@@ -78,10 +144,33 @@ pub(super) fn passthru(a: PassthruArgs) -> anyhow::Result<ExitCode> {
     if a.read && a.write {
         bail!("--read and --write together: a command moves data one way");
     }
-    let mut data = buffer(&a.input_file, a.data_len, "data")?;
-    let mut md = buffer(&a.metadata, a.metadata_len, "metadata")?;
+    let mut data = buffer(&a.input_file, a.data_len, "data", prefill)?;
+    let mut md = buffer(&a.metadata, a.metadata_len, "metadata", prefill)?;
     let opcode =
         u8::try_from(a.opcode).map_err(|_| anyhow!("--opcode {} is over 0xff", a.opcode))?;
+    if a.show_command || a.g.dry_run() {
+        println!("opcode       : {opcode:02x}");
+        println!("flags        : 00\nrsvd1        : 0000\nnsid         : 00000001");
+        println!("cdw2         : 00000000\ncdw3         : 00000000");
+        println!("data_len     : {:08x}", a.data_len);
+        println!("metadata_len : {:08x}", a.metadata_len);
+        println!("addr         : 0\nmetadata     : 0");
+        for (k, v) in [
+            ("cdw10", dws.cdw10),
+            ("cdw11", dws.cdw11),
+            ("cdw12", dws.cdw12),
+            ("cdw13", dws.cdw13),
+            ("cdw14", dws.cdw14),
+            ("cdw15", dws.cdw15),
+        ] {
+            println!("{k:<13}: {v:08x}");
+        }
+        println!("timeout_ms   : {:08x}", a.g.timeout.unwrap_or(0));
+        if a.g.dry_run() {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let mut c = open(&a.image)?;
     let lba = c.layout().lba_bytes;
     let cc = dws.cdw12 & wire::CDW12_CC != 0;
     let decoded = match opcode {
@@ -105,8 +194,22 @@ pub(super) fn passthru(a: PassthruArgs) -> anyhow::Result<ExitCode> {
         Ok(cmd) => submit(&mut c, cmd),
         Err(status) => return Ok(fail(status, OutputFormat::Normal)),
     };
+    if a.latency {
+        println!(
+            "IO Command {} latency: {} us",
+            io_opcode_name(opcode),
+            comp.done_at.as_ns() / 1000
+        );
+    }
     if comp.status != Status::SUCCESS {
         return Ok(fail(comp.status, OutputFormat::Normal));
+    }
+    if a.g.verbose() {
+        println!(
+            "IO Command {} is Success and result: {:#x}",
+            io_opcode_name(opcode),
+            comp.result
+        );
     }
     println!("NVMe command result:{:08x}", comp.result as u32);
     if comp.result > u32::MAX as u64 {
@@ -150,22 +253,109 @@ pub(super) fn passthru(a: PassthruArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The flags of read and write that set command fields this device has no use for: refused
+/// where the device would refuse the command, accepted with a notice where it would ignore it.
+fn rw_fields(a: &RwArgs, lba: u64) -> anyhow::Result<()> {
+    if let Some(b) = a.block_size {
+        if b != lba {
+            bail!("--block-size {b}: the namespace's logical block is {lba} bytes");
+        }
+    }
+    if a.dir_type != 0 || a.dir_spec != 0 {
+        bail!("--dir-type/--dir-spec: refused: the device supports no directives (id-ctrl oacs bit 5 is 0)");
+    }
+    if a.dsm > 0xff {
+        bail!("--dsm {:#x}: the field is 8 bits", a.dsm);
+    }
+    if a.dsm != 0 {
+        notice(
+            "--dsm",
+            "access hints; the device places data by zone, not by hint",
+        );
+    }
+    if a.ref_tag.is_some()
+        || a.app_tag.is_some()
+        || a.app_tag_mask.is_some()
+        || a.storage_tag.is_some()
+        || a.storage_tag_check
+    {
+        notice(
+            "--ref-tag/--app-tag/--app-tag-mask/--storage-tag/--storage-tag-check",
+            "the namespace has no protection information (id-ns dps 0)",
+        );
+    }
+    if a.force {
+        notice(
+            "--force",
+            "the image's lock still keeps a second writer out",
+        );
+    }
+    Ok(())
+}
+
 pub(super) fn rw(a: RwArgs, write: bool) -> anyhow::Result<ExitCode> {
-    let mut c = if write {
+    check_nsid(a.namespace_id)?;
+    let fmt = a.io.check_fields()?;
+    let name = if write { "write" } else { "read" };
+    let mut c = if write && !a.io.g.dry_run() {
         open(&a.image)?
     } else {
         open_ro(&a.image)?
     };
-    let nlb = a
-        .block_count
-        .checked_add(1)
-        .ok_or_else(|| anyhow!("--block-count is too large"))?;
-    let nlb32 =
-        u32::try_from(nlb).map_err(|_| anyhow!("--block-count {} is too large", a.block_count))?;
-    let name = if write { "write" } else { "read" };
-    if let Some(code) = over_limit(&c, nlb * c.layout().lba_bytes, false, a.io.output_format) {
+    let lba = c.layout().lba_bytes;
+    rw_fields(&a, lba)?;
+    // nvme-cli: the block count (0's based) from -c, else from --data-size; a data size under
+    // the block count's is rounded up to it.
+    let nlb = match (a.block_count, a.io.data_size) {
+        (Some(n), _) => n
+            .checked_add(1)
+            .ok_or_else(|| anyhow!("--block-count is too large"))?,
+        (None, Some(z)) if z > 0 => z.div_ceil(lba),
+        (None, Some(_)) => bail!("--data-size 0: data size not provided"),
+        (None, None) => 1,
+    };
+    let nlb32 = u32::try_from(nlb)
+        .ok()
+        .filter(|&n| n <= 0x1_0000)
+        .ok_or_else(|| anyhow!("--block-count {}: NLB is a 16-bit field", nlb - 1))?;
+    if a.io.data_size.is_some_and(|z| z < nlb * lba) {
+        eprintln!(
+            "Rounding data size to fit block count ({} bytes)",
+            nlb * lba
+        );
+    }
+    if let Some(code) = over_limit(&c, nlb * lba, false, fmt) {
         return Ok(code);
     }
+    let mut control = (a.io.prinfo as u32) << 10;
+    if a.io.limited_retry {
+        control |= 1 << 15;
+    }
+    if a.io.force_unit_access {
+        control |= 1 << 14;
+    }
+    if a.show_command || a.io.g.dry_run() {
+        println!("opcode       : {:02x}", if write { 1 } else { 2 });
+        println!("nsid         : 01");
+        println!("flags        : 00");
+        println!("control      : {control:04x}");
+        println!("nblocks      : {:04x}", nlb - 1);
+        println!("metadata     : 0");
+        println!("addr         : 0");
+        println!("slba         : {:x}", a.start_block);
+        println!("dsmgmt       : {:08x}", a.dsm);
+        println!("reftag       : {:x}", a.ref_tag.unwrap_or(0));
+        println!("apptag       : {:04x}", a.app_tag.unwrap_or(0));
+        println!("appmask      : {:04x}", a.app_tag_mask.unwrap_or(0));
+        println!("storagetagcheck : {:04x}", a.storage_tag_check as u8);
+        println!("storagetag      : {:x}", a.storage_tag.unwrap_or(0));
+        println!("pif             : 00");
+        println!("sts             : 00");
+        if a.io.g.dry_run() {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let mut read_back = None;
     let comp = if write {
         let (d, m) = a.io.load(&c, nlb)?;
         submit(
@@ -178,8 +368,6 @@ pub(super) fn rw(a: RwArgs, write: bool) -> anyhow::Result<ExitCode> {
             },
         )
     } else {
-        let lba = c.layout().lba_bytes;
-        a.io.check_data_size(nlb, lba)?;
         let mut d = vec![0u8; (nlb * lba) as usize];
         let want_meta = a.io.metadata.is_some() && c.layout().metadata_bytes > 0;
         let mut m = vec![
@@ -199,35 +387,36 @@ pub(super) fn rw(a: RwArgs, write: bool) -> anyhow::Result<ExitCode> {
                 metadata: &mut m,
             },
         );
-        if comp.status == Status::SUCCESS {
-            match &a.io.data {
-                Some(p) => {
-                    std::fs::write(p, &d).with_context(|| format!("data file {}", p.display()))?
-                }
-                None => std::io::stdout()
-                    .write_all(&d)
-                    .context("writing data to stdout")?,
-            }
-            if let Some(p) = &a.io.metadata {
-                std::fs::write(p, &m).with_context(|| format!("metadata file {}", p.display()))?;
-            }
-        }
+        read_back = Some((d, m));
         comp
     };
     finish(c)?;
-    if comp.status != Status::SUCCESS {
-        return Ok(fail(comp.status, a.io.output_format));
-    }
     if a.io.latency {
-        eprintln!(" latency: {name}: {} us", comp.done_at.as_ns() / 1000);
+        println!(" latency: {name}: {} us", comp.done_at.as_ns() / 1000);
     }
-    if a.io.output_format == OutputFormat::Json {
+    if comp.status != Status::SUCCESS {
+        return Ok(fail(comp.status, fmt));
+    }
+    if let Some((d, m)) = read_back {
+        match &a.io.data {
+            Some(p) => {
+                std::fs::write(p, &d).with_context(|| format!("data file {}", p.display()))?
+            }
+            None => std::io::stdout()
+                .write_all(&d)
+                .context("writing data to stdout")?,
+        }
+        if let Some(p) = &a.io.metadata {
+            std::fs::write(p, &m).with_context(|| format!("metadata file {}", p.display()))?;
+        }
+    }
+    if fmt == OutputFormat::Json {
         println!(
             "{}",
             json!({ "command": name, "status": "SUCCESS", "latency_ns": comp.done_at.as_ns() })
         );
-    } else {
-        eprintln!("{name}: Success");
+    } else if a.io.g.verbose() {
+        println!("{name}: Success");
     }
     Ok(ExitCode::SUCCESS)
 }
