@@ -9,7 +9,7 @@ use anyhow::bail;
 use device::{CommandSet, Controller, Identify};
 use serde_json::{json, Map, Value};
 
-use super::common::{check_nsid, cx, open_ro};
+use super::common::{check_nsid, cx, dry_run_note, open_ro};
 use super::{IdCtrlArgs, IdNsArgs, OutputFormat};
 
 /// How nvme-cli's normal output prints a field: `%#x`, decimal, or a string.
@@ -65,18 +65,12 @@ fn id_ns_flags(a: &IdNsArgs) -> anyhow::Result<OutputFormat> {
     if a.raw_binary {
         bail!("--raw-binary: refused: znslab keeps no raw Identify page to dump; use -o json");
     }
-    if a.g.dry_run() {
-        bail!("--dry-run: refused for Identify: it changes nothing, so run it");
-    }
     a.g.check()
 }
 
 fn id_ctrl_flags(a: &IdCtrlArgs) -> anyhow::Result<OutputFormat> {
     if a.raw_binary {
         bail!("--raw-binary: refused: znslab keeps no raw Identify page to dump; use -o json");
-    }
-    if a.g.dry_run() {
-        bail!("--dry-run: refused for Identify: it changes nothing, so run it");
     }
     a.g.check()
 }
@@ -151,6 +145,10 @@ fn id_ns_fields(id: &Identify) -> Vec<(&'static str, V)> {
 /// `nvme id-ns`.
 pub(super) fn id_ns(a: IdNsArgs) -> anyhow::Result<ExitCode> {
     let fmt = id_ns_flags(&a)?;
+    if a.g.dry_run() {
+        dry_run_note("Identify");
+        return Ok(ExitCode::SUCCESS);
+    }
     let c = open_ro(&a.image)?;
     let id = c.identify();
     let fields = id_ns_fields(&id);
@@ -407,6 +405,10 @@ fn psd_json() -> Value {
 /// `nvme id-ctrl`.
 pub(super) fn id_ctrl(a: IdCtrlArgs) -> anyhow::Result<ExitCode> {
     let fmt = id_ctrl_flags(&a)?;
+    if a.g.dry_run() {
+        dry_run_note("Identify");
+        return Ok(ExitCode::SUCCESS);
+    }
     let c = open_ro(&a.image)?;
     let fields = id_ctrl_fields(&c);
     if fmt == OutputFormat::Json {
@@ -436,6 +438,10 @@ const ZNS_ID_NS: &[&str] = &[
 /// `nvme zns id-ns`.
 pub(super) fn zns_id_ns(a: IdNsArgs) -> anyhow::Result<ExitCode> {
     let fmt = id_ns_flags(&a)?;
+    if a.g.dry_run() {
+        dry_run_note("Identify");
+        return Ok(ExitCode::SUCCESS);
+    }
     let c = open_ro(&a.image)?;
     let id = c.identify();
     if id.csi != CommandSet::Zoned {
@@ -513,6 +519,10 @@ pub(super) fn zns_id_ns(a: IdNsArgs) -> anyhow::Result<ExitCode> {
 /// `nvme zns id-ctrl`: ZASL, a power of two in units of the 4 KiB minimum memory page size.
 pub(super) fn zns_id_ctrl(a: IdCtrlArgs) -> anyhow::Result<ExitCode> {
     let fmt = id_ctrl_flags(&a)?;
+    if a.g.dry_run() {
+        dry_run_note("Identify");
+        return Ok(ExitCode::SUCCESS);
+    }
     let c = open_ro(&a.image)?;
     let id = c.identify();
     if id.csi != CommandSet::Zoned {

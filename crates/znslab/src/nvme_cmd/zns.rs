@@ -168,6 +168,11 @@ pub(super) fn zns(cmd: ZnsCmd) -> anyhow::Result<ExitCode> {
             let output_format = g.check()?;
             let verbose = names || g.verbose();
             let filter = parse_state_filter(&state)?;
+            if extended {
+                // A device without extensions fails the extended report (Invalid Field), as
+                // nvme-cli would show; say why before sending it.
+                bail!("--extended: refused: the device has no zone descriptor extensions (zns id-ns lbafe zdes 0), so there is no extended report");
+            }
             if g.dry_run() {
                 dry_run_note("Zone Management Receive");
                 return Ok(ExitCode::SUCCESS);
