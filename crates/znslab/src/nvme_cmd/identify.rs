@@ -472,11 +472,11 @@ pub(super) fn zns_id_ns(a: IdNsArgs) -> anyhow::Result<ExitCode> {
     println!("ZNS Command Set Identify Namespace:");
     if human {
         println!("zoc     : {}\tZone Operation Characteristics", id.zoc);
-        println!("  [1:1] : {:#x}\t  Zone Active Excursions: No", 0);
-        println!("  [0:0] : {:#x}\t  Variable Zone Capacity: No\n", 0);
+        println!("  [1:1] : 0\t  Zone Active Excursions: No");
+        println!("  [0:0] : 0\t  Variable Zone Capacity: No\n");
         println!("ozcs    : {}\tOptional Zoned Command Support", id.ozcs);
-        println!("  [0:0] : {:#x}\t  Read Across Zone Boundaries: No", 0);
-        println!("  [1:1] : {:#x}\t  Zone Random Write Area: No", 0);
+        println!("  [0:0] : 0\t  Read Across Zone Boundaries: No");
+        println!("  [1:1] : 0\t  Zone Random Write Area: No");
         let limit = |n: u32, what: &str| {
             if n == u32::MAX {
                 format!("No {what} Resource Limit")
