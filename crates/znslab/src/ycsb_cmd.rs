@@ -401,6 +401,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                     "ok": s.ok,
                     "not_found": s.not_found,
                     "mean_us": s.latency.mean() / 1e3,
+                    "p50_us": s.latency.percentile(50.0) as f64 / 1e3,
+                    "p95_us": s.latency.percentile(95.0) as f64 / 1e3,
                     "p99_us": s.latency.percentile(99.0) as f64 / 1e3,
                     "p99.9_us": s.latency.percentile(99.9) as f64 / 1e3,
                     "p99.99_us": s.latency.percentile(99.99) as f64 / 1e3,

@@ -77,6 +77,20 @@ mod tests {
     }
 
     #[test]
+    fn property_files_read_as_javas_properties_load_reads_them() {
+        let text = "! a comment\r\n  recordcount : 12\r\noperationcount 34\n\
+                    requestdistribution=zip\\\n   fian\nfieldnameprefix=a\\u0062\\=\n";
+        let mut c = YcsbConfig::default();
+        c.load_file(text).expect("parses");
+        assert_eq!((c.recordcount, c.operationcount), (12, 34));
+        assert_eq!(c.distribution, Distribution::Zipfian);
+        assert_eq!(c.fieldnameprefix, "ab=");
+        assert!(YcsbConfig::default()
+            .load_file("fieldnameprefix=\\u00zz\n")
+            .is_err());
+    }
+
+    #[test]
     fn counts_are_checked_as_ycsb_does() {
         let err = |name: &str, value: &str| {
             YcsbConfig::default()

@@ -679,21 +679,98 @@ impl YcsbConfig {
         value.saturating_add(4 + 20)
     }
 
-    /// Apply a properties file's text (`name=value` lines, `#` comments).
+    /// Apply a properties file's text as Java's Properties.load reads it: `#` and `!`
+    /// comments, `name=value`, `name: value` or `name value`, lines continued with `\\`, and
+    /// Java's escapes.
     pub fn load_file(&mut self, text: &str) -> Result<(), YcsbError> {
-        for line in text.lines() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let (k, v) = line.split_once('=').ok_or_else(|| YcsbError::Property {
-                name: line.to_string(),
-                why: "not name=value".into(),
-            })?;
-            self.set(k.trim(), v.trim())?;
+        for (k, v) in java_properties(text).map_err(|line| YcsbError::Property {
+            name: line,
+            why: "a malformed \\uXXXX escape".into(),
+        })? {
+            self.set(k.trim(), &v)?;
         }
         Ok(())
     }
+}
+
+/// Java's Properties.load: the (name, value) pairs of a properties text, in order. The error
+/// is the line with a malformed `\\u` escape (Java throws there too).
+pub fn java_properties(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(first) = lines.next() {
+        let natural = first.trim_start_matches([' ', '\t', '\x0c']);
+        if natural.is_empty() || natural.starts_with('#') || natural.starts_with('!') {
+            continue;
+        }
+        // A line ending in an odd number of backslashes continues on the next one.
+        let mut logical = String::from(natural);
+        while logical.chars().rev().take_while(|&c| c == '\\').count() % 2 == 1 {
+            logical.pop();
+            match lines.next() {
+                Some(next) => logical.push_str(next.trim_start_matches([' ', '\t', '\x0c'])),
+                None => break,
+            }
+        }
+        let chars: Vec<char> = logical.chars().collect();
+        let mut i = 0;
+        let mut key = String::new();
+        let unescape = |chars: &[char], i: &mut usize, out: &mut String| -> Result<(), String> {
+            // chars[*i] is a backslash.
+            *i += 1;
+            let Some(&c) = chars.get(*i) else {
+                return Ok(());
+            };
+            *i += 1;
+            match c {
+                't' => out.push('\t'),
+                'n' => out.push('\n'),
+                'r' => out.push('\r'),
+                'f' => out.push('\x0c'),
+                'u' => {
+                    let hex: String = chars.get(*i..*i + 4).unwrap_or(&[]).iter().collect();
+                    let code = u32::from_str_radix(&hex, 16)
+                        .ok()
+                        .filter(|_| hex.len() == 4)
+                        .ok_or_else(|| logical.clone())?;
+                    out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+                    *i += 4;
+                }
+                other => out.push(other),
+            }
+            Ok(())
+        };
+        while i < chars.len() {
+            match chars[i] {
+                '\\' => unescape(&chars, &mut i, &mut key)?,
+                '=' | ':' | ' ' | '\t' | '\x0c' => break,
+                c => {
+                    key.push(c);
+                    i += 1;
+                }
+            }
+        }
+        while i < chars.len() && matches!(chars[i], ' ' | '\t' | '\x0c') {
+            i += 1;
+        }
+        if i < chars.len() && matches!(chars[i], '=' | ':') {
+            i += 1;
+        }
+        while i < chars.len() && matches!(chars[i], ' ' | '\t' | '\x0c') {
+            i += 1;
+        }
+        let mut value = String::new();
+        while i < chars.len() {
+            if chars[i] == '\\' {
+                unescape(&chars, &mut i, &mut value)?;
+            } else {
+                value.push(chars[i]);
+                i += 1;
+            }
+        }
+        out.push((key, value));
+    }
+    Ok(out)
 }
 
 /// HistogramGenerator's file: `BlockSize<TAB>n`, then `i<TAB>count` for i = 0, 1, ...
