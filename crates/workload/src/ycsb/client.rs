@@ -170,8 +170,12 @@ impl Status {
         let elapsed = now.since(self.start).as_ns() / 1_000_000;
         let clock_ms =
             |e: u64| self.start.since(sim::SimInstant::from_ns(0)).as_ns() / 1_000_000 + e;
-        while self.next_ms <= elapsed || last {
-            let at = if last { elapsed } else { self.next_ms };
+        // The lines of the deadlines passed (at the end: those passed before it, as the
+        // status thread's wait ends at the deadline unless the clients finished first), then
+        // at the end the final line.
+        while self.next_ms <= elapsed && !(last && self.next_ms == elapsed) || last {
+            let periodic = self.next_ms < elapsed || (!last && self.next_ms == elapsed);
+            let at = if periodic { self.next_ms } else { elapsed };
             let line = measure::status_line(
                 &cfg.label,
                 clock_ms(at),
@@ -185,7 +189,7 @@ impl Status {
             cfg.emit_status(&line);
             self.last_ops = done;
             self.interval_start_ms = at;
-            if last {
+            if !periodic {
                 break;
             }
             self.next_ms += self.interval_ms;

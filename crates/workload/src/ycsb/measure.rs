@@ -118,8 +118,6 @@ impl MeasureConfig {
                     );
                 }
             }
-            // Only read with hdrhistogram.fileoutput=true, which is refused.
-            "hdrhistogram.output.path" => {}
             "histogram.buckets" => {
                 let b: usize = v
                     .parse()
@@ -157,9 +155,6 @@ impl MeasureConfig {
                 self.tracked_errors = v.split(',').map(str::to_string).collect()
             }
             _ => return Err("unknown property".into()),
-        }
-        if self.verbose && self.kind == MeasurementType::HdrHistogram {
-            // Checked again by the runner once every property is in.
         }
         Ok(())
     }
@@ -631,6 +626,11 @@ impl Measurements {
 pub fn render(exporter: Exporter, lines: &[(String, String, Value)]) -> String {
     let json_str = |s: &str| serde_json::to_string(s).expect("a string");
     let object = |(m, n, v): &(String, String, Value)| {
+        // Jackson quotes NaN and Infinity (QUOTE_NON_NUMERIC_NUMBERS, on by default).
+        let v = match v {
+            Value::Double(d) if !d.is_finite() => format!("\"{v}\""),
+            _ => v.to_string(),
+        };
         format!(
             "{{\n  \"metric\" : {},\n  \"measurement\" : {},\n  \"value\" : {v}\n}}",
             json_str(m),
@@ -795,6 +795,12 @@ mod tests {
         assert!(a.contains("\n}, {\n") && a.ends_with("\n} ]"), "{a}");
         let v: serde_json::Value = serde_json::from_str(&a).expect("JSON");
         assert_eq!(v[1]["value"], 2.5);
+        let odd = [(
+            "OVERALL".to_string(),
+            "Throughput(ops/sec)".to_string(),
+            Value::Double(f64::INFINITY),
+        )];
+        assert!(render(Exporter::JsonArray, &odd).contains("\"value\" : \"Infinity\""));
         let j = render(Exporter::Json, &lines);
         assert!(j.contains("\n} {\n"), "{j}");
     }

@@ -362,18 +362,28 @@ impl YcsbConfig {
                     ));
                 }
             }
+            "hdrhistogram.output.path" => notice(
+                "",
+                "only read with hdrhistogram.fileoutput=true, which znslab refuses",
+            ),
             "measurementtype"
             | "measurement.interval"
             | "measurement.histogram.verbose"
             | "hdrhistogram.percentiles"
             | "hdrhistogram.fileoutput"
-            | "hdrhistogram.output.path"
             | "histogram.buckets"
             | "timeseries.granularity"
             | "exporter"
             | "exportfile"
             | "reportlatencyforeacherror"
-            | "latencytrackederrors" => self.measure.set(name, value).map_err(|e| bad(&e))?,
+            | "latencytrackederrors" => {
+                self.measure
+                    .set(name, value)
+                    .map_err(|why| YcsbError::Property {
+                        name: name.to_string(),
+                        why,
+                    })?
+            }
             // What YCSB reads and that changes no figure here.
             "readallfields" => {
                 boolean()?;
