@@ -173,7 +173,7 @@ impl Status {
         // The lines of the deadlines passed (at the end: those passed before it, as the
         // status thread's wait ends at the deadline unless the clients finished first), then
         // at the end the final line.
-        while self.next_ms <= elapsed && !(last && self.next_ms == elapsed) || last {
+        while last || self.next_ms <= elapsed {
             let periodic = self.next_ms < elapsed || (!last && self.next_ms == elapsed);
             let at = if periodic { self.next_ms } else { elapsed };
             let line = measure::status_line(

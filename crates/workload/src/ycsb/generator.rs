@@ -203,7 +203,7 @@ impl Keys {
                     } else {
                         u64::MAX
                     };
-                    if back <= n - 1 {
+                    if back < n {
                         return n - 1 - back;
                     }
                 }

@@ -538,6 +538,14 @@ impl YcsbConfig {
                 );
             }
         }
+        if !running && self.insertcount.unwrap_or(self.recordcount) == 0 {
+            return bad(
+                "recordcount",
+                "0 records to load: in YCSB a load of 0 inserts without end (not supported \
+                 here; give a count)"
+                    .into(),
+            );
+        }
         if running && self.operationcount == 0 && self.maxexecutiontime == 0 {
             return bad(
                 "operationcount",
