@@ -70,7 +70,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(ycsb_cmd::ycsb_args(std::env::args_os().collect()));
     let result = match cli.command {
         Cmd::Devices(a) => devices_cmd::run(a),
         Cmd::Fio { args } => fio_cmd::run(&args),

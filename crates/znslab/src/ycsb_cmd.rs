@@ -1,7 +1,8 @@
-//! `znslab ycsb load|run -P workloads/workloada -p recordcount=N`: YCSB's core workload on the
-//! store on zonefs on a device. Without `--image`, each invocation has a fresh in-memory
-//! device, so `run` loads the records first (and reports both phases); with `--image FILE`,
-//! `load` creates the image and `run` reopens it.
+//! `znslab ycsb load|run [rocksdb] -P workloads/workloada -p recordcount=N [-s] [-threads N]
+//! [-target N]`: YCSB's core workload on the store on zonefs on a device, with YCSB's command
+//! line (bin/ycsb's and Client's flags) and output. Without `--image`, each invocation has a
+//! fresh in-memory device, so `run` loads the records first (reported in `--json` only); with
+//! `--image FILE`, `load` creates the image and `run` reopens it.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,15 +20,41 @@ use workload::ycsb::{self, YcsbConfig};
 pub struct Args {
     /// load or run.
     phase: String,
+    /// The binding, as bin/ycsb takes it: rocksdb (the store); optional.
+    binding: Option<String>,
     /// A workload properties file (repeatable; later ones override).
     #[arg(short = 'P')]
     files: Vec<PathBuf>,
     /// A property, name=value (repeatable; overrides the files).
     #[arg(short = 'p')]
     props: Vec<String>,
-    /// Client threads (YCSB's -threads).
+    /// Client threads (YCSB's -threads, the threadcount property).
     #[arg(long)]
     threads: Option<usize>,
+    /// Operations per second over all threads (YCSB's -target; virtual seconds).
+    #[arg(long)]
+    target: Option<u64>,
+    /// The DB class (YCSB's -db): site.ycsb.db.rocksdb.RocksDBClient.
+    #[arg(long)]
+    db: Option<String>,
+    /// YCSB's -load (the load phase; must agree with the phase given).
+    #[arg(long)]
+    load: bool,
+    /// YCSB's -t (the transaction phase; must agree with the phase given).
+    #[arg(short = 't')]
+    transactions: bool,
+    /// YCSB's -s: status lines on stderr every status.interval virtual seconds.
+    #[arg(short = 's')]
+    status: bool,
+    /// YCSB's -l: the label of status lines.
+    #[arg(short = 'l')]
+    label: Option<String>,
+    /// bin/ycsb's -cp (a Java class path): accepted with a notice.
+    #[arg(long = "cp")]
+    classpath: Option<String>,
+    /// bin/ycsb's -jvm-args: accepted with a notice.
+    #[arg(long = "jvm-args", allow_hyphen_values = true)]
+    jvm_args: Option<String>,
     /// Device preset or TOML file.
     #[arg(long, default_value = device::presets::DEFAULT)]
     device: String,
@@ -78,12 +105,50 @@ fn check_fits(cfg: &YcsbConfig, dev: &device::DeviceConfig, loads: bool) -> anyh
     Ok(())
 }
 
+/// YCSB's single-dash long flags (`-threads 4`, `-target`, `-db`, `-load`, bin/ycsb's `-cp`
+/// and `-jvm-args`) as the double-dash ones clap reads, in a `znslab ycsb` command line; values
+/// of `-p`, `-P` and `-l` are left as they are.
+pub fn ycsb_args(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if args.get(1).and_then(|a| a.to_str()) != Some("ycsb") {
+        return args;
+    }
+    let mut out = Vec::with_capacity(args.len());
+    let mut value_next = false;
+    for a in args {
+        let s = a.to_str().unwrap_or("");
+        let mapped = match s {
+            _ if value_next => None,
+            "-threads" | "-target" | "-db" | "-load" | "-cp" | "-jvm-args" => {
+                Some(std::ffi::OsString::from(format!("-{s}")))
+            }
+            _ => None,
+        };
+        value_next = !value_next && matches!(s, "-p" | "-P" | "-l");
+        out.push(mapped.unwrap_or(a));
+    }
+    out
+}
+
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let loading = match a.phase.as_str() {
         "load" => true,
         "run" => false,
+        "shell" => bail!("ycsb shell: the interactive shell is not supported (use load or run)"),
         p => bail!("phase {p:?}: use load or run"),
     };
+    match a.binding.as_deref() {
+        None | Some("rocksdb") => {}
+        Some(b @ ("basic" | "basicts")) => {
+            bail!("binding {b}: BasicDB does no I/O; znslab runs the rocksdb binding on its store")
+        }
+        Some(b) => bail!("binding {b}: znslab runs the rocksdb binding on its store only"),
+    }
+    if a.load && !loading {
+        bail!("-load: contradicts the phase `run` (bin/ycsb passes -t for run)");
+    }
+    if a.transactions && loading {
+        bail!("-t: contradicts the phase `load` (bin/ycsb passes -load for load)");
+    }
     let mut cfg = YcsbConfig::default();
     for f in &a.files {
         let text = std::fs::read_to_string(f).with_context(|| format!("-P {}", f.display()))?;
@@ -106,7 +171,53 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         cfg.threads = t;
     }
+    if let Some(t) = a.target {
+        cfg.set("target", &t.to_string())
+            .map_err(|e| anyhow!("-target: {e}"))?;
+    }
+    if let Some(db) = &a.db {
+        cfg.set("db", db).map_err(|e| anyhow!("-db: {e}"))?;
+    }
+    if a.status {
+        cfg.status = true;
+    }
+    if let Some(l) = &a.label {
+        cfg.label = l.clone();
+    }
+    if let Some(cp) = &a.classpath {
+        cfg.notices
+            .push(format!("-cp {cp}: no Java classes are loaded; ignored"));
+    }
+    if let Some(j) = &a.jvm_args {
+        cfg.notices
+            .push(format!("-jvm-args {j}: there is no JVM; ignored"));
+    }
+    cfg.prepare().map_err(|e| anyhow!("{e}"))?;
     cfg.check(!loading).map_err(|e| anyhow!("{e}"))?;
+    cfg.measure.check().map_err(|e| anyhow!("property {e}"))?;
+    // Client.initDb: no more threads than operations (the warning is YCSB's, on stdout).
+    let opcount = if loading {
+        cfg.insertcount.unwrap_or(cfg.recordcount)
+    } else {
+        cfg.operationcount
+    };
+    if cfg.threads as u64 > opcount && opcount > 0 && !a.json {
+        cfg.threads = opcount as usize;
+        println!(
+            "Warning: the threadcount is bigger than recordcount, the threadcount will be \
+             recordcount!"
+        );
+    }
+    for n in &cfg.notices {
+        eprintln!("znslab ycsb: {n}");
+    }
+    if cfg.status && cfg.measure.kind == ycsb::measure::MeasurementType::TimeSeries {
+        // StatusThread's "standard status": with timeseries, status lines go to stdout too.
+        cfg.status_sink = Some(ycsb::StatusSink(Rc::new(|l: &str| {
+            eprintln!("{l}");
+            println!("{l}");
+        })));
+    }
     if a.cores == 0 || a.cores > workload::dbbench::MAX_CORES {
         bail!(
             "--cores {}: use 1 to {} host cores",
@@ -226,8 +337,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         );
         let mut reports = Vec::new();
         if loading || fresh {
+            let mut load_cfg = cfg2.clone();
+            if !loading {
+                // The records a `run` on a fresh device needs, loaded quietly (its figures
+                // are in --json's phases).
+                load_cfg.status = false;
+            }
             reports.push(
-                ycsb::load(&sim2, &db, &cfg2)
+                ycsb::load(&sim2, &db, &load_cfg)
                     .await
                     .map_err(|e| anyhow!("{e}"))?,
             );
@@ -284,6 +401,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                     "ok": s.ok,
                     "not_found": s.not_found,
                     "mean_us": s.latency.mean() / 1e3,
+                    "p50_us": s.latency.percentile(50.0) as f64 / 1e3,
+                    "p95_us": s.latency.percentile(95.0) as f64 / 1e3,
                     "p99_us": s.latency.percentile(99.0) as f64 / 1e3,
                     "p99.9_us": s.latency.percentile(99.9) as f64 / 1e3,
                     "p99.99_us": s.latency.percentile(99.99) as f64 / 1e3,
@@ -312,17 +431,40 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
-    for r in &reports {
-        if reports.len() > 1 {
-            println!("# {} phase", r.phase);
-        }
-        print!("{}", r.text());
+    // YCSB prints one phase: the one asked for. A `run` without --image loaded first; that
+    // load is said on stderr (its figures are in --json's phases).
+    let shown = reports.last().expect("a phase ran");
+    if reports.len() > 1 {
+        eprintln!(
+            "znslab ycsb: no --image: loaded {} records first on a fresh device (that load \
+             is not reported here; --json shows both phases)",
+            reports[0].ops
+        );
     }
-    println!(
-        "[ZNSLAB], HostBytesWritten, {host_written}\n[ZNSLAB], FlashBytesProgrammed, {flash}\n[ZNSLAB], HostCpuBusy(ms), {:.1}\n[ZNSLAB], LevelFiles, {:?}\n[ZNSLAB], WallTime(s), {:.1}",
+    let out = shown.export();
+    let to_stdout =
+        cfg.measure.exportfile.is_none() && cfg.measure.exporter == ycsb::measure::Exporter::Text;
+    match &cfg.measure.exportfile {
+        Some(path) => std::fs::write(path, &out).with_context(|| format!("exportfile {path}"))?,
+        None => print!("{out}"),
+    }
+    let mut extra = format!(
+        "[ZNSLAB], HostBytesWritten, {host_written}\n[ZNSLAB], FlashBytesProgrammed, {flash}\n[ZNSLAB], HostCpuBusy(ms), {:.1}\n",
         cpu_busy as f64 / 1e6,
-        stats.level_files,
+    );
+    for (level, files) in stats.level_files.iter().enumerate() {
+        extra += &format!("[ZNSLAB], L{level}Files, {files}\n");
+    }
+    extra += &format!(
+        "[ZNSLAB], WallTime(s), {:.1}\n",
         wall.elapsed().as_secs_f64()
     );
+    // znslab's own lines follow YCSB's text; beside a JSON exporter or an exportfile they go
+    // to stderr, so that what YCSB writes stays as YCSB writes it.
+    if to_stdout {
+        print!("{extra}");
+    } else {
+        eprint!("{extra}");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,7 @@
 
 use sim::Rng;
 
-use super::properties::{Distribution, YcsbConfig};
+use super::properties::{Distribution, FieldLengths, YcsbConfig};
 
 /// YCSB's Utils.fnvhash64.
 pub fn fnvhash64(mut val: u64) -> u64 {
@@ -19,8 +19,74 @@ pub fn fnvhash64(mut val: u64) -> u64 {
 }
 
 pub fn key_name(keynum: u64, hashed: bool) -> Vec<u8> {
+    key_name_padded(keynum, hashed, 1)
+}
+
+/// CoreWorkload.buildKeyName: `user`, zeros up to `zeropadding` digits, the key number
+/// (hashed unless insertorder=ordered).
+pub fn key_name_padded(keynum: u64, hashed: bool, zeropadding: usize) -> Vec<u8> {
     let n = if hashed { fnvhash64(keynum) } else { keynum };
-    format!("user{n}").into_bytes()
+    format!("user{n:0>zeropadding$}").into_bytes()
+}
+
+/// A uniform double in [0, 1) (53 bits), as the phase draws its operation.
+pub(super) fn unit(rng: &mut Rng) -> f64 {
+    rng.below(1 << 53) as f64 / (1u64 << 53) as f64
+}
+
+/// Field lengths as CoreWorkload.getFieldLengthGenerator draws them.
+#[derive(Clone, Debug)]
+pub(super) enum FieldLengthGen {
+    Constant(usize),
+    Uniform(u64, u64),
+    Zipfian(u64, Zipfian),
+    Histogram {
+        block: u64,
+        buckets: Vec<u64>,
+        area: u64,
+    },
+}
+
+impl FieldLengthGen {
+    pub(super) fn new(cfg: &YcsbConfig) -> FieldLengthGen {
+        let (min, max) = (cfg.minfieldlength, cfg.fieldlength as u64);
+        match &cfg.fieldlengths {
+            FieldLengths::Constant => FieldLengthGen::Constant(cfg.fieldlength),
+            FieldLengths::Uniform => FieldLengthGen::Uniform(min, max),
+            FieldLengths::Zipfian => {
+                FieldLengthGen::Zipfian(min, Zipfian::new((max - min + 1).max(2)))
+            }
+            FieldLengths::Histogram { block, buckets } => FieldLengthGen::Histogram {
+                block: *block,
+                area: buckets.iter().sum(),
+                buckets: buckets.clone(),
+            },
+        }
+    }
+
+    /// A constant length draws nothing (so records are drawn as before these existed).
+    pub(super) fn next(&self, rng: &mut Rng, max: u64) -> usize {
+        match self {
+            FieldLengthGen::Constant(n) => *n,
+            FieldLengthGen::Uniform(lo, hi) => (lo + rng.below(hi - lo + 1)) as usize,
+            FieldLengthGen::Zipfian(lo, z) => (lo + z.next(rng)).min(max) as usize,
+            FieldLengthGen::Histogram {
+                block,
+                buckets,
+                area,
+            } => {
+                // HistogramGenerator.nextValue.
+                let mut number = rng.below(*area) as i64;
+                for (i, b) in buckets.iter().enumerate().take(buckets.len() - 1) {
+                    number -= *b as i64;
+                    if number <= 0 {
+                        return ((i as u64 + 1) * block) as usize;
+                    }
+                }
+                ((buckets.len() as u64 - 1) * block) as usize
+            }
+        }
+    }
 }
 /// YCSB's ZipfianGenerator (Gray et al.), θ = 0.99.
 #[derive(Clone, Debug)]
@@ -80,13 +146,75 @@ pub(super) struct Keys {
     /// Inserts handed out and not acknowledged yet: reads choose only below the smallest
     /// (YCSB's AcknowledgedCounterGenerator), so they never ask for a record in flight.
     pub(super) pending: std::collections::BTreeSet<u64>,
+    /// SequentialGenerator's counter.
+    pub(super) sequence: u64,
 }
 
 impl Keys {
-    pub(super) fn choose(&self, rng: &mut Rng) -> u64 {
+    pub(super) fn choose(&mut self, rng: &mut Rng) -> u64 {
         let acked = self.pending.first().copied().unwrap_or(self.inserted);
         let n = acked.max(1);
+        // CoreWorkload's key range: insertstart..insertstart+insertcount. At its defaults
+        // (0 and recordcount) keys are chosen as before insertstart existed.
+        let (lo, span) = (self.cfg.insertstart, self.cfg.request_span().max(1));
+        let ranged = self.cfg.insertstart > 0 || self.cfg.insertcount.is_some();
+        // nextKeynum: draw again while the key is past the last acknowledged insert.
+        let within = |k: u64| k < n;
         match self.cfg.distribution {
+            Distribution::Uniform if ranged => loop {
+                let k = lo + rng.below(span);
+                if within(k) {
+                    return k;
+                }
+            },
+            Distribution::Zipfian if ranged => {
+                let z = self.zipf.as_ref().expect("zipfian");
+                loop {
+                    let k = lo + fnvhash64(z.next(rng)) % (span + 2 * self.expected_inserts());
+                    if within(k) {
+                        return k;
+                    }
+                }
+            }
+            Distribution::Hotspot => {
+                // HotspotIntegerGenerator over lo..lo+span-1.
+                let hot = (span as f64 * self.cfg.hotspotdatafraction) as u64;
+                let cold = span - hot;
+                loop {
+                    let k = if unit(rng) < self.cfg.hotspotopnfraction {
+                        lo + rng.below(hot.max(1))
+                    } else {
+                        lo + hot + rng.below(cold.max(1))
+                    };
+                    if within(k) {
+                        return k;
+                    }
+                }
+            }
+            Distribution::Exponential => {
+                // ExponentialGenerator(percentile, recordcount * frac), counted back from the
+                // latest acknowledged insert.
+                let gamma = -(1.0 - self.cfg.exponential_percentile / 100.0).ln()
+                    / (self.cfg.recordcount as f64 * self.cfg.exponential_frac);
+                loop {
+                    let x = -(1.0 - unit(rng)).ln() / gamma;
+                    let back = if x.is_finite() && x < i32::MAX as f64 {
+                        x as u64
+                    } else {
+                        u64::MAX
+                    };
+                    if back < n {
+                        return n - 1 - back;
+                    }
+                }
+            }
+            Distribution::Sequential => loop {
+                let k = lo + self.sequence % span;
+                self.sequence += 1;
+                if within(k) {
+                    return k;
+                }
+            },
             Distribution::Uniform => rng.below(n),
             Distribution::Zipfian => {
                 let z = self.zipf.as_ref().expect("zipfian");

@@ -1,6 +1,8 @@
 //! YCSB's properties: the core workload's names and defaults, parsed from `-P file` and
 //! `-p name=value`, and checked the way YCSB checks them (counts it reads as Java ints,
-//! proportions, scan lengths) before a phase starts.
+//! proportions, scan lengths) before a phase starts. Every property of CoreWorkload and Client
+//! is supported, accepted with a notice (`notices`) where it changes nothing here, or refused
+//! with a reason (docs/compat/ycsb.md lists them).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -33,6 +35,74 @@ pub struct YcsbConfig {
     pub dump: Option<Rc<RefCell<Vec<u8>>>>,
     /// Called as operations complete (the CLI draws a bar with it).
     pub progress: Option<crate::progress::Progress>,
+    /// YCSB's `insertstart` and `insertcount`: the load inserts key numbers
+    /// insertstart..insertstart+insertcount (insertcount: recordcount when unset), and requests
+    /// choose among them.
+    pub insertstart: u64,
+    pub insertcount: Option<u64>,
+    /// Digits a key number is padded to with zeros (`zeropadding`, YCSB's default 1).
+    pub zeropadding: usize,
+    /// Field names are `fieldnameprefix` + number (`field` by default).
+    pub fieldnameprefix: String,
+    /// How field lengths are drawn (`fieldlengthdistribution`, `minfieldlength`).
+    pub fieldlengths: FieldLengths,
+    pub minfieldlength: u64,
+    /// Scan lengths: uniform (the default) or zipfian over minscanlength..=maxscanlength.
+    pub scanzipfian: bool,
+    /// `writeallfields`: an update writes every field (else one chosen at random).
+    pub writeallfields: bool,
+    /// `hotspotdatafraction`, `hotspotopnfraction` (requestdistribution=hotspot).
+    pub hotspotdatafraction: f64,
+    pub hotspotopnfraction: f64,
+    /// `exponential.percentile`, `exponential.frac` (requestdistribution=exponential).
+    pub exponential_percentile: f64,
+    pub exponential_frac: f64,
+    /// Client's `target` (operations per second over all threads; 0 = unlimited).
+    pub target: u64,
+    /// Client's `maxexecutiontime` in virtual seconds (0 = none).
+    pub maxexecutiontime: u64,
+    /// YCSB's measurement and output settings.
+    pub measure: super::measure::MeasureConfig,
+    /// `-s` / `status=true`: status lines on stderr every `status.interval` virtual seconds.
+    pub status: bool,
+    pub status_interval: u64,
+    /// `label` (`-l`): the prefix of status lines.
+    pub label: String,
+    /// `fieldlengthhistogram`: the file fieldlengthdistribution=histogram reads (hist.txt).
+    pub fieldlengthhistogram: String,
+    /// Where status lines go (stderr when unset).
+    pub status_sink: Option<StatusSink>,
+    /// Properties accepted without effect here, one line each, to print on stderr.
+    pub notices: Vec<String>,
+}
+
+/// Receives YCSB's status lines (`-s`).
+#[derive(Clone)]
+pub struct StatusSink(pub Rc<dyn Fn(&str)>);
+
+impl std::fmt::Debug for StatusSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StatusSink")
+    }
+}
+
+impl PartialEq for StatusSink {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// YCSB's `fieldlengthdistribution`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldLengths {
+    Constant,
+    Uniform,
+    Zipfian,
+    /// HistogramGenerator: block size and bucket weights from `fieldlengthhistogram`.
+    Histogram {
+        block: u64,
+        buckets: Vec<u64>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +110,12 @@ pub enum Distribution {
     Zipfian,
     Uniform,
     Latest,
+    /// HotspotIntegerGenerator (hotspotdatafraction, hotspotopnfraction).
+    Hotspot,
+    /// ExponentialGenerator: keys counted back from the latest insert.
+    Exponential,
+    /// SequentialGenerator: insertstart, insertstart+1, ... round and round.
+    Sequential,
 }
 
 impl Default for YcsbConfig {
@@ -64,6 +140,27 @@ impl Default for YcsbConfig {
             dataset: crate::dataset::Dataset::Random,
             dump: None,
             progress: None,
+            insertstart: 0,
+            insertcount: None,
+            zeropadding: 1,
+            fieldnameprefix: "field".into(),
+            fieldlengths: FieldLengths::Constant,
+            minfieldlength: 1,
+            scanzipfian: false,
+            writeallfields: false,
+            hotspotdatafraction: 0.2,
+            hotspotopnfraction: 0.8,
+            exponential_percentile: 95.0,
+            exponential_frac: 0.8571428571,
+            target: 0,
+            maxexecutiontime: 0,
+            measure: Default::default(),
+            status: false,
+            status_interval: 10,
+            label: String::new(),
+            fieldlengthhistogram: "hist.txt".into(),
+            status_sink: None,
+            notices: Vec::new(),
         }
     }
 }
@@ -120,6 +217,31 @@ impl YcsbConfig {
                 .filter(|p| (0.0..=1.0).contains(p))
                 .ok_or_else(|| bad("not a proportion between 0 and 1"))
         };
+        let boolean = || match value.trim() {
+            // Java's Boolean.parseBoolean: "true" in any case is true, anything else false.
+            v if v.eq_ignore_ascii_case("true") => Ok(true),
+            v if v.eq_ignore_ascii_case("false") => Ok(false),
+            _ => Err(bad("use true or false")),
+        };
+        let real = || {
+            value
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| bad("not a number"))
+        };
+        let v = value.trim();
+        // A property YCSB reads that changes nothing here: accepted, with a notice when its
+        // value is not YCSB's default (at the default it would change nothing in YCSB either).
+        let mut notice = |default: &str, why: &str| {
+            if v != default {
+                let line = format!("property {name}={v}: {why}");
+                if !self.notices.contains(&line) {
+                    self.notices.push(line);
+                }
+            }
+        };
         match name {
             "recordcount" => self.recordcount = int()?,
             "operationcount" => self.operationcount = int()?,
@@ -129,55 +251,233 @@ impl YcsbConfig {
             "scanproportion" => self.scan = frac()?,
             "readmodifywriteproportion" => self.readmodifywrite = frac()?,
             "requestdistribution" => {
-                self.distribution = match value.trim() {
+                self.distribution = match v {
                     "zipfian" => Distribution::Zipfian,
                     "uniform" => Distribution::Uniform,
                     "latest" => Distribution::Latest,
-                    _ => return Err(bad("use zipfian, uniform or latest")),
+                    "hotspot" => Distribution::Hotspot,
+                    "exponential" => Distribution::Exponential,
+                    "sequential" => Distribution::Sequential,
+                    _ => {
+                        return Err(bad(
+                            "Unknown request distribution (use uniform, zipfian, latest, \
+                             hotspot, exponential or sequential)",
+                        ))
+                    }
                 }
             }
             "fieldcount" => {
-                self.fieldcount = usize::try_from(positive(num()?)?)
+                self.fieldcount = usize::try_from(positive(int()?)?)
                     .map_err(|_| bad("more than this machine can count"))?
             }
             "fieldlength" => self.fieldlength = int()? as usize,
+            "minfieldlength" => self.minfieldlength = positive(int()?)?,
+            "fieldlengthdistribution" => {
+                self.fieldlengths = match v {
+                    "constant" => FieldLengths::Constant,
+                    "uniform" => FieldLengths::Uniform,
+                    "zipfian" => FieldLengths::Zipfian,
+                    "histogram" => FieldLengths::Histogram {
+                        block: 0,
+                        buckets: Vec::new(),
+                    },
+                    _ => {
+                        return Err(bad(
+                            "Unknown field length distribution (use constant, uniform, \
+                             zipfian or histogram)",
+                        ))
+                    }
+                }
+            }
+            "fieldlengthhistogram" => self.fieldlengthhistogram = v.to_string(),
+            "fieldnameprefix" => self.fieldnameprefix = value.to_string(),
             "insertorder" => {
-                self.hashed = match value.trim() {
+                // CoreWorkload: "hashed" hashes, anything else is ordered.
+                self.hashed = match v {
                     "hashed" => true,
                     "ordered" => false,
                     _ => return Err(bad("use hashed or ordered")),
                 }
             }
+            "insertstart" => self.insertstart = int()?,
+            "insertcount" => self.insertcount = Some(int()?),
+            "zeropadding" => {
+                let n = int()?;
+                if n > 64 {
+                    return Err(bad("use 1 to 64 digits"));
+                }
+                self.zeropadding = n as usize
+            }
             "maxscanlength" => self.maxscanlength = positive(int()?)?,
             "minscanlength" => self.minscanlength = positive(int()?)?,
             "threadcount" => self.threads = positive(int()?)? as usize,
-            "scanlengthdistribution" => match value.trim() {
-                "uniform" => {}
-                "zipfian" => {
+            "scanlengthdistribution" => {
+                self.scanzipfian = match v {
+                    "uniform" => false,
+                    "zipfian" => true,
+                    other => {
+                        return Err(bad(&format!(
+                            "Distribution \"{other}\" not allowed for scan length (use uniform \
+                             or zipfian)"
+                        )))
+                    }
+                }
+            }
+            "writeallfields" => self.writeallfields = boolean()?,
+            "hotspotdatafraction" => self.hotspotdatafraction = frac()?,
+            "hotspotopnfraction" => self.hotspotopnfraction = frac()?,
+            "exponential.percentile" => {
+                let p = real()?;
+                if !(p > 0.0 && p < 100.0) {
+                    return Err(bad("use a percentile above 0 and below 100"));
+                }
+                self.exponential_percentile = p
+            }
+            "exponential.frac" => {
+                let f = real()?;
+                if f <= 0.0 {
+                    return Err(bad("use a fraction above 0"));
+                }
+                self.exponential_frac = f
+            }
+            "target" => self.target = int()?,
+            "maxexecutiontime" => self.maxexecutiontime = int()?,
+            "status" => self.status = boolean()?,
+            "status.interval" => self.status_interval = positive(int()?)?,
+            "label" => self.label = value.to_string(),
+            "dataset" => {
+                self.dataset = crate::dataset::Dataset::parse(v).map_err(|e| bad(&e.to_string()))?
+            }
+            "workload" => {
+                if v != "site.ycsb.workloads.CoreWorkload" {
+                    return Err(bad("znslab runs YCSB's core workload only \
+                         (site.ycsb.workloads.CoreWorkload)"));
+                }
+            }
+            "dataintegrity" => {
+                if boolean()? {
                     return Err(bad(
-                        "znslab draws scan lengths uniformly only (use uniform)",
+                        "not supported: znslab writes YCSB's random values, not the \
+                         deterministic ones a VERIFY checks",
+                    ));
+                }
+            }
+            "hdrhistogram.output.path" => notice(
+                "",
+                "only read with hdrhistogram.fileoutput=true, which znslab refuses",
+            ),
+            "measurementtype"
+            | "measurement.interval"
+            | "measurement.histogram.verbose"
+            | "hdrhistogram.percentiles"
+            | "hdrhistogram.fileoutput"
+            | "histogram.buckets"
+            | "timeseries.granularity"
+            | "exporter"
+            | "exportfile"
+            | "reportlatencyforeacherror"
+            | "latencytrackederrors" => {
+                self.measure
+                    .set(name, value)
+                    .map_err(|why| YcsbError::Property {
+                        name: name.to_string(),
+                        why,
+                    })?
+            }
+            // What YCSB reads and that changes no figure here.
+            "readallfields" => {
+                boolean()?;
+                notice(
+                    "true",
+                    "the RocksDB binding reads whole records either way; no figure changes",
+                )
+            }
+            "readallfieldsbyname" => {
+                boolean()?;
+                notice(
+                    "false",
+                    "the RocksDB binding reads whole records either way; no figure changes",
+                )
+            }
+            "table" => notice(
+                "usertable",
+                "one table per run: its name changes no figure (keys are not prefixed with it)",
+            ),
+            "core_workload_insertion_retry_limit" | "core_workload_insertion_retry_interval" => {
+                int()?;
+                notice(
+                    if name.ends_with("limit") { "0" } else { "3" },
+                    "the store's inserts do not fail transiently; nothing is retried",
+                )
+            }
+            "core_workload_insertion_keep_going_on_error" => {
+                boolean()?;
+                notice("false", "the store's inserts do not fail transiently")
+            }
+            "measurement.trackjvm" => {
+                boolean()?;
+                notice(
+                    "false",
+                    "there is no JVM to track; nothing is printed for it",
+                )
+            }
+            "spin.sleep" => {
+                boolean()?;
+                notice(
+                    "false",
+                    "throttling waits on the virtual clock; no figure changes",
+                )
+            }
+            "dotransactions" => {
+                boolean()?;
+                let line = format!(
+                    "property {name}={v}: the phase (load or run) decides, as YCSB's launcher \
+                     appends -load or -t last"
+                );
+                if !self.notices.contains(&line) {
+                    self.notices.push(line);
+                }
+            }
+            "db" => match v {
+                "site.ycsb.db.rocksdb.RocksDBClient" => {}
+                _ => {
+                    return Err(bad(
+                        "znslab runs the RocksDB binding (site.ycsb.db.rocksdb.RocksDBClient) \
+                         on its store only",
                     ))
                 }
-                other => {
-                    return Err(bad(&format!(
-                        "Distribution \"{other}\" not allowed for scan length (YCSB takes \
-                         uniform or zipfian; znslab draws uniform)"
-                    )))
-                }
             },
-            "dataset" => {
-                self.dataset =
-                    crate::dataset::Dataset::parse(value.trim()).map_err(|e| bad(&e.to_string()))?
+            "rocksdb.dir" => {
+                let line = format!(
+                    "property rocksdb.dir={v}: the store lives on the emulated device; use \
+                     --image FILE to keep it between load and run"
+                );
+                if !self.notices.contains(&line) {
+                    self.notices.push(line);
+                }
             }
-            // Accepted and without effect here.
-            "workload"
-            | "readallfields"
-            | "writeallfields"
-            | "table"
-            | "zeropadding"
-            | "fieldlengthdistribution"
-            | "dataintegrity"
-            | "measurementtype" => {}
+            "rocksdb.optionsfile" => {
+                return Err(bad(
+                    "not supported: the store's options come from znslab's flags \
+                     (--compression, --device, mkfs options)",
+                ))
+            }
+            // In YCSB's workload_template but read by no class of YCSB's core: YCSB ignores
+            // them, and so does znslab.
+            "maxscanrate" | "scanoptimelimit" | "discardscannedrecord" => {
+                let line = format!(
+                    "property {name}={v}: read by no part of YCSB's core (it ignores it); ignored"
+                );
+                if !self.notices.contains(&line) {
+                    self.notices.push(line);
+                }
+            }
+            _ if name.starts_with("htrace.") => {
+                let line = format!("property {name}: HTrace tracing is not emulated; ignored");
+                if !self.notices.contains(&line) {
+                    self.notices.push(line);
+                }
+            }
             _ => return Err(bad("unknown property")),
         }
         Ok(())
@@ -222,6 +522,95 @@ impl YcsbConfig {
                 ),
             );
         }
+        if self.insertcount.is_some() || self.insertstart > 0 {
+            let span = self
+                .insertcount
+                .unwrap_or(self.recordcount.saturating_sub(self.insertstart));
+            if self.recordcount < self.insertstart + span || (running && span == 0) {
+                return bad(
+                    "insertcount",
+                    format!(
+                        "insertstart {} + insertcount {span} is more than recordcount {} (or \
+                         no records to choose from): YCSB's \"Invalid combination of \
+                         insertstart, insertcount and recordcount.\"",
+                        self.insertstart, self.recordcount
+                    ),
+                );
+            }
+        }
+        if !running && self.insertcount.unwrap_or(self.recordcount) == 0 {
+            return bad(
+                "recordcount",
+                "0 records to load: in YCSB a load of 0 inserts without end (not supported \
+                 here; give a count)"
+                    .into(),
+            );
+        }
+        if running && self.operationcount == 0 && self.maxexecutiontime == 0 {
+            return bad(
+                "operationcount",
+                "0 means no limit in YCSB: set maxexecutiontime too, or the run never ends".into(),
+            );
+        }
+        if running && self.distribution == Distribution::Hotspot {
+            let span = self.request_span();
+            let hot = (span as f64 * self.hotspotdatafraction) as u64;
+            if (hot == 0 && self.hotspotopnfraction > 0.0)
+                || (hot == span && self.hotspotopnfraction < 1.0)
+            {
+                return bad(
+                    "hotspotdatafraction",
+                    format!(
+                        "{}: a hot set of {hot} of {span} records leaves the {} set empty \
+                         while hotspotopnfraction {} sends operations to it",
+                        self.hotspotdatafraction,
+                        if hot == 0 { "hot" } else { "cold" },
+                        self.hotspotopnfraction
+                    ),
+                );
+            }
+        }
+        if !matches!(self.fieldlengths, FieldLengths::Constant)
+            && self.minfieldlength > self.max_field_length()
+        {
+            return bad(
+                "minfieldlength",
+                format!(
+                    "{} is more than fieldlength ({})",
+                    self.minfieldlength, self.fieldlength
+                ),
+            );
+        }
+        if let FieldLengths::Histogram { buckets, .. } = &self.fieldlengths {
+            if buckets.is_empty() {
+                return bad(
+                    "fieldlengthhistogram",
+                    format!("{}: not read yet (call prepare)", self.fieldlengthhistogram),
+                );
+            }
+        }
+        let zipf_range = |lo: u64, hi: u64| hi.saturating_sub(lo) > MAX_ZIPFIAN_ITEMS;
+        if self.scanzipfian && zipf_range(self.minscanlength, self.maxscanlength) {
+            return bad(
+                "maxscanlength",
+                format!(
+                    "a zipfian over more than {MAX_ZIPFIAN_ITEMS} scan lengths is not supported"
+                ),
+            );
+        }
+        if self.fieldlengths == FieldLengths::Zipfian
+            && zipf_range(self.minfieldlength, self.fieldlength as u64)
+        {
+            return bad(
+                "fieldlength",
+                format!(
+                    "a zipfian over more than {MAX_ZIPFIAN_ITEMS} field lengths is not supported"
+                ),
+            );
+        }
+        if self.status && self.status_interval == 0 {
+            return bad("status.interval", "must be at least 1".into());
+        }
         if self.threads == 0 || self.threads > MAX_THREADS {
             return bad(
                 "threadcount",
@@ -249,35 +638,204 @@ impl YcsbConfig {
         Ok(())
     }
 
+    /// Print a status line: to the sink, or stderr.
+    pub fn emit_status(&self, line: &str) {
+        match &self.status_sink {
+            Some(s) => (s.0)(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    /// Key numbers requests choose among: insertcount, or recordcount - insertstart.
+    pub fn request_span(&self) -> u64 {
+        self.insertcount
+            .unwrap_or(self.recordcount.saturating_sub(self.insertstart))
+    }
+
+    /// The longest field the field length distribution draws.
+    pub fn max_field_length(&self) -> u64 {
+        match &self.fieldlengths {
+            FieldLengths::Histogram { block, buckets } => {
+                block.saturating_mul(buckets.len() as u64)
+            }
+            _ => self.fieldlength as u64,
+        }
+    }
+
+    /// Read what the properties name: the field length histogram file
+    /// (fieldlengthdistribution=histogram), in YCSB's format (`BlockSize\tN`, then
+    /// `bucket\tcount` lines from bucket 0 in order).
+    pub fn prepare(&mut self) -> Result<(), YcsbError> {
+        if let FieldLengths::Histogram { buckets, .. } = &self.fieldlengths {
+            if buckets.is_empty() {
+                let path = self.fieldlengthhistogram.clone();
+                let text = std::fs::read_to_string(&path).map_err(|e| YcsbError::Property {
+                    name: "fieldlengthhistogram".into(),
+                    why: format!("Couldn't read field length histogram file: {path}: {e}"),
+                })?;
+                self.fieldlengths = parse_histogram(&text).map_err(|why| YcsbError::Property {
+                    name: "fieldlengthhistogram".into(),
+                    why: format!("{path}: {why}"),
+                })?;
+            }
+        }
+        Ok(())
+    }
+
     /// Bytes of one record as the RocksDB binding lays it out (a dataset's smallest common
     /// value, its 10th percentile, for amazon and reddit), plus its key.
     pub fn record_bytes(&self) -> u64 {
         let value = match self.dataset.min_value_bytes() {
             Some(b) => b,
-            None => (self.fieldcount as u64).saturating_mul(
-                (self.fieldlength as u64)
-                    .saturating_add(8 + 5 + self.fieldcount.to_string().len() as u64),
-            ),
+            None => {
+                (self.fieldcount as u64).saturating_mul(self.max_field_length().saturating_add(
+                    8 + self.fieldnameprefix.len() as u64
+                        + self.fieldcount.to_string().len() as u64,
+                ))
+            }
         };
         value.saturating_add(4 + 20)
     }
 
-    /// Apply a properties file's text (`name=value` lines, `#` comments).
+    /// Apply a properties file's text as Java's Properties.load reads it: `#` and `!`
+    /// comments, `name=value`, `name: value` or `name value`, lines continued with `\\`, and
+    /// Java's escapes.
     pub fn load_file(&mut self, text: &str) -> Result<(), YcsbError> {
-        for line in text.lines() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let (k, v) = line.split_once('=').ok_or_else(|| YcsbError::Property {
-                name: line.to_string(),
-                why: "not name=value".into(),
-            })?;
-            self.set(k.trim(), v.trim())?;
+        for (k, v) in java_properties(text).map_err(|line| YcsbError::Property {
+            name: line,
+            why: "a malformed \\uXXXX escape".into(),
+        })? {
+            self.set(k.trim(), &v)?;
         }
         Ok(())
     }
 }
+
+/// Java's Properties.load: the (name, value) pairs of a properties text, in order. The error
+/// is the line with a malformed `\\u` escape (Java throws there too).
+pub fn java_properties(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(first) = lines.next() {
+        let natural = first.trim_start_matches([' ', '\t', '\x0c']);
+        if natural.is_empty() || natural.starts_with('#') || natural.starts_with('!') {
+            continue;
+        }
+        // A line ending in an odd number of backslashes continues on the next one.
+        let mut logical = String::from(natural);
+        while logical.chars().rev().take_while(|&c| c == '\\').count() % 2 == 1 {
+            logical.pop();
+            match lines.next() {
+                Some(next) => logical.push_str(next.trim_start_matches([' ', '\t', '\x0c'])),
+                None => break,
+            }
+        }
+        let chars: Vec<char> = logical.chars().collect();
+        let mut i = 0;
+        let mut key = String::new();
+        let unescape = |chars: &[char], i: &mut usize, out: &mut String| -> Result<(), String> {
+            // chars[*i] is a backslash.
+            *i += 1;
+            let Some(&c) = chars.get(*i) else {
+                return Ok(());
+            };
+            *i += 1;
+            match c {
+                't' => out.push('\t'),
+                'n' => out.push('\n'),
+                'r' => out.push('\r'),
+                'f' => out.push('\x0c'),
+                'u' => {
+                    let hex: String = chars.get(*i..*i + 4).unwrap_or(&[]).iter().collect();
+                    let code = u32::from_str_radix(&hex, 16)
+                        .ok()
+                        .filter(|_| hex.len() == 4)
+                        .ok_or_else(|| logical.clone())?;
+                    out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+                    *i += 4;
+                }
+                other => out.push(other),
+            }
+            Ok(())
+        };
+        while i < chars.len() {
+            match chars[i] {
+                '\\' => unescape(&chars, &mut i, &mut key)?,
+                '=' | ':' | ' ' | '\t' | '\x0c' => break,
+                c => {
+                    key.push(c);
+                    i += 1;
+                }
+            }
+        }
+        while i < chars.len() && matches!(chars[i], ' ' | '\t' | '\x0c') {
+            i += 1;
+        }
+        if i < chars.len() && matches!(chars[i], '=' | ':') {
+            i += 1;
+        }
+        while i < chars.len() && matches!(chars[i], ' ' | '\t' | '\x0c') {
+            i += 1;
+        }
+        let mut value = String::new();
+        while i < chars.len() {
+            if chars[i] == '\\' {
+                unescape(&chars, &mut i, &mut value)?;
+            } else {
+                value.push(chars[i]);
+                i += 1;
+            }
+        }
+        out.push((key, value));
+    }
+    Ok(out)
+}
+
+/// HistogramGenerator's file: `BlockSize<TAB>n`, then `i<TAB>count` for i = 0, 1, ...
+fn parse_histogram(text: &str) -> Result<FieldLengths, String> {
+    let mut lines = text.lines();
+    let first = lines.next().ok_or("Empty input file!")?;
+    let mut f = first.split('\t');
+    if f.next() != Some("BlockSize") {
+        return Err("First line of histogram is not the BlockSize!".into());
+    }
+    let block: u64 = f
+        .next()
+        .and_then(|b| b.trim().parse().ok())
+        .filter(|&b: &u64| b > 0 && b <= JAVA_INT_MAX)
+        .ok_or("BlockSize is not a whole number from 1 to 2147483647")?;
+    let mut buckets = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let mut f = line.split('\t');
+        let (Some(idx), Some(count)) = (f.next(), f.next()) else {
+            return Err(format!("line {}: not bucket<TAB>count", i + 2));
+        };
+        if idx.trim().parse::<usize>().ok() != Some(i) {
+            return Err(format!(
+                "line {}: bucket {idx:?} out of order (expected {i})",
+                i + 2
+            ));
+        }
+        let c: u64 = count
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&c: &u64| c <= JAVA_INT_MAX)
+            .ok_or_else(|| format!("line {}: count {count:?} is not a Java int", i + 2))?;
+        buckets.push(c);
+        if buckets.len() > 1 << 20 {
+            return Err("more than 1048576 buckets".into());
+        }
+    }
+    let area: u64 = buckets.iter().sum();
+    if area == 0 || area > JAVA_INT_MAX {
+        return Err("the bucket counts must add up to 1 to 2147483647".into());
+    }
+    Ok(FieldLengths::Histogram { block, buckets })
+}
+
+/// The widest range a (non-scrambled) zipfian of lengths draws from: YCSB sums ζ over it.
+pub const MAX_ZIPFIAN_ITEMS: u64 = 100_000_000;
 
 /// The largest value YCSB takes for the counts it reads as Java ints.
 pub const JAVA_INT_MAX: u64 = i32::MAX as u64;
