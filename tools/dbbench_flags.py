@@ -221,6 +221,8 @@ STATUS = {
     "env_uri": (I, "the environment is the simulator's"),
     "show_table_properties": (I, "not printed"),
     "slow_usecs": (I, "no slow-operation log lines"),
+    "pin_l0_filter_and_index_blocks_in_cache": (I, "index and filter blocks are held outside the block cache (cache_index_and_filter_blocks=false), where pinning changes nothing, as in RocksDB"),
+    "pin_top_level_index_and_filter": (I, "index and filter blocks are held outside the block cache (cache_index_and_filter_blocks=false), where pinning changes nothing, as in RocksDB"),
 }
 
 def group_reason(n):

@@ -78,10 +78,41 @@ pub const ZNSLAB_FLAGS: &[Flag] = &[
     },
 ];
 
-/// The flag of that name (db_bench's or znslab's).
+/// gflags' own flags, which db_bench takes too.
+pub const GFLAGS_FLAGS: &[Flag] = &[
+    Flag {
+        name: "undefok",
+        ty: "string",
+        default: "",
+        status: Status::Supported(
+            "comma-separated flag names that are no error when unknown (each prints a notice)",
+        ),
+    },
+    Flag {
+        name: "flagfile",
+        ty: "string",
+        default: "",
+        status: Status::Refused("put the file's flags on the command line"),
+    },
+    Flag {
+        name: "fromenv",
+        ty: "string",
+        default: "",
+        status: Status::Refused("put the flags on the command line"),
+    },
+    Flag {
+        name: "tryfromenv",
+        ty: "string",
+        default: "",
+        status: Status::Refused("put the flags on the command line"),
+    },
+];
+
+/// The flag of that name (db_bench's, gflags' or znslab's).
 pub fn lookup(name: &str) -> Option<&'static Flag> {
     DB_BENCH_FLAGS
         .iter()
+        .chain(GFLAGS_FLAGS)
         .chain(ZNSLAB_FLAGS)
         .find(|f| f.name == name)
 }
@@ -167,6 +198,7 @@ impl Flags {
     /// Parse db_bench's command line (without the program name).
     pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Flags, FlagError> {
         let mut out = Flags::default();
+        let mut unknown = Vec::new();
         let mut i = 0;
         while i < args.len() {
             let arg = args[i].as_ref();
@@ -193,12 +225,33 @@ impl Flags {
                 }
                 (None, None) => match name.strip_prefix("no").and_then(lookup) {
                     Some(f) if f.ty == "bool" => (f, "false".to_string()),
-                    _ => return Err(FlagError::Unknown(arg.to_string())),
+                    _ => {
+                        unknown.push((name.to_string(), arg.to_string()));
+                        continue;
+                    }
                 },
-                (None, Some(_)) => return Err(FlagError::Unknown(arg.to_string())),
+                (None, Some(_)) => {
+                    unknown.push((name.to_string(), arg.to_string()));
+                    continue;
+                }
             };
             let value = typed(flag, &value)?;
             out.values.insert(flag.name, value);
+        }
+        // gflags: an unknown flag named in --undefok is no error.
+        let undefok: Vec<&str> = out
+            .values
+            .get("undefok")
+            .map(|v| v.split(',').map(str::trim).collect())
+            .unwrap_or_default();
+        for (name, arg) in unknown {
+            let base = name.strip_prefix("no").unwrap_or(&name);
+            if !undefok.contains(&name.as_str()) && !undefok.contains(&base) {
+                return Err(FlagError::Unknown(arg));
+            }
+            out.notices.push(format!(
+                "{arg} ignored: not a db_bench flag, listed in --undefok"
+            ));
         }
         // Checked on the last value of each flag.
         for (&name, value) in &out.values {
@@ -301,6 +354,10 @@ pub fn compat_markdown() -> String {
     for f in DB_BENCH_FLAGS {
         row(&mut s, f);
     }
+    s.push_str("\n## gflags' own flags\n\n| flag | type | default | status |\n|---|---|---|---|\n");
+    for f in GFLAGS_FLAGS {
+        row(&mut s, f);
+    }
     s.push_str(
         "\n## znslab's own flags\n\n| flag | type | default | status |\n|---|---|---|---|\n",
     );
@@ -365,6 +422,13 @@ mod tests {
         let f = p(&["--use_direct_reads", "--db=/tmp/x"]).unwrap();
         assert_eq!(f.notices.len(), 2, "{:?}", f.notices);
         assert!(p(&["--use_direct_reads=false"]).unwrap().notices.is_empty());
+        // gflags' --undefok: unknown flags it names are no error, wherever it stands.
+        let f = p(&["--not_a_flag=1", "--undefok=not_a_flag,x"]).unwrap();
+        assert_eq!(f.notices.len(), 1, "{:?}", f.notices);
+        assert!(matches!(
+            p(&["--undefok=x", "--y=1"]),
+            Err(FlagError::Unknown(_))
+        ));
     }
 
     #[test]
