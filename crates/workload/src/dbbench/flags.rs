@@ -168,7 +168,7 @@ fn typed(f: &Flag, v: &str) -> Result<String, FlagError> {
         "uint32" => v.parse::<u32>().is_ok(),
         "int64" => v.parse::<i64>().is_ok(),
         "uint64" => v.parse::<u64>().is_ok(),
-        "double" => v.parse::<f64>().map_or(false, f64::is_finite),
+        "double" => v.parse::<f64>().is_ok_and(f64::is_finite),
         _ => true,
     };
     if ok {

@@ -9,6 +9,7 @@
 pub mod bench;
 mod flag_table;
 pub mod flags;
+mod mixgraph;
 pub mod output;
 
 use std::cell::RefCell;

@@ -183,7 +183,7 @@ impl Histogram {
                 mult * cum as f64
             );
             let marks = (mult * c as f64 / 5.0 + 0.5) as usize;
-            r.extend(std::iter::repeat('#').take(marks));
+            r.extend(std::iter::repeat_n('#', marks));
             r.push('\n');
         }
         r
