@@ -151,6 +151,7 @@ STATUS = {
     "keyrange_dist_d": (S, "mixgraph"),
     "keyrange_num": (S, "mixgraph"),
     "writes": (S, "writes of the fill benchmarks; -1 = num"),
+    "benchmark_write_rate_limit": (D, "bytes per second of the fill benchmarks' and readwhilewriting's writer, as a smooth rate (RocksDB's limiter refills every 100 ms)"),
     "seek_nexts": (S, "entries seekrandom reads after each seek"),
     "ops_between_duration_checks": (S, "operations between looks at the clock under --duration"),
     "sine_a": (I, "used only with --sine_mix_rate or --sine_write_rate, which are refused"),

@@ -438,6 +438,9 @@ fn config(f: &Flags) -> anyhow::Result<(DbBenchConfig, String)> {
         duration: u64::try_from(duration).unwrap_or(0),
         ops_between_duration_checks: f.i64("ops_between_duration_checks").max(1) as u64,
         batch_size: f.i64("batch_size").max(1) as u64,
+        benchmark_write_rate_limit: f
+            .u64("benchmark_write_rate_limit")
+            .map_err(|e| anyhow!("{e}"))?,
         readwritepercent: f.i64("readwritepercent").clamp(0, i64::from(u32::MAX)) as u32,
         seek_nexts: f.i64("seek_nexts").max(0) as u64,
         mix,

@@ -419,3 +419,17 @@ fn same_seed_same_output() {
     ];
     assert_eq!(strip(run(&args).0), strip(run(&args).0));
 }
+
+#[test]
+fn benchmark_write_rate_limit_holds_writes_to_the_rate() {
+    // 2000 writes of 16 + 100 bytes at 116000 bytes/s take about 2 simulated seconds.
+    let (out, _) = run(&[
+        "--benchmarks=fillrandom",
+        "--num=2000",
+        "--benchmark_write_rate_limit=116000",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let s = v["benchmarks"][0]["seconds"].as_f64().unwrap();
+    assert!((1.9..2.1).contains(&s), "{s}");
+}

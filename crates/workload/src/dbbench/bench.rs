@@ -237,9 +237,33 @@ pub(super) struct Shared {
     pub(super) counters: Rc<RefCell<Counters>>,
     ops_done: Cell<u64>,
     total: u64,
+    /// `--benchmark_write_rate_limit`: when the next write may start (shared by the threads,
+    /// as db_bench's `write_rate_limiter`).
+    write_next: Cell<SimInstant>,
 }
 
 impl Shared {
+    /// db_bench's `write_rate_limiter->Request(bytes)` after a write: wait until `bytes` fit
+    /// in `--benchmark_write_rate_limit` bytes per second (a smooth rate where RocksDB's
+    /// limiter refills every 100 ms).
+    async fn limit_writes(&self, bytes: u64) {
+        let rate = self.cfg.benchmark_write_rate_limit;
+        if rate == 0 {
+            return;
+        }
+        let now = self.sim.now();
+        let start = if self.write_next.get() > now {
+            self.write_next.get()
+        } else {
+            now
+        };
+        let ns = (bytes as u128 * 1_000_000_000 / rate as u128).min(u64::MAX as u128) as u64;
+        self.write_next.set(start + sim::SimDuration::from_ns(ns));
+        if start > now {
+            self.sim.sleep_until(start).await;
+        }
+    }
+
     fn tick(&self) {
         self.ops_done.set(self.ops_done.get() + 1);
         if let Some(p) = &self.cfg.progress {
@@ -273,6 +297,7 @@ pub async fn run_bench(
         counters,
         ops_done: Cell::new(0),
         total: plan.ops.saturating_mul(threads as u64),
+        write_next: Cell::new(sim.now()),
     });
     let mut handles = Vec::new();
     // readwhilewriting's writer runs while any reader does.
@@ -298,10 +323,13 @@ pub async fn run_bench(
                 let k = make_key(rng.below(sh.cfg.num), sh.cfg.key_size);
                 let v = values.next(&mut rng);
                 sh.db.put(&k, &v, sh.cfg.sync).await.map_err(db_err)?;
-                let mut c = sh.counters.borrow_mut();
-                c.keys_written += 1;
-                c.bytes_written += (k.len() + v.len()) as u64;
-                c.synced_writes += u64::from(sh.cfg.sync);
+                {
+                    let mut c = sh.counters.borrow_mut();
+                    c.keys_written += 1;
+                    c.bytes_written += (k.len() + v.len()) as u64;
+                    c.synced_writes += u64::from(sh.cfg.sync);
+                }
+                sh.limit_writes((k.len() + v.len()) as u64).await;
             }
             Ok::<(), DbBenchError>(())
         }))
@@ -402,6 +430,8 @@ async fn thread(
                     c.synced_writes += u64::from(p.sync);
                 }
                 record(&mut st, OpType::Write, p.batch, t0);
+                // After the op's time is taken, as db_bench resets the op's start after it.
+                sh.limit_writes(bytes).await;
             }
         }
         Kind::ReadRandom | Kind::MultiReadRandom => {

@@ -316,7 +316,7 @@ pub const DB_BENCH_FLAGS: &[Flag] = &[
     Flag { name: "sine_c", ty: "double", default: "0", status: Ignored("used only with --sine_mix_rate or --sine_write_rate, which are refused") },
     Flag { name: "sine_d", ty: "double", default: "1", status: Ignored("used only with --sine_mix_rate or --sine_write_rate, which are refused") },
     Flag { name: "rate_limit_bg_reads", ty: "bool", default: "false", status: Refused("the store has no rate limiter") },
-    Flag { name: "benchmark_write_rate_limit", ty: "uint64", default: "0", status: Refused("the store has no rate limiter") },
+    Flag { name: "benchmark_write_rate_limit", ty: "uint64", default: "0", status: Differs("bytes per second of the fill benchmarks' and readwhilewriting's writer, as a smooth rate (RocksDB's limiter refills every 100 ms)") },
     Flag { name: "keyrange_dist_a", ty: "double", default: "0.0", status: Supported("mixgraph: key ranges' hotness a*exp(b*x)+c*exp(d*x) (db_bench's GenerateTwoTermExpKeys; the ranges are shuffled by znslab's seeded generator, not std::mt19937_64)") },
     Flag { name: "keyrange_dist_b", ty: "double", default: "0.0", status: Supported("mixgraph") },
     Flag { name: "keyrange_dist_c", ty: "double", default: "0.0", status: Supported("mixgraph") },

@@ -44,6 +44,9 @@ pub struct DbBenchConfig {
     pub ops_between_duration_checks: u64,
     /// Entries per write batch (and keys per multireadrandom call).
     pub batch_size: u64,
+    /// Bytes per second the fill benchmarks' and readwhilewriting's writer write at most
+    /// (0: no limit).
+    pub benchmark_write_rate_limit: u64,
     /// readrandomwriterandom's reads per 100 operations.
     pub readwritepercent: u32,
     /// seekrandom's entries read after each seek.
@@ -93,6 +96,7 @@ impl Default for DbBenchConfig {
             duration: 0,
             ops_between_duration_checks: 1000,
             batch_size: 1,
+            benchmark_write_rate_limit: 0,
             readwritepercent: 90,
             seek_nexts: 0,
             mix: MixOptions::default(),
