@@ -149,9 +149,15 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     println!("Device:     {}", device.name);
     println!("------------------------------------------------");
     let histogram = f.bool("histogram");
+    let db_path = match f.str("db") {
+        "" => format!("zonefs on {}", device.name),
+        p => p.to_string(),
+    };
     for b in &r.results {
         match &b.printed {
             Printed::Line => {
+                // db_bench prints the store's path before each benchmark with a method.
+                println!("DB path: [{db_path}]");
                 println!("{}", b.line());
                 if histogram {
                     print!("{}", b.histograms());

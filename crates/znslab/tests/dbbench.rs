@@ -260,7 +260,8 @@ fn every_benchmark_prints_its_line_and_statistics_use_rocksdb_names() {
         "{out}"
     );
     assert!(
-        line("mixgraph ").contains("( Gets:3000 Puts:0 Seek:0, reads "),
+        line("mixgraph ").contains("( Gets:3000 Puts:0 Seek:0, reads ")
+            && line("mixgraph ").ends_with(" found, avg size: -nan value, -nan scan)"),
         "{out}"
     );
     // levelstats is RocksDB's property as db_bench prints it.
@@ -269,6 +270,8 @@ fn every_benchmark_prints_its_line_and_statistics_use_rocksdb_names() {
         "{out}"
     );
     assert!(out.contains("** Compaction Stats [default] **"), "{out}");
+    // db_bench's "DB path: [...]" before each benchmark that reports.
+    assert_eq!(out.matches("DB path: [").count(), printed.len(), "{out}");
     // --histogram's blocks, per operation type.
     for op in ["write", "read", "seek", "delete", "update"] {
         assert!(

@@ -207,12 +207,20 @@ pub(super) async fn run(
     }
     st.found = get_found + seek_found;
     sh.counters.borrow_mut().keys_found += get_found;
+    // db_bench divides doubles: 0/0 prints as glibc prints it.
+    let avg = |sum: f64, n: u64| {
+        if n == 0 {
+            "-nan".to_string()
+        } else {
+            format!("{:.1}", sum / n as f64)
+        }
+    };
     st.message = format!(
-        "( Gets:{gets} Puts:{puts} Seek:{seeks}, reads {} in {} found, avg size: {:.1} value, {:.1} scan)\n",
+        "( Gets:{gets} Puts:{puts} Seek:{seeks}, reads {} in {} found, avg size: {} value, {} scan)\n",
         get_found + seek_found,
         gets + seeks,
-        total_val / puts as f64,
-        total_scan / seeks as f64
+        avg(total_val, puts),
+        avg(total_scan, seeks)
     );
     Ok(())
 }
