@@ -110,6 +110,21 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
             "simulated_s": r.sim_seconds,
             "wall_s": wall.elapsed().as_secs_f64(),
         });
+        let mut v = v;
+        if f.bool("statistics") {
+            // RocksDB's tickers the run counted, and its histograms (microseconds).
+            v["statistics"] = json!({
+                "tickers": r.tickers,
+                "histograms": r.histograms.iter().map(|(name, h)| (name.to_string(), json!({
+                    "p50": h.percentile(50.0),
+                    "p95": h.percentile(95.0),
+                    "p99": h.percentile(99.0),
+                    "p100": h.max(),
+                    "count": h.count(),
+                    "sum": h.sum(),
+                }))).collect::<serde_json::Map<_, _>>(),
+            });
+        }
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }

@@ -307,6 +307,25 @@ fn every_benchmark_prints_its_line_and_statistics_use_rocksdb_names() {
 }
 
 #[test]
+fn statistics_in_json() {
+    let (out, _) = run(&[
+        "--benchmarks=fillrandom,readrandom",
+        "--num=500",
+        "--statistics",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        v["statistics"]["tickers"]["rocksdb.number.keys.written"],
+        500
+    );
+    assert_eq!(
+        v["statistics"]["histograms"]["rocksdb.db.get.micros"]["count"],
+        500
+    );
+}
+
+#[test]
 fn disable_wal_writes_no_wal() {
     let (out, _) = run(&[
         "--benchmarks=fillrandom",
@@ -435,4 +454,27 @@ fn benchmark_write_rate_limit_holds_writes_to_the_rate() {
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     let s = v["benchmarks"][0]["seconds"].as_f64().unwrap();
     assert!((1.9..2.1).contains(&s), "{s}");
+}
+
+#[test]
+fn every_supported_flag_of_the_compat_table_is_read_by_the_command() {
+    // docs/compat/db_bench.md is the flag table (checked by workload's tests); each flag it
+    // calls supported must be one the command reads.
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/compat/db_bench.md"
+    ))
+    .expect("compat table");
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/dbbench_cmd.rs"))
+        .expect("source");
+    let mut n = 0;
+    for row in doc.lines().filter(|l| l.starts_with("| `--")) {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        let name = cells[0].trim_start_matches("| `--").trim_end_matches('`');
+        if cells[3].starts_with("supported") && name != "undefok" {
+            assert!(src.contains(&format!("\"{name}\"")), "--{name} is not read");
+            n += 1;
+        }
+    }
+    assert!(n > 50, "{n}");
 }
