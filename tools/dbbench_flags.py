@@ -300,6 +300,19 @@ for name, ty, dflt, kind, note in rows:
     print(f'    Flag {{ name: "{name}", ty: "{ty}", default: "{esc(dflt)}", status: {kind}("{esc(note)}") }},')
 print("];")
 
+# The benchmark names db_bench's Benchmark::Run dispatches on.
+_i = SRC.index('name == "fillseq"')
+_names = []
+for _m in re.finditer(r'name == "([A-Za-z0-9_]+)"', SRC[_i - 2000:_i + 30000]):
+    if _m.group(1) not in _names:
+        _names.append(_m.group(1))
+print()
+print("/// The benchmarks db_bench's `Benchmark::Run` knows, in its order.")
+print("pub const DB_BENCH_BENCHMARKS: &[&str] = &[")
+for _n in _names:
+    print(f'    "{_n}",')
+print("];")
+
 # RocksDB's ticker and histogram names, in the order Statistics::ToString prints them.
 if len(sys.argv) > 2:
     s = open(sys.argv[2]).read()

@@ -216,8 +216,9 @@ fn gflags_forms_reach_the_run() {
 
 #[test]
 fn every_benchmark_prints_its_line_and_statistics_use_rocksdb_names() {
-    let all = "fillseq,fillbatch,fillrandom,overwrite,fillsync,fill100K,readrandom,readmissing,\
-               multireadrandom,readseq,readreverse,seekrandom,updaterandom,readrandomwriterandom,\
+    let all = "fillseq,fillbatch,fillrandom,filluniquerandom,overwrite,fillsync,fill100K,\
+               readrandom,readrandomsmall,readmissing,multireadrandom,readseq,readtocache,\
+               readreverse,seekrandom,seekrandomwhilewriting,updaterandom,readrandomwriterandom,\
                readwhilewriting,mixgraph,deleterandom,deleteseq,compact,flush,waitforcompaction,\
                stats,levelstats";
     let arg = format!("--benchmarks={all}");
@@ -241,6 +242,9 @@ fn every_benchmark_prints_its_line_and_statistics_use_rocksdb_names() {
     assert_eq!(ops("fill100K"), 3);
     assert_eq!(ops("fillbatch"), 3000);
     assert_eq!(ops("readseq"), 3000);
+    assert_eq!(ops("readtocache"), 3000);
+    assert_eq!(ops("readrandomsmall"), 3);
+    assert_eq!(ops("filluniquerandom"), 3000);
     assert_eq!(ops("compact"), 1);
     // readmissing finds nothing; readrandom after the fills finds everything.
     assert!(out.contains("readmissing  :"), "{out}");
@@ -404,6 +408,14 @@ fn flags_outside_the_emulation_are_refused_with_a_reason() {
     let o = znslab(&["dbbench", "--benchmarks=fillrandom,bogus", "--num=10"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("unknown benchmark \"bogus\""));
+    // db_bench's own benchmarks that do not run here say why.
+    let o = znslab(&["dbbench", "--benchmarks=fillrandom,mergerandom", "--num=10"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("benchmark \"mergerandom\": refused: the store has no merge operator"),
+        "{err}"
+    );
     // Defaults of refused flags are what runs, so they are accepted.
     run(&[
         "--benchmarks=fillrandom",

@@ -19,10 +19,13 @@ use super::{make_key, BenchResult, DbBenchConfig, DbBenchError, ValueSource};
 /// What one benchmark does, from its name (db_bench's dispatch in `Benchmark::Run`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// Writes keys in order (fillseq, fillbatch) or at random (the others).
+    /// Writes keys in order (fillseq, fillbatch), at random (the others), or each key once
+    /// in a random order (filluniquerandom).
     Write {
         seq: bool,
+        unique: bool,
     },
+    /// readrandom; with `Plan::writer`, readwhilewriting.
     ReadRandom,
     MultiReadRandom,
     ReadSeq,
@@ -32,7 +35,6 @@ pub enum Kind {
         seq: bool,
     },
     ReadRandomWriteRandom,
-    ReadWhileWriting,
     MixGraph,
     /// compact: flush and wait for the compactions (one op, a report line).
     Compact,
@@ -55,6 +57,9 @@ pub struct Plan {
     pub value_size: usize,
     pub key_size: usize,
     pub sync: bool,
+    /// One more thread writes random keys while the others run (readwhilewriting,
+    /// seekrandomwhilewriting); its writes are not in the report.
+    pub writer: bool,
 }
 
 /// The benchmarks znslab runs (db_bench's names).
@@ -62,15 +67,19 @@ pub const KNOWN: &[&str] = &[
     "fillseq",
     "fillbatch",
     "fillrandom",
+    "filluniquerandom",
     "overwrite",
     "fillsync",
     "fill100K",
     "readrandom",
+    "readrandomsmall",
     "readmissing",
     "multireadrandom",
     "readseq",
+    "readtocache",
     "readreverse",
     "seekrandom",
+    "seekrandomwhilewriting",
     "updaterandom",
     "deleterandom",
     "deleteseq",
@@ -88,21 +97,35 @@ pub fn plan(name: &str, cfg: &DbBenchConfig) -> Option<Plan> {
     let reads = cfg.reads.unwrap_or(cfg.num);
     let writes = cfg.writes.unwrap_or(cfg.num);
     let mut p = Plan {
-        kind: Kind::Write { seq: false },
+        kind: Kind::Write {
+            seq: false,
+            unique: false,
+        },
         num: cfg.num,
         ops: writes,
         batch: cfg.batch_size.max(1),
         value_size: cfg.value_size,
         key_size: cfg.key_size,
         sync: cfg.sync,
+        writer: false,
+    };
+    let seq = Kind::Write {
+        seq: true,
+        unique: false,
     };
     match name {
-        "fillseq" => p.kind = Kind::Write { seq: true },
+        "fillseq" => p.kind = seq,
         "fillbatch" => {
-            p.kind = Kind::Write { seq: true };
+            p.kind = seq;
             p.batch = 1000;
         }
         "fillrandom" | "overwrite" => {}
+        "filluniquerandom" => {
+            p.kind = Kind::Write {
+                seq: false,
+                unique: true,
+            }
+        }
         "fillsync" => {
             p.num /= 1000;
             p.ops = p.num;
@@ -113,11 +136,14 @@ pub fn plan(name: &str, cfg: &DbBenchConfig) -> Option<Plan> {
             p.ops = p.num;
             p.value_size = 100 * 1000;
         }
-        "readrandom" | "readmissing" => {
+        "readrandom" | "readmissing" | "readrandomsmall" | "readwhilewriting" => {
             p.kind = Kind::ReadRandom;
             p.ops = reads;
-            if name == "readmissing" {
-                p.key_size += 1;
+            match name {
+                "readmissing" => p.key_size += 1,
+                "readrandomsmall" => p.ops /= 1000,
+                "readwhilewriting" => p.writer = true,
+                _ => {}
             }
         }
         "multireadrandom" => {
@@ -128,9 +154,15 @@ pub fn plan(name: &str, cfg: &DbBenchConfig) -> Option<Plan> {
             p.kind = Kind::ReadSeq;
             p.ops = reads;
         }
-        "seekrandom" => {
+        // db_bench: one thread reads num entries.
+        "readtocache" => {
+            p.kind = Kind::ReadSeq;
+            p.ops = cfg.num;
+        }
+        "seekrandom" | "seekrandomwhilewriting" => {
             p.kind = Kind::SeekRandom;
             p.ops = reads;
+            p.writer = name == "seekrandomwhilewriting";
         }
         "updaterandom" => {
             p.kind = Kind::UpdateRandom;
@@ -145,10 +177,6 @@ pub fn plan(name: &str, cfg: &DbBenchConfig) -> Option<Plan> {
         "readrandomwriterandom" => {
             p.kind = Kind::ReadRandomWriteRandom;
             p.ops = readwrites(cfg);
-        }
-        "readwhilewriting" => {
-            p.kind = Kind::ReadWhileWriting;
-            p.ops = reads;
         }
         "mixgraph" => {
             p.kind = Kind::MixGraph;
@@ -302,6 +330,8 @@ pub async fn run_bench(
     let mut handles = Vec::new();
     // readwhilewriting's writer runs while any reader does.
     let readers_left = Rc::new(Cell::new(threads));
+    // readtocache runs one thread.
+    let threads = if name == "readtocache" { 1 } else { threads };
     for t in 0..threads {
         let sh = sh.clone();
         let mut rng = Rng::new(cfg.seed).stream(&format!("{name}-{t}"));
@@ -313,7 +343,7 @@ pub async fn run_bench(
             r
         }));
     }
-    let writer = if plan.kind == Kind::ReadWhileWriting {
+    let writer = if plan.writer {
         let sh = sh.clone();
         let mut rng = Rng::new(cfg.seed).stream("writer");
         let mut values = ValueSource::new(&mut rng, cfg, plan.value_size, dataset.clone());
@@ -407,14 +437,30 @@ async fn thread(
         }
     };
     match p.kind {
-        Kind::Write { seq } => {
+        Kind::Write { seq, unique } => {
             let mut i = 0u64;
+            // db_bench's UNIQUE_RANDOM: 0..num shuffled, drawn in turn.
+            let order: Vec<u64> = if unique {
+                let mut v: Vec<u64> = (0..p.num).collect();
+                for j in (1..v.len()).rev() {
+                    v.swap(j, rng.below(j as u64 + 1) as usize);
+                }
+                v
+            } else {
+                Vec::new()
+            };
             while !dur.done(sim, p.batch) {
                 let t0 = sim.now();
                 let mut batch = WriteBatch::default();
                 let mut bytes = 0;
                 for _ in 0..p.batch {
-                    let n = if seq { i } else { rng.below(p.num.max(1)) };
+                    let n = if seq {
+                        i
+                    } else if unique {
+                        order[(i % p.num.max(1)) as usize]
+                    } else {
+                        rng.below(p.num.max(1))
+                    };
                     i += 1;
                     let k = make_key(n, p.key_size);
                     let v = values.next(&mut rng);
@@ -466,24 +512,6 @@ async fn thread(
             } else {
                 format!("({found} of {read} found)\n")
             };
-        }
-        Kind::ReadWhileWriting => {
-            let (mut read, mut found) = (0u64, 0u64);
-            while !dur.done(sim, 1) {
-                let t0 = sim.now();
-                let k = make_key(rng.below(p.num.max(1)), p.key_size);
-                read += 1;
-                if let Some(v) = db.get(&k).await.map_err(db_err)? {
-                    found += 1;
-                    st.read_bytes += (k.len() + v.len()) as u64;
-                    sh.counters.borrow_mut().bytes_read += v.len() as u64;
-                }
-                sh.counters.borrow_mut().keys_read += 1;
-                record(&mut st, OpType::Read, 1, t0);
-            }
-            st.found = found;
-            sh.counters.borrow_mut().keys_found += found;
-            st.message = format!("({found} of {read} found)\n");
         }
         Kind::ReadSeq => {
             // One iterator from the first key, `reads` entries (db_bench's ReadSequential,

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-pub use super::flag_table::{DB_BENCH_FLAGS, HISTOGRAMS, TICKERS};
+pub use super::flag_table::{DB_BENCH_BENCHMARKS, DB_BENCH_FLAGS, HISTOGRAMS, TICKERS};
 
 /// One flag: its name, gflags type (`bool`, `int32`, `int64`, `uint32`, `uint64`, `double`,
 /// `string`), default (db_bench's), and what znslab does with it.
@@ -313,6 +313,63 @@ impl Flags {
     }
 }
 
+/// Why one of db_bench's benchmarks does not run here (None: it runs).
+pub fn benchmark_refusal(name: &str) -> Option<&'static str> {
+    if super::bench::KNOWN.contains(&name) {
+        return None;
+    }
+    let groups: &[(&[&str], &str)] = &[
+        (
+            &[
+                "merge",
+                "appendrandom",
+                "getmergeoperands",
+                "readrandomoperands",
+            ],
+            "the store has no merge operator",
+        ),
+        (&["transaction"], "the store has no transactions"),
+        (&["backup", "restore"], "the store has no backup engine"),
+        (&["ingest"], "the store does not ingest external files"),
+        (
+            &["crc32c", "xxhash", "xxh3", "compress", "acquireload"],
+            "it times the host CPU's hashing or compression, not the store",
+        ),
+        (
+            &["coroutine", "multiscan", "readrandomfast"],
+            "the store reads keys one at a time",
+        ),
+        (
+            &["entity", "embeddedblob"],
+            "the store has no wide columns or blob files",
+        ),
+        (&["replay"], "no trace replay"),
+        (
+            &[
+                "openandcompact",
+                "compactall",
+                "compact0",
+                "compact1",
+                "verify",
+                "sstables",
+                "approximate",
+                "cache_report",
+                "block_cache_entry_stats",
+                "memstats",
+                "stats_history",
+                "resetstats",
+            ],
+            "the store has no such API",
+        ),
+    ];
+    Some(
+        groups
+            .iter()
+            .find(|(keys, _)| keys.iter().any(|k| name.contains(k)))
+            .map_or("not emulated here", |(_, why)| why),
+    )
+}
+
 /// `docs/compat/db_bench.md`: every flag of the table, with its status.
 pub fn compat_markdown() -> String {
     let mut s = String::from(
@@ -353,6 +410,14 @@ pub fn compat_markdown() -> String {
     };
     for f in DB_BENCH_FLAGS {
         row(&mut s, f);
+    }
+    s.push_str("\n## Benchmarks (`--benchmarks`)\n\n| benchmark | status |\n|---|---|\n");
+    for b in DB_BENCH_BENCHMARKS {
+        let status = match benchmark_refusal(b) {
+            None => "supported".to_string(),
+            Some(why) => format!("refused: {why}"),
+        };
+        s.push_str(&format!("| `{b}` | {status} |\n"));
     }
     s.push_str("\n## gflags' own flags\n\n| flag | type | default | status |\n|---|---|---|---|\n");
     for f in GFLAGS_FLAGS {
@@ -491,6 +556,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_benchmark_znslab_runs_is_db_benchs() {
+        for b in super::super::bench::KNOWN {
+            assert!(DB_BENCH_BENCHMARKS.contains(b), "{b}");
+        }
+        assert_eq!(benchmark_refusal("fillrandom"), None);
+        assert_eq!(
+            benchmark_refusal("mergerandom"),
+            Some("the store has no merge operator")
+        );
     }
 
     #[test]

@@ -249,6 +249,8 @@ pub struct DbBenchReport {
 pub enum DbBenchError {
     #[error("unknown benchmark {0:?} (known: {known})", known = bench::KNOWN.join(", "))]
     Unknown(String),
+    #[error("benchmark {0:?}: refused: {1} (the benchmarks that run: {known})", known = bench::KNOWN.join(", "))]
+    Refused(String, &'static str),
     #[error("--{0}: {1}")]
     Flag(&'static str, String),
     #[error("device: {0}")]
@@ -459,6 +461,16 @@ impl DbBenchConfig {
                 );
             }
         }
+        if self.num > 1 << 27 && self.benchmarks.iter().any(|b| b == "filluniquerandom") {
+            return flag(
+                "num",
+                format!(
+                    "filluniquerandom keeps a shuffled list of the num keys: {} is more than \
+                     2^27",
+                    self.num
+                ),
+            );
+        }
         let writes = self.benchmarks.iter().any(|b| {
             b.starts_with("fill")
                 || matches!(
@@ -499,7 +511,15 @@ fn make_key(n: u64, size: usize) -> Vec<u8> {
 pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, DbBenchError> {
     let mut plans = Vec::new();
     for b in &cfg.benchmarks {
-        plans.push(bench::plan(b, cfg).ok_or_else(|| DbBenchError::Unknown(b.clone()))?);
+        plans.push(bench::plan(b, cfg).ok_or_else(|| {
+            match flags::DB_BENCH_BENCHMARKS.contains(&b.as_str()) {
+                true => DbBenchError::Refused(
+                    b.clone(),
+                    flags::benchmark_refusal(b).unwrap_or("not emulated here"),
+                ),
+                false => DbBenchError::Unknown(b.clone()),
+            }
+        })?);
     }
     if cfg.num == 0 {
         return Err(DbBenchError::Flag("num", "must be positive".into()));
