@@ -490,3 +490,10 @@ fn every_supported_flag_of_the_compat_table_is_read_by_the_command() {
     }
     assert!(n > 50, "{n}");
 }
+
+#[test]
+fn help_lists_the_benchmarks_and_points_at_the_table() {
+    let (out, _) = run(&["--help"]);
+    assert!(out.contains("docs/compat/db_bench.md"), "{out}");
+    assert!(out.contains("mixgraph"), "{out}");
+}

@@ -1,5 +1,5 @@
 //! db_bench's command line: a gflags-style parser driven by one table of flags
-//! (`flag_table.rs`, generated from RocksDB's `tools/db_bench_tool.cc`, plus znslab's own
+//! (`flag_table.rs`, generated from RocksDB's `tools/db_bench_tool.cc`, plus gflags' and znslab's own
 //! flags below). The same table writes `docs/compat/db_bench.md` (checked by a test), so what
 //! the document says is what the parser does.
 //!
@@ -9,7 +9,8 @@
 
 use std::collections::BTreeMap;
 
-pub use super::flag_table::{DB_BENCH_BENCHMARKS, DB_BENCH_FLAGS, HISTOGRAMS, TICKERS};
+pub use super::flag_table::DB_BENCH_FLAGS;
+pub use super::rocksdb_names::{DB_BENCH_BENCHMARKS, HISTOGRAMS, TICKERS};
 
 /// One flag: its name, gflags type (`bool`, `int32`, `int64`, `uint32`, `uint64`, `double`,
 /// `string`), default (db_bench's), and what znslab does with it.

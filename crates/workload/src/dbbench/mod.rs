@@ -3,14 +3,16 @@
 //! device, file system and store it runs on, and db_bench's way of making keys (the key number
 //! big-endian, padded to `key_size`) and values (slices of a buffer of 100-byte pieces, each a
 //! random printable run of `value × compression_ratio` bytes repeated). The benchmarks' loops
-//! are in `bench`, the command line in `flags` (its table in `flag_table`), and db_bench's
-//! output formats in `output`.
+//! are in `bench` and `mixgraph`, the command line in `flags` (its table in `flag_table`,
+//! RocksDB's names in `rocksdb_names`, both generated), and db_bench's output formats in
+//! `output`.
 
 pub mod bench;
 mod flag_table;
 pub mod flags;
 mod mixgraph;
 pub mod output;
+mod rocksdb_names;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
