@@ -35,12 +35,19 @@ fn fillseq_then_readrandom_finds_every_key() {
 #[test]
 fn fillrandom_leaves_about_two_thirds_of_the_keys() {
     let mut c = cfg(&["fillrandom", "readrandom"], 30_000);
-    c.threads = 4;
     c.bloom_bits = Some(10);
     let r = run(presets::cczns(), &c).expect("runs");
     let found = r.results[1].found as f64 / 30_000.0;
     // num random draws from num keys cover 1 - 1/e of them.
     assert!((0.60..0.66).contains(&found), "{found}");
+    // Each of 4 threads draws num keys, as db_bench's threads do: 4 num draws cover
+    // 1 - 1/e^4 of them, and the report counts every thread's operations.
+    c.threads = 4;
+    let r = run(presets::cczns(), &c).expect("runs");
+    assert_eq!(r.results[0].ops, 4 * 30_000);
+    assert_eq!(r.results[1].ops, 4 * 30_000);
+    let found = r.results[1].found as f64 / (4.0 * 30_000.0);
+    assert!((0.975..0.99).contains(&found), "{found}");
     // WAL plus SSTs (plus compaction) on the device: more than the user wrote.
     assert!(r.host_bytes_written > r.user_bytes_written, "{r:?}");
     assert!(r.host_cpu_busy_ns > 0);

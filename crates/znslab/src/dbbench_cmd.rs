@@ -1,105 +1,62 @@
-//! `znslab dbbench`: RocksDB's db_bench flags and output, on the store on zonefs on a device.
+//! `znslab dbbench`: RocksDB's db_bench command line (gflags forms, every db_bench flag by the
+//! table in `workload::dbbench::flags`) and output, on the store on zonefs on a device.
 
 use std::process::ExitCode;
 
-use anyhow::anyhow;
+use anyhow::{anyhow, bail};
 use serde_json::json;
-use workload::dbbench::{self, DbBenchConfig};
+use workload::dbbench::flags::Flags;
+use workload::dbbench::{self, DbBenchConfig, Printed};
 
-#[derive(clap::Args)]
-pub struct Args {
-    /// Comma-separated: fillseq, fillrandom, overwrite, readrandom, updaterandom, readwhilewriting.
-    #[arg(long, default_value = "fillrandom,readrandom")]
-    benchmarks: String,
-    #[arg(long, default_value_t = 1_000_000)]
-    num: u64,
-    #[arg(long)]
-    reads: Option<u64>,
-    #[arg(long = "key_size", default_value_t = 16)]
-    key_size: usize,
-    #[arg(long = "value_size", default_value_t = 100)]
-    value_size: usize,
-    #[arg(long = "compression_ratio", default_value_t = 0.5)]
-    compression_ratio: f64,
-    /// none, snappy, lz4, zstd, zlib (db_bench's names; zstd is level 1), zstdpc (zstd with
-    /// 6 parallel compression threads, CCZNS's ZSTDPC), qat (Deflate on a QAT 8970), or cc,
-    /// cc-single-dr, cc-single-cw (CCZNS: the device compresses; needs a CCZNS device).
-    #[arg(long = "compression_type", default_value = "snappy")]
-    compression_type: String,
-    /// Threads compressing each table's blocks (overrides zstdpc's 6).
-    #[arg(long = "compression_parallel_threads")]
-    compression_parallel_threads: Option<usize>,
-    /// Level targets derived from the last level's size (RocksDB's default since 8.4;
-    /// db_bench's flag default is false).
-    #[arg(long = "level_compaction_dynamic_level_bytes", default_value_t = false, action = clap::ArgAction::Set)]
-    level_compaction_dynamic_level_bytes: bool,
-    #[arg(long, default_value_t = 1)]
-    threads: usize,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    #[arg(long = "write_buffer_size", default_value_t = 64 << 20)]
-    write_buffer_size: usize,
-    /// Bloom filter bits per key; -1 = none (db_bench's default).
-    #[arg(long = "bloom_bits", default_value_t = -1, allow_hyphen_values = true)]
-    bloom_bits: i32,
-    #[arg(long, default_value_t = false)]
-    sync: bool,
-    /// Host cores of the simulated machine.
-    #[arg(long, default_value_t = 8)]
-    cores: usize,
-    /// Device preset or TOML file.
-    #[arg(long, default_value = device::presets::DEFAULT)]
-    device: String,
-    #[command(flatten)]
-    mkfs: crate::MkfsArgs,
-    /// Print JSON instead of db_bench's text.
-    #[arg(long)]
-    json: bool,
-    /// Values from a dataset instead of db_bench's generator: amazon or reddit (CCZNS Table III
-    /// sizes, real text; build the corpus once with `znslab corpus build`), or random.
-    #[arg(long)]
-    dataset: Option<String>,
+/// `znslab dbbench --help`.
+const HELP: &str = "\
+znslab dbbench: RocksDB's db_bench on the store on zonefs on an emulated device.
+
+Usage: znslab dbbench [--flag=value ...]
+
+Takes db_bench's flags in gflags' forms (--name=value, --name value, -name=value, --name,
+--noname; the last of a repeated flag wins). Every db_bench flag is supported, ignored with a
+notice, or refused with a reason: docs/compat/db_bench.md. znslab's own: --device=PRESET|FILE,
+--json, --cores=N, --dataset=amazon|reddit|random, --finish_threshold=PCT, --enable_gc.
+
+Benchmarks: fillseq fillbatch fillrandom overwrite fillsync fill100K readrandom readmissing
+multireadrandom readseq readreverse seekrandom updaterandom deleterandom deleteseq
+readrandomwriterandom readwhilewriting mixgraph compact flush waitforcompaction stats levelstats
+";
+
+/// RocksDB's name of a codec, as db_bench's header prints it (`CompressionTypeToString`).
+fn rocksdb_compression_name(name: &str) -> &str {
+    match name {
+        "none" => "NoCompression",
+        "snappy" => "Snappy",
+        "zlib" => "Zlib",
+        "lz4" => "LZ4",
+        "zstd" => "ZSTD",
+        other => other,
+    }
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let device = crate::load_device(&a.device)?;
-    let mut opts = host::lsm::db::DbOptions::default();
-    crate::set_compression(&a.compression_type, &mut opts)
-        .map_err(|e| anyhow!("--compression_type {e}"))?;
-    let mut cfg = DbBenchConfig {
-        benchmarks: a
-            .benchmarks
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .collect(),
-        num: a.num,
-        reads: a.reads,
-        key_size: a.key_size,
-        value_size: a.value_size,
-        compression_ratio: a.compression_ratio,
-        compression: opts.compression,
-        compression_parallel_threads: a.compression_parallel_threads,
-        level_compaction_dynamic_level_bytes: a.level_compaction_dynamic_level_bytes,
-        threads: a.threads,
-        seed: a.seed,
-        write_buffer_size: a.write_buffer_size,
-        bloom_bits: u32::try_from(a.bloom_bits).ok(),
-        sync: a.sync,
-        cores: a.cores,
-        mkfs: a.mkfs.options(),
-        dataset: match &a.dataset {
-            Some(d) => {
-                workload::dataset::Dataset::parse(d).map_err(|e| anyhow!("--dataset: {e}"))?
-            }
-            None => workload::dataset::Dataset::Random,
-        },
-        progress: if a.json {
-            None
-        } else {
-            crate::progress_bar::terminal()
-        },
+pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
+    if args
+        .iter()
+        .any(|a| a == "--help" || a == "-help" || a == "-h")
+    {
+        print!("{HELP}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let f = Flags::parse(args).map_err(|e| anyhow!("{e}"))?;
+    for n in &f.notices {
+        eprintln!("znslab: note: {n}");
+    }
+    let (cfg, compression_type) = config(&f)?;
+    let device_name = f.str("device").to_string();
+    let device = crate::load_device(&device_name)?;
+    let json_out = f.bool("json");
+    let mut cfg = cfg;
+    cfg.progress = if json_out {
+        None
+    } else {
+        crate::progress_bar::terminal()
     };
     if let Some(note) = cfg.sanitize() {
         eprintln!("znslab: note: {note}");
@@ -107,10 +64,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let wall = std::time::Instant::now();
     let r = dbbench::run(device.clone(), &cfg).map_err(|e| anyhow!("{e}"))?;
     let wa = |x: u64| x as f64 / r.user_bytes_written.max(1) as f64;
-    if a.json {
+    if json_out {
         let v = json!({
             "device": device.name,
-            "benchmarks": r.results.iter().map(|b| json!({
+            "benchmarks": r.results.iter().filter(|b| b.printed == Printed::Line).map(|b| json!({
                 "name": b.name,
                 "ops": b.ops,
                 "found": b.found,
@@ -118,6 +75,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 "micros_per_op": b.micros_per_op(),
                 "ops_per_sec": b.ops_per_sec(),
                 "bytes": b.bytes,
+                "read_bytes": b.read_bytes,
                 "latency_us": {
                     "mean": b.latency.mean() / 1e3,
                     "p50": b.latency.percentile(50.0) as f64 / 1e3,
@@ -152,29 +110,85 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "simulated_s": r.sim_seconds,
             "wall_s": wall.elapsed().as_secs_f64(),
         });
+        let mut v = v;
+        if f.bool("statistics") {
+            // RocksDB's tickers the run counted, and its histograms (microseconds).
+            v["statistics"] = json!({
+                "tickers": r.tickers,
+                "histograms": r.histograms.iter().map(|(name, h)| (name.to_string(), json!({
+                    "p50": h.percentile(50.0),
+                    "p95": h.percentile(95.0),
+                    "p99": h.percentile(99.0),
+                    "p100": h.max(),
+                    "count": h.count(),
+                    "sum": h.sum(),
+                }))).collect::<serde_json::Map<_, _>>(),
+            });
+        }
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
+    // db_bench's header (PrintHeader; no date or CPU lines: the same run prints the same).
+    let value_after = (cfg.value_size as f64 * cfg.compression_ratio + 0.5) as i64;
+    let raw_mb = (cfg.key_size + cfg.value_size) as f64 * cfg.num as f64 / 1048576.0;
+    let file_mb = (cfg.key_size as f64 + cfg.value_size as f64 * cfg.compression_ratio)
+        * cfg.num as f64
+        / 1048576.0;
+    if f.i64("seed") == 0 {
+        println!("Set seed to {} because --seed was 0", cfg.seed);
+    }
+    println!("Initializing RocksDB Options from command-line flags");
+    println!("RocksDB:    version 8.11 (znslab's store)");
     println!(
-        "Keys:       {} bytes each\nValues:     {} bytes each ({} bytes after compression)\nEntries:    {}\nCompression: {}\nDevice:     {}\n------------------------------------------------",
-        cfg.key_size,
-        cfg.value_size,
-        (cfg.value_size as f64 * cfg.compression_ratio) as usize,
-        cfg.num,
-        a.compression_type,
-        device.name
+        "Keys:       {} bytes each (+ 0 bytes user-defined timestamp)",
+        cfg.key_size
     );
+    println!(
+        "Values:     {} bytes each ({value_after} bytes after compression)",
+        cfg.value_size
+    );
+    println!("Entries:    {}", cfg.num);
+    println!("Prefix:    0 bytes");
+    println!("Keys per prefix:    0");
+    println!("RawSize:    {raw_mb:.1} MB (estimated)");
+    println!("FileSize:   {file_mb:.1} MB (estimated)");
+    println!("Write rate: 0 bytes/second");
+    println!("Read rate: 0 ops/second");
+    println!(
+        "Compression: {}",
+        rocksdb_compression_name(&compression_type)
+    );
+    println!("Compression sampling rate: 0");
+    println!("Memtablerep: SkipListFactory");
+    println!("Perf Level: {}", f.i64("perf_level"));
+    println!("Device:     {}", device.name);
+    println!("------------------------------------------------");
+    let histogram = f.bool("histogram");
+    let db_path = match f.str("db") {
+        "" => format!("zonefs on {}", device.name),
+        p => p.to_string(),
+    };
     for b in &r.results {
-        println!("{}", b.line());
+        match &b.printed {
+            Printed::Line => {
+                // db_bench prints the store's path before each benchmark with a method.
+                println!("DB path: [{db_path}]");
+                println!("{}", b.line());
+                if histogram {
+                    print!("{}", b.histograms());
+                }
+            }
+            Printed::Text(t) => println!("{t}"),
+            Printed::Nothing => {}
+        }
+    }
+    if f.bool("statistics") {
         println!(
-            "  latency us: mean {:.2}  P50 {:.2}  P99 {:.2}  P99.9 {:.2}  P99.99 {:.2}",
-            b.latency.mean() / 1e3,
-            b.latency.percentile(50.0) as f64 / 1e3,
-            b.latency.percentile(99.0) as f64 / 1e3,
-            b.latency.percentile(99.9) as f64 / 1e3,
-            b.latency.percentile(99.99) as f64 / 1e3
+            "STATISTICS:\n{}",
+            workload::dbbench::output::statistics(&r.tickers, &r.histograms)
         );
     }
+    // znslab's own summary (after what db_bench prints).
     let mb = |x: u64| x as f64 / 1048576.0;
     println!(
         "\nuser writes {:.1} MB, host writes {:.1} MB (WA {:.2}), flash programmed {:.1} MB (WA {:.2})",
@@ -220,4 +234,260 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         wall.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A count flag where db_bench's -1 (or any negative) means "num".
+fn count(f: &Flags, name: &'static str) -> anyhow::Result<Option<u64>> {
+    let v = f.i64(name);
+    Ok(if v < 0 { None } else { Some(v as u64) })
+}
+
+/// A flag that must be a non-negative integer fitting `usize`.
+fn size(f: &Flags, name: &'static str) -> anyhow::Result<usize> {
+    let v = f.u64(name).map_err(|e| anyhow!("{e}"))?;
+    usize::try_from(v).map_err(|_| anyhow!("--{name}={v}: too large"))
+}
+
+/// The run's configuration from the flags, and the compression type's name.
+fn config(f: &Flags) -> anyhow::Result<(DbBenchConfig, String)> {
+    // The flags whose only accepted values are the store's.
+    let only = |name: &'static str, ok: &[i64], why: &str| -> anyhow::Result<()> {
+        let v = f.i64(name);
+        if f.given(name) && !ok.contains(&v) {
+            bail!("--{name}={v}: refused: {why}");
+        }
+        Ok(())
+    };
+    only(
+        "max_write_buffer_number",
+        &[2],
+        "the store keeps one active and one immutable memtable (2)",
+    )?;
+    only(
+        "max_background_jobs",
+        &[2],
+        "the store runs one flush and one compaction at a time (2)",
+    )?;
+    only(
+        "max_background_compactions",
+        &[-1, 1],
+        "the store runs one compaction at a time",
+    )?;
+    only(
+        "max_background_flushes",
+        &[-1, 1],
+        "the store runs one flush at a time",
+    )?;
+    only(
+        "target_file_size_multiplier",
+        &[1],
+        "every level's files are cut at target_file_size_base",
+    )?;
+    if f.bool("use_existing_db") {
+        bail!(
+            "--use_existing_db=true: refused: every run starts on a fresh device; put the fill \
+             benchmark first (--benchmarks=fillrandom,readrandom)"
+        );
+    }
+    let uri = f.str("fs_uri");
+    if !uri.is_empty() && !uri.starts_with("zenfs://") {
+        bail!("--fs_uri={uri}: refused: only zenfs:// (the store runs on zonefs on --device)");
+    }
+    let compression_type = f.str("compression_type").to_string();
+    let mut opts = host::lsm::db::DbOptions::default();
+    crate::set_compression(&compression_type, &mut opts)
+        .map_err(|e| anyhow!("--compression_type {e}"))?;
+    if f.given("compression_level") && f.i64("compression_level") != 32767 {
+        let level = f.i64("compression_level");
+        let mut note = None;
+        if let host::lsm::db::Compression::Host { codec, .. }
+        | host::lsm::db::Compression::Peripheral { codec, .. } = &mut opts.compression
+        {
+            match codec {
+                codec::Codec::Zstd(l) => {
+                    *l = i32::try_from(level)
+                        .ok()
+                        .filter(|l| (-131072..=22).contains(l))
+                        .ok_or_else(|| {
+                            anyhow!("--compression_level={level}: zstd's levels are -131072..=22")
+                        })?
+                }
+                codec::Codec::Deflate(l) => {
+                    *l = i32::try_from(level)
+                        .ok()
+                        .filter(|l| (0..=9).contains(l))
+                        .ok_or_else(|| {
+                            anyhow!("--compression_level={level}: zlib's levels are 0..=9")
+                        })?
+                }
+                _ => note = Some(format!("{compression_type} has no levels")),
+            }
+        } else {
+            note = Some(format!("{compression_type} has no levels here"));
+        }
+        if let Some(n) = note {
+            eprintln!("znslab: note: --compression_level={level} ignored: {n}");
+        }
+    }
+    let mut db = opts.clone();
+    let given = |n: &str| f.given(n);
+    if given("cache_size") {
+        db.block_cache_bytes = f.u64("cache_size").map_err(|e| anyhow!("{e}"))?;
+    }
+    if given("block_size") {
+        db.table.block_size = size(f, "block_size")?.max(1);
+    }
+    if given("block_restart_interval") {
+        db.table.restart_interval = size(f, "block_restart_interval")?.max(1);
+    }
+    if given("num_levels") {
+        let n = size(f, "num_levels")?;
+        if !(2..=64).contains(&n) {
+            bail!("--num_levels={n}: must be 2..=64");
+        }
+        db.num_levels = n;
+    }
+    if given("target_file_size_base") {
+        db.target_file_size = f
+            .u64("target_file_size_base")
+            .map_err(|e| anyhow!("{e}"))?
+            .max(1);
+    }
+    if given("max_bytes_for_level_base") {
+        db.max_bytes_for_level_base = f
+            .u64("max_bytes_for_level_base")
+            .map_err(|e| anyhow!("{e}"))?
+            .max(1);
+    }
+    if given("max_bytes_for_level_multiplier") {
+        let m = f.f64("max_bytes_for_level_multiplier");
+        if m.fract() != 0.0 || !(1.0..=1e6).contains(&m) {
+            bail!("--max_bytes_for_level_multiplier={m}: refused: whole numbers 1..=1000000 only");
+        }
+        db.level_multiplier = m as u64;
+    }
+    if given("level0_file_num_compaction_trigger") {
+        db.level0_trigger = size(f, "level0_file_num_compaction_trigger")?.max(1);
+    }
+    if given("level0_slowdown_writes_trigger") {
+        db.level0_slowdown = size(f, "level0_slowdown_writes_trigger")?;
+    }
+    if given("level0_stop_writes_trigger") {
+        db.level0_stop = size(f, "level0_stop_writes_trigger")?.max(1);
+    }
+    if given("delayed_write_rate") {
+        db.delayed_write_rate = f
+            .u64("delayed_write_rate")
+            .map_err(|e| anyhow!("{e}"))?
+            .max(1);
+    }
+    for (flag, slot) in [
+        (
+            "compaction_readahead_size",
+            &mut db.compaction_readahead_size,
+        ),
+        (
+            "initial_auto_readahead_size",
+            &mut db.initial_auto_readahead_size,
+        ),
+        ("max_auto_readahead_size", &mut db.max_auto_readahead_size),
+    ] {
+        if given(flag) {
+            *slot = f.u64(flag).map_err(|e| anyhow!("{e}"))?;
+        }
+    }
+    if given("num_file_reads_for_auto_readahead") {
+        db.auto_readahead_after = u32::try_from(f.i64("num_file_reads_for_auto_readahead"))
+            .map_err(|_| anyhow!("--num_file_reads_for_auto_readahead: not a count"))?;
+    }
+    db.disable_wal = f.bool("disable_wal");
+    let benchmarks = if f.given("benchmarks") {
+        f.str("benchmarks")
+    } else {
+        "fillrandom,readrandom"
+    };
+    let seed = match f.i64("seed") {
+        0 => 1,
+        s => s as u64,
+    };
+    let threads = f.i64("threads");
+    let cores = f.i64("cores");
+    let compression_parallel_threads = if f.given("compression_parallel_threads") {
+        Some(size(f, "compression_parallel_threads")?)
+    } else {
+        None
+    };
+    let bloom = f.i64("bloom_bits");
+    let duration = f.i64("duration");
+    let mix = dbbench::MixOptions {
+        get_ratio: f.f64("mix_get_ratio"),
+        put_ratio: f.f64("mix_put_ratio"),
+        seek_ratio: f.f64("mix_seek_ratio"),
+        max_scan_len: f.i64("mix_max_scan_len"),
+        max_value_size: f.i64("mix_max_value_size"),
+        key_dist_a: f.f64("key_dist_a"),
+        key_dist_b: f.f64("key_dist_b"),
+        keyrange_dist: [
+            f.f64("keyrange_dist_a"),
+            f.f64("keyrange_dist_b"),
+            f.f64("keyrange_dist_c"),
+            f.f64("keyrange_dist_d"),
+        ],
+        keyrange_num: f.i64("keyrange_num"),
+        value_theta: f.f64("value_theta"),
+        value_k: f.f64("value_k"),
+        value_sigma: f.f64("value_sigma"),
+        iter_theta: f.f64("iter_theta"),
+        iter_k: f.f64("iter_k"),
+        iter_sigma: f.f64("iter_sigma"),
+    };
+    let num = f.i64("num");
+    if num < 0 {
+        bail!("--num={num}: must not be negative");
+    }
+    let cfg = DbBenchConfig {
+        benchmarks: benchmarks
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect(),
+        num: num as u64,
+        reads: count(f, "reads")?,
+        writes: count(f, "writes")?,
+        deletes: count(f, "deletes")?,
+        duration: u64::try_from(duration).unwrap_or(0),
+        ops_between_duration_checks: f.i64("ops_between_duration_checks").max(1) as u64,
+        batch_size: f.i64("batch_size").max(1) as u64,
+        benchmark_write_rate_limit: f
+            .u64("benchmark_write_rate_limit")
+            .map_err(|e| anyhow!("{e}"))?,
+        readwritepercent: f.i64("readwritepercent").clamp(0, i64::from(u32::MAX)) as u32,
+        seek_nexts: f.i64("seek_nexts").max(0) as u64,
+        mix,
+        db_options: db,
+        key_size: size(f, "key_size")?,
+        value_size: size(f, "value_size")?,
+        compression_ratio: f.f64("compression_ratio"),
+        compression: opts.compression,
+        compression_parallel_threads,
+        level_compaction_dynamic_level_bytes: f.bool("level_compaction_dynamic_level_bytes"),
+        threads: usize::try_from(threads)
+            .map_err(|_| anyhow!("--threads={threads}: must be positive"))?,
+        seed,
+        write_buffer_size: size(f, "write_buffer_size")?,
+        bloom_bits: u32::try_from(bloom).ok().filter(|&b| b > 0),
+        sync: f.bool("sync"),
+        cores: usize::try_from(cores).map_err(|_| anyhow!("--cores={cores}: must be positive"))?,
+        mkfs: host::zonefs::MkfsOptions {
+            finish_threshold: u32::try_from(f.i64("finish_threshold"))
+                .map_err(|_| anyhow!("--finish_threshold: not a percentage"))?,
+            enable_gc: f.bool("enable_gc"),
+            ..Default::default()
+        },
+        dataset: workload::dataset::Dataset::parse(f.str("dataset"))
+            .map_err(|e| anyhow!("--dataset: {e}"))?,
+        progress: None,
+    };
+    Ok((cfg, compression_type))
 }

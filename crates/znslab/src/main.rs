@@ -48,7 +48,13 @@ enum Cmd {
     Nvme(nvme_cmd::NvmeCmd),
     /// RocksDB's db_bench on the LSM store on zonefs on a device:
     /// `znslab dbbench --benchmarks=fillrandom,readrandom --num=100000`.
-    Dbbench(dbbench_cmd::Args),
+    #[command(disable_help_flag = true)]
+    Dbbench {
+        /// db_bench's flags, in gflags' forms (--name=value, -name=value, --name, --noname),
+        /// plus --device, --json, --cores, --dataset; `znslab dbbench --help` lists them.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// YCSB's core workload on the store: `znslab ycsb run -P workloads/workloada -p recordcount=10000`.
     Ycsb(ycsb_cmd::Args),
     /// Build the text corpora the amazon and reddit datasets draw from: `znslab corpus build gcide`.
@@ -77,7 +83,7 @@ fn main() -> ExitCode {
         Cmd::Nvme(cmd) => nvme_cmd::run(cmd),
         Cmd::Reproduce(a) => reproduce_cmd::run(a),
         Cmd::Run(a) => run_cmd::run(a),
-        Cmd::Dbbench(a) => dbbench_cmd::run(a),
+        Cmd::Dbbench { args } => dbbench_cmd::run(&args),
         Cmd::Ycsb(a) => ycsb_cmd::run(a),
         Cmd::Corpus(a) => corpus_cmd::run(a),
         Cmd::Torture(a) => torture_cmd::run(a),

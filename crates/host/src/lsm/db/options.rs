@@ -40,6 +40,9 @@ pub struct DbOptions {
     pub initial_auto_readahead_size: u64,
     pub max_auto_readahead_size: u64,
     pub auto_readahead_after: u32,
+    /// Writes skip the WAL (RocksDB's `WriteOptions::disableWAL`, here for every write): a
+    /// crash loses the memtables.
+    pub disable_wal: bool,
     /// Where and how blocks are compressed. `Db::open` derives `table.codec` and
     /// `table.cc_write_buffer` from it (values set there beforehand are overwritten).
     pub compression: Compression,
@@ -240,6 +243,7 @@ impl Default for DbOptions {
             initial_auto_readahead_size: 8 << 10,
             max_auto_readahead_size: 256 << 10,
             auto_readahead_after: 2,
+            disable_wal: false,
             compression: Compression::None,
         }
     }

@@ -55,13 +55,15 @@ impl Inner {
         let seq = st.last_seq + 1;
         let mut rec = Vec::new();
         let encoded = batch.encode(seq);
-        st.wal_log.add(&encoded, &mut rec);
-        // The log writer has framed the record into its block: a record the WAL did not
-        // take would leave the framing of every later one wrong (RocksDB stops writes too).
-        if let Err(e) = st.wal.append(&rec).await {
-            return Err(self.failed_write(Stopper::WalWrite, e.into()));
+        if !self.opts.disable_wal {
+            st.wal_log.add(&encoded, &mut rec);
+            // The log writer has framed the record into its block: a record the WAL did not
+            // take would leave the framing of every later one wrong (RocksDB stops writes too).
+            if let Err(e) = st.wal.append(&rec).await {
+                return Err(self.failed_write(Stopper::WalWrite, e.into()));
+            }
         }
-        if sync {
+        if sync && !self.opts.disable_wal {
             if let Err(e) = st.wal.sync().await {
                 return Err(self.failed_write(Stopper::WalSync, e.into()));
             }

@@ -1,10 +1,21 @@
 //! db_bench (RocksDB's `tools/db_bench_tool.cc`, research/zenfs-rocksdb.md §3.1) on the
-//! store, on zonefs, on the emulated device: fillseq, fillrandom, overwrite, readrandom,
-//! updaterandom, readwhilewriting, with db_bench's flag names and its way of making keys
-//! (the key number big-endian, padded to `key_size`) and values (slices of a buffer of
-//! 100-byte pieces, each a random printable run of `value × compression_ratio` bytes repeated).
+//! store, on zonefs, on the emulated device: the run's configuration, its bounds, the fresh
+//! device, file system and store it runs on, and db_bench's way of making keys (the key number
+//! big-endian, padded to `key_size`) and values (slices of a buffer of 100-byte pieces, each a
+//! random printable run of `value × compression_ratio` bytes repeated). The benchmarks' loops
+//! are in `bench` and `mixgraph`, the command line in `flags` (its table in `flag_table`,
+//! RocksDB's names in `rocksdb_names`, both generated), and db_bench's output formats in
+//! `output`.
+
+pub mod bench;
+mod flag_table;
+pub mod flags;
+mod mixgraph;
+pub mod output;
+mod rocksdb_names;
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use codec::Codec;
@@ -16,6 +27,8 @@ use report::LatencyHistogram;
 use sim::cpu::CpuPool;
 use sim::{Rng, Sim};
 
+use output::{Histogram, OpType};
+
 /// db_bench's flags (defaults are db_bench's where it has them).
 #[derive(Clone, Debug)]
 pub struct DbBenchConfig {
@@ -23,6 +36,27 @@ pub struct DbBenchConfig {
     pub num: u64,
     /// Reads for read benchmarks; default `num`.
     pub reads: Option<u64>,
+    /// Writes of the fill benchmarks (db_bench's `writes`); default `num`.
+    pub writes: Option<u64>,
+    /// Deletes of deleterandom and deleteseq; default `num`.
+    pub deletes: Option<u64>,
+    /// Simulated seconds each benchmark runs for (0: num/reads bound it).
+    pub duration: u64,
+    /// Operations between looks at the clock under `duration`.
+    pub ops_between_duration_checks: u64,
+    /// Entries per write batch (and keys per multireadrandom call).
+    pub batch_size: u64,
+    /// Bytes per second the fill benchmarks' and readwhilewriting's writer write at most
+    /// (0: no limit).
+    pub benchmark_write_rate_limit: u64,
+    /// readrandomwriterandom's reads per 100 operations.
+    pub readwritepercent: u32,
+    /// seekrandom's entries read after each seek.
+    pub seek_nexts: u64,
+    /// mixgraph's parameters.
+    pub mix: MixOptions,
+    /// The store's options before the flags above are applied (RocksDB 8.11's defaults).
+    pub db_options: DbOptions,
     pub key_size: usize,
     pub value_size: usize,
     pub compression_ratio: f64,
@@ -59,6 +93,16 @@ impl Default for DbBenchConfig {
             benchmarks: vec!["fillrandom".into(), "readrandom".into()],
             num: 1_000_000,
             reads: None,
+            writes: None,
+            deletes: None,
+            duration: 0,
+            ops_between_duration_checks: 1000,
+            batch_size: 1,
+            benchmark_write_rate_limit: 0,
+            readwritepercent: 90,
+            seek_nexts: 0,
+            mix: MixOptions::default(),
+            db_options: DbOptions::default(),
             key_size: 16,
             value_size: 100,
             compression_ratio: 0.5,
@@ -78,42 +122,110 @@ impl Default for DbBenchConfig {
     }
 }
 
+/// db_bench's mixgraph flags.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MixOptions {
+    pub get_ratio: f64,
+    pub put_ratio: f64,
+    pub seek_ratio: f64,
+    pub max_scan_len: i64,
+    pub max_value_size: i64,
+    pub key_dist_a: f64,
+    pub key_dist_b: f64,
+    /// keyrange_dist_a..d; all 0: no key ranges.
+    pub keyrange_dist: [f64; 4],
+    pub keyrange_num: i64,
+    pub value_theta: f64,
+    pub value_k: f64,
+    pub value_sigma: f64,
+    pub iter_theta: f64,
+    pub iter_k: f64,
+    pub iter_sigma: f64,
+}
+
+impl Default for MixOptions {
+    /// db_bench's defaults.
+    fn default() -> Self {
+        MixOptions {
+            get_ratio: 1.0,
+            put_ratio: 0.0,
+            seek_ratio: 0.0,
+            max_scan_len: 10000,
+            max_value_size: 1024,
+            key_dist_a: 0.0,
+            key_dist_b: 0.0,
+            keyrange_dist: [0.0; 4],
+            keyrange_num: 1,
+            value_theta: 0.0,
+            value_k: 0.2615,
+            value_sigma: 25.45,
+            iter_theta: 0.0,
+            iter_k: 2.517,
+            iter_sigma: 14.236,
+        }
+    }
+}
+
 /// One benchmark's figures.
 #[derive(Clone, Debug)]
 pub struct BenchResult {
     pub name: String,
+    /// Operations of all threads together.
     pub ops: u64,
     pub found: u64,
+    /// The benchmark's elapsed time.
     pub seconds: f64,
+    /// The threads' times added up (db_bench's micros/op divides this by the operations).
+    pub thread_seconds: f64,
+    /// Bytes written (keys and values).
     pub bytes: u64,
+    /// Bytes read (keys and values found), which db_bench adds to the MB/s of read lines.
+    pub read_bytes: u64,
     pub latency: LatencyHistogram,
+    /// Microseconds per operation by db_bench's operation type (`--histogram`).
+    pub hist: BTreeMap<OpType, Histogram>,
+    /// db_bench's message after the figures (one thread's, as db_bench keeps).
+    pub message: String,
+    /// What db_bench prints for it: a report line, or a text (stats, levelstats), or nothing
+    /// (flush, waitforcompaction).
+    pub printed: Printed,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Printed {
+    Line,
+    Text(String),
+    Nothing,
 }
 
 impl BenchResult {
     pub fn micros_per_op(&self) -> f64 {
-        self.seconds * 1e6 / self.ops.max(1) as f64
+        self.thread_seconds * 1e6 / self.ops.max(1) as f64
     }
     pub fn ops_per_sec(&self) -> f64 {
-        self.ops as f64 / self.seconds.max(1e-12)
+        self.ops.max(1) as f64 / self.seconds.max(1e-12)
     }
-    /// db_bench's report line.
+    /// db_bench's report line (a message ending in a newline leaves an empty line after it,
+    /// as db_bench's does).
     pub fn line(&self) -> String {
-        let mut s = format!(
-            "{:<12} : {:>11.3} micros/op {} ops/sec {:.3} seconds {} operations;",
-            self.name,
-            self.micros_per_op(),
-            self.ops_per_sec() as u64,
+        output::report_line(
+            &self.name,
+            self.ops,
+            self.thread_seconds,
             self.seconds,
-            self.ops
-        );
-        if self.bytes > 0 {
-            s.push_str(&format!(
-                " {:>6.1} MB/s",
-                self.bytes as f64 / 1048576.0 / self.seconds.max(1e-12)
-            ));
-        }
-        if self.name.starts_with("read") || self.name == "updaterandom" {
-            s.push_str(&format!(" ({} of {} found)", self.found, self.ops));
+            self.bytes + self.read_bytes,
+            &self.message,
+        )
+    }
+    /// `--histogram`'s blocks: "Microseconds per <op>:" and RocksDB's histogram.
+    pub fn histograms(&self) -> String {
+        let mut s = String::new();
+        for (op, h) in &self.hist {
+            s += &format!(
+                "Microseconds per {}:\n{}\n",
+                op.name(),
+                h.to_rocksdb_string()
+            );
         }
         s
     }
@@ -130,12 +242,17 @@ pub struct DbBenchReport {
     pub flash_bytes_programmed: u64,
     pub host_cpu_busy_ns: u64,
     pub sim_seconds: f64,
+    /// `--statistics`: RocksDB's tickers and histograms of the whole run.
+    pub tickers: BTreeMap<&'static str, u64>,
+    pub histograms: BTreeMap<&'static str, Histogram>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbBenchError {
-    #[error("unknown benchmark {0:?} (known: fillseq, fillrandom, overwrite, readrandom, updaterandom, readwhilewriting)")]
+    #[error("unknown benchmark {0:?} (known: {known})", known = bench::KNOWN.join(", "))]
     Unknown(String),
+    #[error("benchmark {0:?}: refused: {1} (the benchmarks that run: {known})", known = bench::KNOWN.join(", "))]
+    Refused(String, &'static str),
     #[error("--{0}: {1}")]
     Flag(&'static str, String),
     #[error("device: {0}")]
@@ -186,12 +303,13 @@ impl ValueSource {
     fn new(
         rng: &mut Rng,
         cfg: &DbBenchConfig,
+        value_size: usize,
         dataset: Option<Rc<crate::dataset::Values>>,
     ) -> Self {
         ValueSource {
-            generated: Values::new(rng, cfg.compression_ratio, cfg.value_size),
+            generated: Values::new(rng, cfg.compression_ratio, value_size),
             dataset,
-            value_size: cfg.value_size,
+            value_size,
         }
     }
 
@@ -210,6 +328,9 @@ pub const WRITE_BUFFER_SIZE_MAX: usize = 64 << 30;
 
 /// Operations one benchmark may run (`num`, `reads`): past 2^40 a run would take weeks.
 pub const MAX_OPS: u64 = 1 << 40;
+
+/// Simulated seconds `--duration` may ask for.
+pub const MAX_DURATION_S: u64 = 86_400;
 
 /// Host cores the simulated machine may have.
 pub const MAX_CORES: usize = 1024;
@@ -288,11 +409,76 @@ impl DbBenchConfig {
         }
         // Benchmarks that write `num` entries need room for them as they land on the device
         // (values at compression_ratio, as db_bench's header reports them).
+        for (name, v) in [("writes", self.writes), ("deletes", self.deletes)] {
+            if let Some(v) = v.filter(|&v| v > MAX_OPS) {
+                return flag(
+                    name,
+                    format!("{v} is more than 2^40 ({MAX_OPS}) operations"),
+                );
+            }
+        }
+        if self.duration > MAX_DURATION_S {
+            return flag(
+                "duration",
+                format!(
+                    "{} s is more than a simulated day ({MAX_DURATION_S} s)",
+                    self.duration
+                ),
+            );
+        }
+        if self.readwritepercent > 100 {
+            return flag(
+                "readwritepercent",
+                format!("{} is more than 100", self.readwritepercent),
+            );
+        }
+        let batch_bytes = self
+            .batch_size
+            .saturating_mul(self.key_size as u64 + self.value_size as u64);
+        if self.batch_size > 1 << 20 || batch_bytes > MAX_BUFFER_BYTES {
+            return flag(
+                "batch_size",
+                format!(
+                    "{} entries of key_size + value_size bytes in one write batch: at most \
+                     2^20 entries and 1 GiB",
+                    self.batch_size
+                ),
+            );
+        }
+        let m = &self.mix;
+        if self.benchmarks.iter().any(|b| b == "mixgraph") {
+            let ratios = [m.get_ratio, m.put_ratio, m.seek_ratio];
+            if ratios.iter().any(|r| *r < 0.0) || ratios.iter().sum::<f64>() <= 0.0 {
+                return flag(
+                    "mix_get_ratio",
+                    "mix_get_ratio, mix_put_ratio and mix_seek_ratio must not be negative, \
+                     nor all 0"
+                        .into(),
+                );
+            }
+            if m.keyrange_num < 1 || m.keyrange_num as u64 > self.num.max(1) {
+                return flag(
+                    "keyrange_num",
+                    format!("{} is not within 1..=num", m.keyrange_num),
+                );
+            }
+        }
+        if self.num > 1 << 27 && self.benchmarks.iter().any(|b| b == "filluniquerandom") {
+            return flag(
+                "num",
+                format!(
+                    "filluniquerandom keeps a shuffled list of the num keys: {} is more than \
+                     2^27",
+                    self.num
+                ),
+            );
+        }
         let writes = self.benchmarks.iter().any(|b| {
-            matches!(
-                b.as_str(),
-                "fillseq" | "fillrandom" | "overwrite" | "updaterandom"
-            )
+            b.starts_with("fill")
+                || matches!(
+                    b.as_str(),
+                    "overwrite" | "updaterandom" | "readrandomwriterandom" | "mixgraph"
+                )
         });
         let value = match self.dataset {
             crate::dataset::Dataset::Random => {
@@ -325,18 +511,17 @@ fn make_key(n: u64, size: usize) -> Vec<u8> {
 
 /// Run the benchmarks on a fresh device, file system and store.
 pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, DbBenchError> {
+    let mut plans = Vec::new();
     for b in &cfg.benchmarks {
-        if !matches!(
-            b.as_str(),
-            "fillseq"
-                | "fillrandom"
-                | "overwrite"
-                | "readrandom"
-                | "updaterandom"
-                | "readwhilewriting"
-        ) {
-            return Err(DbBenchError::Unknown(b.clone()));
-        }
+        plans.push(bench::plan(b, cfg).ok_or_else(|| {
+            match flags::DB_BENCH_BENCHMARKS.contains(&b.as_str()) {
+                true => DbBenchError::Refused(
+                    b.clone(),
+                    flags::benchmark_refusal(b).unwrap_or("not emulated here"),
+                ),
+                false => DbBenchError::Unknown(b.clone()),
+            }
+        })?);
     }
     if cfg.num == 0 {
         return Err(DbBenchError::Flag("num", "must be positive".into()));
@@ -377,7 +562,7 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
     let mut opts = DbOptions {
         write_buffer_size: cfg.write_buffer_size,
         level_compaction_dynamic_level_bytes: cfg.level_compaction_dynamic_level_bytes,
-        ..DbOptions::default()
+        ..cfg.db_options.clone()
     };
     opts.compression = match cfg.compression_parallel_threads {
         Some(n) => cfg.compression.clone().with_threads(n),
@@ -388,6 +573,8 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
     cfg2.mkfs = opts.mkfs_options(cfg.mkfs);
     let sim2 = sim.clone();
     let io2 = io.clone();
+    let counters = Rc::new(RefCell::new(bench::Counters::default()));
+    let counters2 = counters.clone();
     let out = sim.block_on(async move {
         let fs = Rc::new(
             ZoneFs::mkfs_with(io2, cfg2.mkfs)
@@ -401,11 +588,33 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
         );
         let mut results = Vec::new();
         let mut user_bytes = 0u64;
-        for name in &cfg2.benchmarks {
-            let r = bench(&sim2, &db, name, &cfg2, dataset.clone()).await?;
-            if !name.starts_with("read") || name == "readwhilewriting" {
-                user_bytes += r.bytes;
-            }
+        for (name, plan) in cfg2.benchmarks.iter().zip(plans) {
+            let db_err = |e: host::lsm::db::DbError| DbBenchError::Db(e.to_string());
+            let printed = match plan.kind {
+                bench::Kind::Flush => {
+                    db.flush().await.map_err(db_err)?;
+                    Printed::Nothing
+                }
+                bench::Kind::WaitForCompaction => {
+                    db.wait_for_background().await.map_err(db_err)?;
+                    Printed::Nothing
+                }
+                bench::Kind::Stats => Printed::Text(output::stats_text(&db.stats())),
+                bench::Kind::LevelStats => Printed::Text(output::levelstats(&db.stats())),
+                _ => Printed::Line,
+            };
+            let mut r = bench::run_bench(
+                &sim2,
+                &db,
+                name,
+                plan,
+                &cfg2,
+                dataset.clone(),
+                counters2.clone(),
+            )
+            .await?;
+            r.printed = printed;
+            user_bytes += r.bytes;
             results.push(r);
         }
         // Background work still running is part of the run's device traffic, not of any
@@ -427,6 +636,8 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
             c.flash_counters().bytes_programmed,
         )
     });
+    let c = counters.borrow().clone();
+    let (tickers, histograms) = statistics(&c, &db, &results);
     Ok(DbBenchReport {
         results,
         db,
@@ -436,99 +647,64 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
         flash_bytes_programmed: flash,
         host_cpu_busy_ns: cpu.busy_per_core().iter().map(|d| d.as_ns()).sum(),
         sim_seconds: sim.now().as_ns() as f64 / 1e9,
+        tickers,
+        histograms,
     })
 }
 
-async fn bench(
-    sim: &Sim,
-    db: &Rc<Db>,
-    name: &str,
-    cfg: &DbBenchConfig,
-    dataset: Option<Rc<crate::dataset::Values>>,
-) -> Result<BenchResult, DbBenchError> {
-    let start = sim.now();
-    let result = Rc::new(RefCell::new(BenchResult {
-        name: name.to_string(),
-        ops: 0,
-        found: 0,
-        seconds: 0.0,
-        bytes: 0,
-        latency: LatencyHistogram::new(),
-    }));
-    let reads = cfg.reads.unwrap_or(cfg.num);
-    let mut handles = Vec::new();
-    // readwhilewriting's writer runs while any reader does.
-    let readers_left = Rc::new(std::cell::Cell::new(cfg.threads));
-    for t in 0..cfg.threads {
-        let (db, cfg, result, sim) = (db.clone(), cfg.clone(), result.clone(), sim.clone());
-        let name = name.to_string();
-        let mut rng = Rng::new(cfg.seed).stream(&format!("{name}-{t}"));
-        let mut values = ValueSource::new(&mut rng, &cfg, dataset.clone());
-        let threads = cfg.threads as u64;
-        let per = move |n: u64| n / threads + u64::from((t as u64) < n % threads);
-        let readers_left = readers_left.clone();
-        handles.push(sim.clone().spawn(async move {
-            let ops = match name.as_str() {
-                "readrandom" | "readwhilewriting" => per(reads),
-                _ => per(cfg.num),
+/// RocksDB's tickers and histograms of the run, from the store's counters and the
+/// benchmarks' (RocksDB's names; a ticker the store has no counterpart for is absent, so 0).
+#[allow(clippy::type_complexity)]
+fn statistics(
+    c: &bench::Counters,
+    db: &DbStats,
+    results: &[BenchResult],
+) -> (
+    BTreeMap<&'static str, u64>,
+    BTreeMap<&'static str, Histogram>,
+) {
+    let stall = (db.stall_memtable_ns + db.stall_l0_ns + db.slowdown_ns) / 1000;
+    let wal_writes = if db.wal_bytes > 0 { db.writes } else { 0 };
+    let tickers: BTreeMap<&'static str, u64> = [
+        ("rocksdb.block.cache.miss", db.block_cache_misses),
+        ("rocksdb.block.cache.hit", db.block_cache_hits),
+        ("rocksdb.block.cache.data.miss", db.block_cache_misses),
+        ("rocksdb.block.cache.data.hit", db.block_cache_hits),
+        ("rocksdb.number.keys.written", c.keys_written),
+        ("rocksdb.number.keys.read", c.keys_read),
+        ("rocksdb.bytes.written", c.bytes_written),
+        ("rocksdb.bytes.read", c.bytes_read),
+        ("rocksdb.number.db.seek", c.seeks),
+        ("rocksdb.number.db.next", c.nexts),
+        ("rocksdb.number.db.seek.found", c.seeks_found),
+        ("rocksdb.db.iter.bytes.read", c.iter_bytes),
+        ("rocksdb.number.multiget.get", c.multiget_calls),
+        ("rocksdb.number.multiget.keys.read", c.multiget_keys),
+        ("rocksdb.wal.bytes", db.wal_bytes),
+        ("rocksdb.wal.synced", c.synced_writes),
+        ("rocksdb.write.wal", wal_writes),
+        ("rocksdb.write.self", db.writes),
+        ("rocksdb.flush.write.bytes", db.flushed_bytes),
+        ("rocksdb.compact.read.bytes", db.compaction_read_bytes),
+        ("rocksdb.compact.write.bytes", db.compaction_written_bytes),
+        ("rocksdb.stall.micros", stall),
+    ]
+    .into_iter()
+    .collect();
+    let mut hists: BTreeMap<&'static str, Histogram> = BTreeMap::new();
+    for r in results {
+        for (op, h) in &r.hist {
+            let name = match op {
+                OpType::Read if r.name == "multireadrandom" => "rocksdb.db.multiget.micros",
+                OpType::Read => "rocksdb.db.get.micros",
+                OpType::Write | OpType::Delete => "rocksdb.db.write.micros",
+                OpType::Seek => "rocksdb.db.seek.micros",
+                OpType::Merge | OpType::Update => continue,
             };
-            for i in 0..ops {
-                let t0 = sim.now();
-                let db_err = |e: host::lsm::db::DbError| DbBenchError::Db(e.to_string());
-                // fillseq walks the keys in order; the others draw them at random.
-                let k = if name == "fillseq" {
-                    make_key(t as u64 + i * cfg.threads as u64, cfg.key_size)
-                } else {
-                    make_key(rng.below(cfg.num), cfg.key_size)
-                };
-                let looks_up = name.starts_with("read") || name == "updaterandom";
-                let found = looks_up && db.get(&k).await.map_err(db_err)?.is_some();
-                let bytes = if name.starts_with("read") {
-                    0
-                } else {
-                    let v = values.next(&mut rng);
-                    db.put(&k, &v, cfg.sync).await.map_err(db_err)?;
-                    k.len() + v.len()
-                };
-                let mut r = result.borrow_mut();
-                r.ops += 1;
-                if let Some(p) = &cfg.progress {
-                    let total = match name.as_str() {
-                        "readrandom" | "readwhilewriting" => reads,
-                        _ => cfg.num,
-                    };
-                    p.tick(&name, r.ops, total);
-                }
-                r.bytes += bytes as u64;
-                r.found += u64::from(found);
-                r.latency.record(sim.now().since(t0).as_ns());
-            }
-            readers_left.set(readers_left.get() - 1);
-            Ok::<(), DbBenchError>(())
-        }));
+            hists.entry(name).or_default().merge(h);
+        }
     }
-    // readwhilewriting: one more task writes random keys until the readers finish.
-    if name == "readwhilewriting" {
-        let (db, cfg, sim, left) = (db.clone(), cfg.clone(), sim.clone(), readers_left.clone());
-        let mut rng = Rng::new(cfg.seed).stream("writer");
-        let mut values = ValueSource::new(&mut rng, &cfg, dataset.clone());
-        handles.push(sim.clone().spawn(async move {
-            while left.get() > 0 {
-                let k = make_key(rng.below(cfg.num), cfg.key_size);
-                let v = values.next(&mut rng);
-                db.put(&k, &v, cfg.sync)
-                    .await
-                    .map_err(|e| DbBenchError::Db(e.to_string()))?;
-            }
-            Ok(())
-        }));
-    }
-    for h in handles {
-        h.await?;
-    }
-    let mut r = result.borrow().clone();
-    r.seconds = sim.now().since(start).as_ns() as f64 / 1e9;
-    Ok(r)
+    (tickers, hists)
 }
 
 #[cfg(test)]
