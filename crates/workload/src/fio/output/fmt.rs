@@ -165,4 +165,26 @@ mod tests {
         assert_eq!(plat_idx_to_val(plat_val_to_idx(5150)), 5152);
         assert_eq!(plat_val_to_idx(u64::MAX), PLAT_NR - 1);
     }
+
+    #[test]
+    fn every_bin_of_real_fio_json_plus_is_a_bucket_value() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/fio-output/fio-3.33-randrw.jsonplus.json"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("sample")).expect("json");
+        let mut n = 0;
+        for dir in ["read", "write"] {
+            let bins = v["jobs"][0][dir]["clat_ns"]["bins"]
+                .as_object()
+                .expect("bins");
+            for k in bins.keys() {
+                let k: u64 = k.parse().expect("ns");
+                assert_eq!(plat_idx_to_val(plat_val_to_idx(k)), k);
+                n += 1;
+            }
+        }
+        assert!(n > 100, "{n}");
+    }
 }

@@ -410,3 +410,47 @@ pub fn json_output(
 pub fn normal_output(result: &RunResult, c: &Controller, seed: u64, wall_s: f64) -> String {
     normal::normal_text(result, c, seed, wall_s, &default_spec(0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fio::parse_jobfile;
+
+    #[test]
+    fn output_options_leave_the_sections_and_reach_each_job() {
+        let s = parse_jobfile(
+            "[global]\nbs=4k\nlat_percentiles=1\ngroup_reporting\n[a]\nrw=read\npercentile_list=99.5:50\n[b]\nclat_percentiles=0\n",
+        )
+        .expect("parse");
+        let (rest, spec) = split_output_options(&s, &[false, false, true]).expect("valid");
+        assert!(rest
+            .iter()
+            .all(|x| x.options.iter().all(|(k, _)| !k.contains("percentile"))));
+        assert_eq!(rest[0].options.len(), 2);
+        assert_eq!(
+            spec.global_options,
+            vec![
+                ("bs".into(), "4k".into()),
+                ("lat_percentiles".into(), "1".into())
+            ]
+        );
+        let (a, b) = (&spec.jobs[0], &spec.jobs[1]);
+        assert!(a.lat_percentiles && a.clat_percentiles);
+        assert_eq!((a.percentiles.clone(), a.precision), (vec![50.0, 99.5], 1));
+        assert_eq!(a.options[1], ("percentile_list".into(), "99.5:50".into()));
+        assert!(b.lat_percentiles && !b.clat_percentiles);
+        assert_eq!(b.options[0], ("name".into(), "b".into()));
+        assert_eq!(b.precision, 2);
+        for bad in [
+            "percentile_list=50:abc",
+            "percentile_list=101",
+            "lat_percentiles=2",
+        ] {
+            let s = parse_jobfile(&format!("[a]\n{bad}\n")).expect("parse");
+            let e = split_output_options(&s, &[false]).expect_err(bad);
+            assert_eq!(e.job.as_deref(), Some("a"), "{bad}");
+        }
+        assert!(Formats::parse("normal,json+").expect("ok").json_plus);
+        assert!(Formats::parse("xml").is_err());
+    }
+}
