@@ -54,7 +54,8 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
                     .with_context(|| format!("--seed: '{v}' is not a number"))?
             }
             ("--output-format", Some(v)) => {
-                own.formats = fio::Formats::parse(v).map_err(|e| anyhow!("{e}"))?
+                own.formats =
+                    fio::Formats::parse(v).map_err(|e| anyhow!("--output-format: {}", e.message))?
             }
             ("--minimal", None) => {
                 own.formats = fio::Formats {

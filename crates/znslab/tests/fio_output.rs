@@ -270,3 +270,52 @@ fn several_formats_print_in_fios_order() {
         text(&o.stderr)
     );
 }
+
+/// docs/compat/fio-output.md's option table: every option marked supported is taken.
+#[test]
+fn the_compat_table_s_supported_output_options_are_taken() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/compat/fio-output.md"),
+    )
+    .expect("compat table");
+    let examples = [
+        (
+            "--output-format=normal,json,json+,terse",
+            "--output-format=normal,json+,terse",
+        ),
+        ("--minimal", "--minimal"),
+        ("--terse-version=2/3/4/5", "--terse-version=5"),
+        ("--output=FILE", "--output=OUT"),
+        ("clat_percentiles", "--clat_percentiles=0"),
+        ("lat_percentiles", "--lat_percentiles=1"),
+        ("slat_percentiles", "--slat_percentiles=1"),
+        ("percentile_list", "--percentile_list=50:99.99"),
+    ];
+    let dir = TempDir::new("fio-compat-table");
+    let mut seen = 0;
+    for row in doc.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        if !cells[2].starts_with("supported") {
+            continue;
+        }
+        // The options are the `quoted` spans of the first cell.
+        for opt in cells[1].split('`').skip(1).step_by(2) {
+            let (_, arg) = examples
+                .iter()
+                .find(|(name, _)| *name == opt)
+                .unwrap_or_else(|| panic!("no example for {opt}"));
+            let arg = arg.replace("OUT", &dir.path("out"));
+            let o = znslab(&[
+                "fio",
+                "--device=test-min",
+                "--name=w",
+                "--rw=write",
+                "--size=64k",
+                &arg,
+            ]);
+            assert!(o.status.success(), "{arg}: {}", text(&o.stderr));
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, examples.len());
+}

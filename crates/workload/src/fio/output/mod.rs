@@ -340,9 +340,9 @@ pub(crate) fn groups(rep: &[Reported]) -> Vec<GroupStats> {
     }
     for g in &mut gs {
         for i in 0..2 {
-            if g.max_run[i] > 0 {
-                g.agg[i] = g.io_bytes[i] * 1000 / g.max_run[i];
-            }
+            g.agg[i] = (g.io_bytes[i] * 1000)
+                .checked_div(g.max_run[i])
+                .unwrap_or(0);
             if g.min_bw[i] == u64::MAX {
                 g.min_bw[i] = 0;
             }
@@ -403,6 +403,17 @@ pub fn json_output(
     unix_time_s: u64,
 ) -> Value {
     json::json_value(result, c, seed, wall_s, &default_spec(unix_time_s * 1000))
+}
+
+/// fio's JSON output as `spec` asks (its formats aside), with the `znslab` object added.
+pub fn json_output_with(
+    result: &RunResult,
+    c: &Controller,
+    seed: u64,
+    wall_s: f64,
+    spec: &OutputSpec,
+) -> Value {
+    json::json_value(result, c, seed, wall_s, spec)
 }
 
 /// fio's normal output, then a block of device figures, for jobs whose output options are

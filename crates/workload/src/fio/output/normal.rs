@@ -13,7 +13,7 @@ use super::super::runner::{DirStats, RunResult};
 use super::fmt::{ctime, num2str, Unit};
 use super::json::{disk_util, dist, lat_dist, sums};
 use super::znslab::device_text;
-use super::{groups, per_of_agg, reported, runtime_ms, GroupStats, JobOutput, OutputSpec};
+use super::{groups, per_of_agg, reported, runtime_ms, JobOutput, OutputSpec};
 
 fn rw_name(s: &JobSpec) -> &'static str {
     match (s.direction, s.pattern) {
@@ -102,19 +102,19 @@ fn show_percentiles(out: &mut String, pre: &str, h: &LatencyHistogram, o: &JobOu
     let prec = o.precision;
     let per_line = (80 - 7) / (prec + 10 + time_width);
     let len = vals.len();
-    for j in 0..len {
+    for (j, v) in vals.iter_mut().enumerate() {
         if j != 0 && j % per_line == 0 {
             out.push_str("     |");
         }
         let is_last = j == len - 1;
         for _ in 0..scale_down {
-            vals[j] = vals[j].div_ceil(1000);
+            *v = v.div_ceil(1000);
         }
         let _ = write!(
             out,
             " {:>w$.prec$}th=[{:>tw$}]{}",
             o.percentiles[j],
-            vals[j],
+            v,
             if is_last { '\n' } else { ',' },
             w = prec + 3,
             tw = time_width
@@ -135,8 +135,7 @@ fn show_ddir(
     d: &DirStats,
     runtime_ns: u64,
     o: &JobOutput,
-    g: &GroupStats,
-    i: usize,
+    group_agg: u64,
     zone_resets: Option<u64>,
 ) {
     let runt = runtime_ms(d, runtime_ns);
@@ -167,7 +166,7 @@ fn show_ddir(
     if e.bw.samples > 0 {
         let (mut min, mut max, mut mean, mut dev) =
             (e.bw.min as f64, e.bw.max as f64, e.bw.mean, e.bw.stddev());
-        let p = per_of_agg(g.agg[i], mean);
+        let p = per_of_agg(group_agg, mean);
         let mut unit = "KiB";
         if mean > 1024.0 * 1024.0 {
             min /= 1024.0;
@@ -261,7 +260,15 @@ pub(crate) fn normal_text(
             }
         }
         if j.read.io_bytes > 0 {
-            show_ddir(&mut out, "read", &j.read, j.runtime_ns, r.out, g, 0, None);
+            show_ddir(
+                &mut out,
+                "read",
+                &j.read,
+                j.runtime_ns,
+                r.out,
+                g.agg[0],
+                None,
+            );
         }
         if j.write.io_bytes > 0 {
             show_ddir(
@@ -270,8 +277,7 @@ pub(crate) fn normal_text(
                 &j.write,
                 j.runtime_ns,
                 r.out,
-                g,
-                1,
+                g.agg[1],
                 Some(j.zone_resets),
             );
         }

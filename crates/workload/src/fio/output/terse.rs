@@ -31,11 +31,8 @@ fn lat4(out: &mut String, h: &LatencyHistogram) {
 
 fn ddir(out: &mut String, d: &DirStats, runtime_ns: u64, o: &JobOutput, agg: u64, ver: u32) {
     let runt = runtime_ms(d, runtime_ns);
-    let (bw, iops) = if runt > 0 {
-        ((1000 * d.io_bytes / runt) / 1024, 1000 * d.ios / runt)
-    } else {
-        (0, 0)
-    };
+    let bw = (1000 * d.io_bytes).checked_div(runt).unwrap_or(0) / 1024;
+    let iops = (1000 * d.ios).checked_div(runt).unwrap_or(0);
     let _ = write!(out, ";{};{bw};{iops};{runt}", d.io_bytes >> 10);
     // slat: none is modelled.
     out.push_str(";0;0;0.000000;0.000000");
