@@ -16,6 +16,8 @@ pub fn run_job(
     dir: &str,
 ) -> anyhow::Result<Value> {
     let sections = fio::parse_jobfile(text).map_err(|e| anyhow!("{e}"))?;
+    // Output options (percentiles) are the output's; `job options` echo the job file.
+    let (sections, spec) = fio::split_output_options(&sections, &[]).map_err(|e| anyhow!("{e}"))?;
     let jobs = fio::build_jobs(&sections).map_err(|e| anyhow!("{e}"))?;
     let sim = Sim::new(seed);
     let ctl = crate::stack::Media::InMemory(cfg.clone())
@@ -29,7 +31,7 @@ pub fn run_job(
     let ctl = dev
         .into_controller()
         .ok_or_else(|| anyhow!("internal: device still shared"))?;
-    let full = fio::json_output(&result, &ctl, seed, 0.0, 0);
+    let full = fio::json_output_with(&result, &ctl, seed, 0.0, &spec);
     let main = full["jobs"]
         .as_array()
         .and_then(|js| js.iter().find(|j| j["jobname"] == "main"))

@@ -115,6 +115,22 @@ impl LatencyHistogram {
         }
     }
 
+    /// The recorded buckets in increasing order: (lowest value, highest value, count). Bucket
+    /// bounds are powers of two split in 2048 (values below 2048 exact), so each lies within
+    /// one bucket of any coarser power-of-two scheme (fio's 64 per power of two).
+    pub fn buckets(&self) -> Vec<(u64, u64, u64)> {
+        match &self.h {
+            Some(h) => h
+                .iter_recorded()
+                .map(|v| {
+                    let hi = v.value_iterated_to();
+                    (h.lowest_equivalent(hi), hi, v.count_at_value() as u64)
+                })
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
     /// fio's `clat_ns` object: min, max, mean, stddev, N and the percentile map.
     pub fn fio_json(&self) -> serde_json::Value {
         let mut pct = serde_json::Map::new();

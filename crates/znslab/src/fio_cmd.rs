@@ -15,7 +15,9 @@ const DEFAULT_JOB: &str = include_str!("../../../jobs/default.fio");
 struct Own {
     device: Option<String>,
     seed: u64,
-    json: bool,
+    /// `--output-format` (several, comma-separated), `--minimal`, `--terse-version`.
+    formats: fio::Formats,
+    terse_version: u32,
     output: Option<String>,
     /// fdatasync the image after every command that changed it (survives the host's own
     /// power loss).
@@ -28,7 +30,11 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     let mut own = Own {
         device: None,
         seed: 1,
-        json: false,
+        formats: fio::Formats {
+            normal: true,
+            ..Default::default()
+        },
+        terse_version: 3,
         output: None,
         image_sync: false,
         mem_budget: device::default_memory_budget(),
@@ -47,9 +53,22 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
                     .parse()
                     .with_context(|| format!("--seed: '{v}' is not a number"))?
             }
-            ("--output-format", Some("json")) => own.json = true,
-            ("--output-format", Some("normal")) => own.json = false,
-            ("--output-format", Some(v)) => bail!("--output-format: '{v}' is not normal or json"),
+            ("--output-format", Some(v)) => {
+                own.formats =
+                    fio::Formats::parse(v).map_err(|e| anyhow!("--output-format: {}", e.message))?
+            }
+            ("--minimal", None) => {
+                own.formats = fio::Formats {
+                    terse: true,
+                    ..Default::default()
+                }
+            }
+            ("--terse-version", Some(v)) => {
+                own.terse_version = match v {
+                    "2" | "3" | "4" | "5" => v.parse().unwrap_or(3),
+                    _ => bail!("--terse-version: '{v}' is not 2, 3, 4 or 5"),
+                }
+            }
             ("--output", Some(v)) => own.output = Some(v.to_string()),
             ("--image-sync", None) => own.image_sync = true,
             ("--mem-budget", Some(v)) => {
@@ -58,7 +77,11 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
                     _ => bail!("--mem-budget: '{v}' is not a size (e.g. 512m, 8g)"),
                 }
             }
-            ("--device" | "--seed" | "--output-format" | "--output" | "--mem-budget", None) => {
+            (
+                "--device" | "--seed" | "--output-format" | "--output" | "--mem-budget"
+                | "--terse-version",
+                None,
+            ) => {
                 bail!("{k} needs a value ({k}=...)")
             }
             _ if !a.starts_with("--") => {
@@ -82,16 +105,26 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     };
     // Command-line options: before any --name they override the job file's globals.
     let cli = fio::parse_args(&fio_args).map_err(|e| anyhow!("{e}"))?;
+    let mut named_on_cli = vec![false; sections.len()];
     for s in cli {
         if s.name == "global" {
             match sections.iter_mut().find(|x| x.name == "global") {
                 Some(g) => g.options.extend(s.options),
-                None => sections.insert(0, s),
+                None => {
+                    sections.insert(0, s);
+                    named_on_cli.insert(0, false);
+                }
             }
         } else {
             sections.push(s);
+            named_on_cli.push(true);
         }
     }
+    // Output options (percentiles) are the output's; the rest build the jobs.
+    let (sections, mut out_spec) =
+        fio::split_output_options(&sections, &named_on_cli).map_err(|e| anyhow!("{e}"))?;
+    out_spec.formats = own.formats;
+    out_spec.terse_version = own.terse_version;
     let jobs = fio::build_jobs(&sections).map_err(|e| anyhow!("{e}"))?;
 
     let filenames: std::collections::BTreeSet<&String> =
@@ -137,21 +170,11 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     if let Some(cause) = controller.image_error() {
         eprintln!("znslab fio: {cause}");
     }
-    let text = if own.json {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        serde_json::to_string_pretty(&fio::json_output(
-            &result,
-            &controller,
-            own.seed,
-            wall_s,
-            now,
-        ))? + "\n"
-    } else {
-        fio::normal_output(&result, &controller, own.seed, wall_s)
-    };
+    out_spec.unix_time_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let text = fio::render(&result, &controller, own.seed, wall_s, &out_spec);
     let closed = controller.close().context("saving the device image");
     match own.output {
         Some(path) => std::fs::write(&path, text).with_context(|| format!("--output {path}"))?,

@@ -7,7 +7,10 @@ mod runner;
 
 pub use jobfile::{parse_args, parse_jobfile, Section};
 pub use options::{build_jobs, parse_size, Direction, JobSpec, Pattern, Size, ZoneMode};
-pub use output::{compression_json, json_output, normal_output};
+pub use output::{
+    compression_json, json_output, json_output_with, normal_output, render, split_output_options,
+    Formats, JobOutput, OutputSpec,
+};
 pub use runner::{run, run_with, DirStats, JobResult, RunLimits, RunResult};
 
 use std::fmt;

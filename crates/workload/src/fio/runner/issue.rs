@@ -105,6 +105,10 @@ pub(super) async fn worker(
             sim.sleep_until(sim::SimInstant::from_ns(t)).await;
         }
         let start = sim.now();
+        state
+            .borrow_mut()
+            .result
+            .submitted(direction == Direction::Write, start.as_ns());
         let mut io_bytes = bs_bytes as u64;
         let mut short = false;
         let comp = match (direction, io.cc) {
@@ -196,6 +200,7 @@ pub(super) async fn worker(
             s.result.dr_short_reads += 1;
         }
         let lat = sim.now().since(start).as_ns();
+        let job_start = s.group_start;
         let stats = if direction == Direction::Write {
             &mut s.result.write
         } else {
@@ -204,6 +209,7 @@ pub(super) async fn worker(
         stats.io_bytes += io_bytes;
         stats.ios += 1;
         stats.clat.record(lat);
+        stats.completed_at(io_bytes, lat, sim.now().as_ns(), job_start);
         s.last_done = s.last_done.max(sim.now().as_ns());
     }
 }

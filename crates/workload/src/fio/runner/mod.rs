@@ -26,7 +26,10 @@ mod cczns;
 mod issue;
 mod memory;
 mod setup;
+mod stats;
 mod zones;
+
+pub use stats::{DirExt, IoStat};
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -48,6 +51,8 @@ pub struct DirStats {
     pub io_bytes: u64,
     pub ios: u64,
     pub clat: LatencyHistogram,
+    /// Depths, latency buckets, bandwidth and IOPS samples ([`stats`]).
+    pub ext: DirExt,
 }
 
 impl DirStats {
@@ -55,6 +60,7 @@ impl DirStats {
         self.io_bytes += o.io_bytes;
         self.ios += o.ios;
         self.clat.merge(&o.clat);
+        self.ext.merge(&o.ext);
     }
 }
 
@@ -264,6 +270,7 @@ pub fn run_with(
         let mut r = s.result.clone();
         (r.read, r.write) = (read, write);
         r.runtime_ns = s.last_done - s.group_start;
+        r.finish_samples(s.group_start, s.last_done);
         sim_end = sim_end.max(s.last_done);
         results.push(r);
     }
