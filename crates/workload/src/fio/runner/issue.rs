@@ -5,12 +5,23 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use device::cmd::wire;
-use device::{Command, DeviceHandle, Status};
+use device::{Command, DeviceHandle, Status, ZoneAction};
 use sim::Sim;
 
 use super::cczns::record_chunks;
 use super::{CcIo, Io, JobState};
-use crate::fio::options::{Direction, Pattern, ZoneMode};
+use crate::fio::options::{Direction, Mix, Pattern, ZoneMode};
+
+/// Per-job state of the choices made I/O by I/O: the job's index in the run, the random
+/// run of `rw=rand...:N`, the block a trimwrite trimmed and writes next, and the I/Os since
+/// the last thinktime.
+#[derive(Default)]
+pub(super) struct Flow {
+    pub(super) job: usize,
+    pub(super) run_left: u64,
+    pub(super) pending_write: Option<u64>,
+    pub(super) since_think: u64,
+}
 
 impl JobState {
     pub(super) fn fail(&mut self, msg: String) -> Option<Io> {
@@ -20,6 +31,66 @@ impl JobState {
         self.done = true;
         None
     }
+
+    /// The direction of the next I/O: the job's, or for rw/randrw one drawn by rwmixread,
+    /// or for trimwrite a trim and then a write of the same block.
+    fn next_dir(&mut self) -> Direction {
+        match self.spec.mix {
+            Mix::Single => self.spec.direction,
+            Mix::ReadWrite => {
+                if self.rng.below(100) < self.spec.rwmixread as u64 {
+                    Direction::Read
+                } else {
+                    Direction::Write
+                }
+            }
+            Mix::TrimWrite => {
+                if self.flow.pending_write.is_some() {
+                    Direction::Write
+                } else {
+                    Direction::Trim
+                }
+            }
+        }
+    }
+
+    /// The next block of a job without zone awareness: sequential (with `rw=...:N` holes or
+    /// backwards steps, as fio's get_next_seq_offset) or random (a new random offset every
+    /// N I/Os).
+    fn next_plain_lba(&mut self) -> u64 {
+        let bs = self.bs_lbas;
+        match self.spec.pattern {
+            Pattern::Sequential => {
+                let m = self.spec.rw_modifier.unwrap_or(0) / self.g.lba_bytes as i64;
+                let (start, end) = (self.start as i64, self.end as i64);
+                let mut lba = self.pos as i64;
+                if m != 0 && self.pos != self.start {
+                    lba += m;
+                    if lba < start || lba + bs as i64 > end {
+                        lba = if m > 0 { start } else { end + m };
+                    }
+                }
+                if lba < start || lba + bs as i64 > end {
+                    lba = start;
+                }
+                self.pos = lba as u64 + bs;
+                lba as u64
+            }
+            Pattern::Random => {
+                if self.flow.run_left > 0 && self.pos + bs <= self.end {
+                    self.flow.run_left -= 1;
+                } else {
+                    let slots = (self.end - self.start) / bs;
+                    self.pos = self.start + self.rng.below(slots) * bs;
+                    self.flow.run_left = self.spec.rw_modifier.unwrap_or(1).max(1) as u64 - 1;
+                }
+                let lba = self.pos;
+                self.pos += bs;
+                lba
+            }
+        }
+    }
+
     pub(super) fn next_io(&mut self, dev: &DeviceHandle, now: u64) -> Option<Io> {
         if self.done || (!self.spec.time_based && self.issued >= self.target) {
             return None;
@@ -27,33 +98,31 @@ impl JobState {
         if self.deadline.is_some_and(|d| now >= d) {
             return None;
         }
-        let io = match (self.spec.zonemode, self.spec.direction, self.spec.pattern) {
+        let dir = self.next_dir();
+        let mut io = match (self.spec.zonemode, dir, self.spec.pattern) {
             (ZoneMode::Zbd, Direction::Read, Pattern::Sequential) if self.spec.compressed_io => {
                 self.next_dr_seq()
             }
             (ZoneMode::Zbd, Direction::Read, Pattern::Random) if self.spec.compressed_io => {
                 self.next_dr_rand()
             }
+            (ZoneMode::Zbd, Direction::Write, Pattern::Random) => {
+                self.next_zbd_rand_write(dev, now)
+            }
             (ZoneMode::Zbd, Direction::Write, _) => self.next_zbd_write(dev, now),
             (ZoneMode::Zbd, Direction::Read, Pattern::Sequential) => self.next_zbd_seq_read(dev),
             (ZoneMode::Zbd, Direction::Read, Pattern::Random) => self.next_zbd_rand_read(dev),
-            (ZoneMode::None, _, Pattern::Sequential) => {
-                if self.pos + self.bs_lbas > self.end {
-                    self.pos = self.start;
+            (ZoneMode::Zbd, Direction::Trim, _) => self.next_zbd_trim(dev),
+            (ZoneMode::None, _, _) => {
+                let lba = match (dir, self.flow.pending_write.take()) {
+                    (Direction::Write, Some(lba)) => lba,
+                    _ => self.next_plain_lba(),
+                };
+                if dir == Direction::Trim && self.spec.mix == Mix::TrimWrite {
+                    self.flow.pending_write = Some(lba);
                 }
-                let lba = self.pos;
-                self.pos += self.bs_lbas;
                 Some(Io {
-                    lba,
-                    nlb: self.bs_lbas as u32,
-                    wait_until: None,
-                    cc: None,
-                })
-            }
-            (ZoneMode::None, _, Pattern::Random) => {
-                let slots = (self.end - self.start) / self.bs_lbas;
-                let lba = self.start + self.rng.below(slots) * self.bs_lbas;
-                Some(Io {
+                    dir,
                     lba,
                     nlb: self.bs_lbas as u32,
                     wait_until: None,
@@ -61,8 +130,27 @@ impl JobState {
                 })
             }
         };
-        if io.is_some() {
+        if let Some(io) = io.as_mut() {
+            io.dir = dir;
+            let issued = self.issued;
             self.issued += self.bs_lbas * self.g.lba_bytes;
+            // rate / rate_iops: the job issues no faster than its rate from its start.
+            if self.spec.rate_bytes > 0 {
+                let at = self.group_start
+                    + (issued as u128 * 1_000_000_000 / self.spec.rate_bytes as u128) as u64;
+                if at > now {
+                    io.wait_until = Some(io.wait_until.map_or(at, |t| t.max(at)));
+                }
+            }
+            // thinktime: idle after every thinktime_blocks I/Os.
+            if self.spec.thinktime_ns > 0 {
+                self.flow.since_think += 1;
+                if self.flow.since_think >= self.spec.thinktime_blocks {
+                    self.flow.since_think = 0;
+                    let at = now + self.spec.thinktime_ns;
+                    io.wait_until = Some(io.wait_until.map_or(at, |t| t.max(at)));
+                }
+            }
         }
         io
     }
@@ -75,11 +163,11 @@ pub(super) async fn worker(
     pool: Rc<Vec<u8>>,
     worker: usize,
 ) {
-    let (bs_bytes, direction, lba, ms, chunk, index) = {
+    let (bs_bytes, zbd, lba, ms, chunk, index) = {
         let s = state.borrow();
         (
             (s.bs_lbas * s.g.lba_bytes) as usize,
-            s.spec.direction,
+            s.spec.zonemode == ZoneMode::Zbd,
             s.g.lba_bytes,
             s.g.metadata_bytes as usize,
             s.chunk,
@@ -105,9 +193,31 @@ pub(super) async fn worker(
             sim.sleep_until(sim::SimInstant::from_ns(t)).await;
         }
         let start = sim.now();
+        let direction = io.dir;
         let mut io_bytes = bs_bytes as u64;
         let mut short = false;
         let comp = match (direction, io.cc) {
+            // fio's zbd mode makes a trim a zone reset (zbd_do_io_u_trim).
+            (Direction::Trim, _) if zbd => {
+                let comp = dev
+                    .submit(Command::ZoneMgmtSend {
+                        slba: io.lba,
+                        action: ZoneAction::Reset,
+                        select_all: false,
+                    })
+                    .await;
+                if comp.status == Status::SUCCESS {
+                    state.borrow_mut().result.zone_resets += 1;
+                }
+                comp
+            }
+            (Direction::Trim, _) => {
+                dev.submit(Command::Deallocate {
+                    slba: io.lba,
+                    nlb: io.nlb,
+                })
+                .await
+            }
             (Direction::Write, cc) => {
                 let at = slot * 4096;
                 slot = (slot + bs_bytes / 4096 + 1) % pool_slots;
@@ -184,6 +294,8 @@ pub(super) async fn worker(
         let mut s = state.borrow_mut();
         if comp.status != Status::SUCCESS {
             let what = match (direction, io.cc.is_some()) {
+                (Direction::Trim, _) if zbd => "trim (zone reset)",
+                (Direction::Trim, _) => "trim",
                 (Direction::Write, false) => "write",
                 (Direction::Write, true) => "compressed write",
                 (Direction::Read, false) => "read",
@@ -196,14 +308,18 @@ pub(super) async fn worker(
             s.result.dr_short_reads += 1;
         }
         let lat = sim.now().since(start).as_ns();
-        let stats = if direction == Direction::Write {
-            &mut s.result.write
-        } else {
-            &mut s.result.read
+        s.last_done = s.last_done.max(sim.now().as_ns());
+        // ramp_time: I/Os that complete in the job's first ramp_time are not counted.
+        if sim.now().as_ns() < s.group_start + s.spec.ramp_time_ns {
+            continue;
+        }
+        let stats = match direction {
+            Direction::Write => &mut s.result.write,
+            Direction::Read => &mut s.result.read,
+            Direction::Trim => &mut s.result.trim,
         };
         stats.io_bytes += io_bytes;
         stats.ios += 1;
         stats.clat.record(lat);
-        s.last_done = s.last_done.max(sim.now().as_ns());
     }
 }

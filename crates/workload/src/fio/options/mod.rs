@@ -1,0 +1,653 @@
+//! fio option names and values, turned into typed job specifications. [`values`] parses
+//! option values (sizes, times, `rw=` forms); [`catalog`] knows every option of fio's table
+//! and what znslab does with it.
+
+mod catalog;
+mod values;
+
+pub use catalog::{engine_refusal, status, Status, COMMAND_LINE_ONLY, FIO_ALIASES, FIO_OPTIONS};
+pub use values::{
+    expand_env, parse_rw, parse_size, parse_time_ns, parse_time_unit, Direction, Mix, Pattern,
+    Size,
+};
+
+use super::{FioError, Section};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneMode {
+    /// fio's default: no zone awareness, I/O goes where the offsets say, errors and all.
+    None,
+    /// fio's zonemode=zbd: writes at write pointers, reads below them, trims reset zones.
+    Zbd,
+}
+
+/// One job (one clone, after numjobs is expanded).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSpec {
+    pub name: String,
+    /// Which clone of a numjobs job this is (0-based).
+    pub clone: u32,
+    /// The job's direction; with `mix` the first of its directions (reads for rw/randrw,
+    /// writes for trimwrite).
+    pub direction: Direction,
+    pub pattern: Pattern,
+    pub mix: Mix,
+    /// rw/randrw: percent of I/Os that are reads.
+    pub rwmixread: u32,
+    /// `rw=...:N`: sequential jobs add N bytes after each I/O (negative: backwards); random
+    /// ones take a new random offset every N I/Os.
+    pub rw_modifier: Option<i64>,
+    pub bs: u64,
+    pub size: Option<Size>,
+    pub io_size: Option<Size>,
+    pub number_ios: Option<u64>,
+    pub offset: Size,
+    pub offset_increment: u64,
+    pub loops: u32,
+    pub iodepth: u32,
+    /// Wait for earlier jobs to finish before starting (starts a new reporting group).
+    pub stonewall: bool,
+    /// Start after the named job has finished.
+    pub wait_for: Option<String>,
+    pub zonemode: ZoneMode,
+    /// `zonesize`: must match the device's zone size in zonemode=zbd, as in fio.
+    pub zone_size: Option<u64>,
+    pub max_open_zones: u32,
+    pub job_max_open_zones: u32,
+    pub ignore_zone_limits: bool,
+    pub zone_reset_threshold: f64,
+    pub zone_reset_frequency: f64,
+    pub buffer_compress_percentage: u32,
+    pub buffer_compress_chunk: u64,
+    /// znslab extension: each 4 KiB page of the buffers draws its percentage uniformly from
+    /// buffer_compress_percentage ± this, so page compression ratios vary as real data's do.
+    pub buffer_compress_spread: u32,
+    pub runtime_ns: Option<u64>,
+    /// Wait this long after the group starts before the first I/O (not counted in runtime).
+    pub startdelay_ns: u64,
+    /// I/Os completed in the first ramp_time after the job starts are not counted.
+    pub ramp_time_ns: u64,
+    pub time_based: bool,
+    pub group_reporting: bool,
+    pub randseed: Option<u64>,
+    /// Bytes per second the job may issue (0 = no limit); `rate_iops` is turned into this.
+    pub rate_bytes: u64,
+    /// Idle time after every `thinktime_blocks` I/Os.
+    pub thinktime_ns: u64,
+    pub thinktime_blocks: u64,
+    /// `lat_percentiles`/`clat_percentiles`, and `percentile_list` (passed to the results).
+    pub lat_percentiles: bool,
+    pub clat_percentiles: bool,
+    pub percentile_list: Option<Vec<f64>>,
+    pub filename: Option<String>,
+    pub ioengine: String,
+    pub read_beyond_wp: bool,
+    pub numjobs: u32,
+    /// CCZNS: writes become compressed writes (CW) and reads decompressed reads (DR).
+    pub compressed_io: bool,
+    /// Chunk size of CW/DR in bytes; 0 = bs (single-chunk commands). bs / chunk chunks per I/O.
+    pub compressed_chunk: u64,
+}
+
+impl Default for JobSpec {
+    fn default() -> Self {
+        JobSpec {
+            name: String::new(),
+            clone: 0,
+            direction: Direction::Read,
+            pattern: Pattern::Sequential,
+            mix: Mix::Single,
+            rwmixread: 50,
+            rw_modifier: None,
+            bs: 4096,
+            size: None,
+            io_size: None,
+            number_ios: None,
+            offset: Size::Bytes(0),
+            offset_increment: 0,
+            loops: 1,
+            iodepth: 1,
+            stonewall: false,
+            wait_for: None,
+            zonemode: ZoneMode::None,
+            zone_size: None,
+            max_open_zones: 0,
+            job_max_open_zones: 0,
+            ignore_zone_limits: false,
+            zone_reset_threshold: 1.0,
+            zone_reset_frequency: 0.0,
+            buffer_compress_percentage: 0,
+            buffer_compress_chunk: 512,
+            buffer_compress_spread: 0,
+            runtime_ns: None,
+            startdelay_ns: 0,
+            ramp_time_ns: 0,
+            time_based: false,
+            group_reporting: false,
+            randseed: None,
+            rate_bytes: 0,
+            thinktime_ns: 0,
+            thinktime_blocks: 1,
+            lat_percentiles: false,
+            clat_percentiles: true,
+            percentile_list: None,
+            filename: None,
+            ioengine: "libaio".into(),
+            read_beyond_wp: false,
+            compressed_io: false,
+            compressed_chunk: 0,
+            numjobs: 1,
+        }
+    }
+}
+
+impl JobSpec {
+    /// The job reads (alone or mixed).
+    pub fn reads(&self) -> bool {
+        self.direction == Direction::Read
+    }
+    /// The job writes (alone or mixed).
+    pub fn writes(&self) -> bool {
+        self.direction == Direction::Write || self.mix == Mix::ReadWrite
+    }
+    /// The job trims (alone or in trimwrite).
+    pub fn trims(&self) -> bool {
+        self.direction == Direction::Trim || self.mix == Mix::TrimWrite
+    }
+}
+
+fn parse_bool(job: &str, key: &str, v: Option<&str>) -> Result<bool, FioError> {
+    values::bool_value(v).ok_or_else(|| {
+        FioError::option(job, key, format!("'{}' is not 0 or 1", v.unwrap_or("")))
+    })
+}
+
+fn parse_fraction(job: &str, key: &str, v: &str) -> Result<f64, FioError> {
+    let t = v.trim();
+    let f = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match f {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(FioError::option(
+            job,
+            key,
+            format!("'{v}' is not a fraction between 0 and 1"),
+        )),
+    }
+}
+
+/// Apply one option to `spec`. Options accepted and ignored push a one-line notice.
+fn apply(
+    spec: &mut JobSpec,
+    job: &str,
+    key: &str,
+    value: Option<&str>,
+    notices: &mut Vec<String>,
+) -> Result<(), FioError> {
+    let expanded = value.map(expand_env);
+    let value = expanded.as_deref().map(str::trim);
+    let need = || value.ok_or_else(|| FioError::option(job, key, "needs a value"));
+    let bad = |v: &str, what: &str| FioError::option(job, key, format!("'{v}' is not {what}"));
+    let number = |v: &str| v.trim().parse::<u64>().map_err(|_| bad(v, "a number"));
+    let bytes = |v: &str| match parse_size(v) {
+        Some(Size::Bytes(b)) => Ok(b),
+        _ => Err(bad(v, "a size (like 4k, 1m, 2g)")),
+    };
+    let size_or_zones = |v: &str| match parse_size(v) {
+        Some(s @ (Size::Bytes(_) | Size::Zones(_))) => Ok(s),
+        _ => Err(bad(v, "a size (like 4k, 1m, 2g, 8z)")),
+    };
+    let percent = |v: &str| match number(v) {
+        Ok(p) if p <= 100 => Ok(p as u32),
+        _ => Err(bad(v, "a percentage (0-100)")),
+    };
+    match status(key) {
+        Some(Status::Supported) => {}
+        Some(Status::Notice(why)) => {
+            let n = format!("option '{key}' accepted and ignored: {why}");
+            if !notices.contains(&n) {
+                notices.push(n);
+            }
+            return Ok(());
+        }
+        Some(Status::Refused(why)) => return Err(FioError::option(job, key, why)),
+        None if !COMPRESS_EXTENSIONS.contains(&key) => {
+            return Err(FioError::option(job, key, "unknown option (fio has no such option)"))
+        }
+        None => {}
+    }
+    match key {
+        "name" | "description" | "new_group" | "randrepeat" | "allrandrepeat"
+        | "norandommap" | "create_serialize" => {}
+        "write_zone_remainder" => {
+            if parse_bool(job, key, value)? {
+                return Err(FioError::option(job, key, "writing zone remainders is not supported yet"));
+            }
+        }
+        "wait_for" => spec.wait_for = Some(need()?.to_string()),
+        "rw" | "readwrite" => {
+            let v = need()?;
+            let f = parse_rw(v).map_err(|e| FioError::option(job, key, e))?;
+            spec.direction = f.direction;
+            spec.pattern = f.pattern;
+            spec.mix = f.mix;
+            spec.rw_modifier = f.modifier;
+        }
+        "rwmixread" => spec.rwmixread = percent(need()?)?,
+        "rwmixwrite" => spec.rwmixread = 100 - percent(need()?)?,
+        "bs" | "blocksize" | "bsrange" | "blocksize_range" => {
+            let v = need()?;
+            let mut sizes = Vec::new();
+            for part in v.split(',') {
+                let (lo, hi) = match part.split_once('-') {
+                    Some((a, b)) => (bytes(a)?, bytes(b)?),
+                    None => (bytes(part)?, bytes(part)?),
+                };
+                if lo != hi {
+                    return Err(FioError::option(
+                        job,
+                        key,
+                        format!("block size ranges ({part}) are not supported yet"),
+                    ));
+                }
+                sizes.push(lo);
+            }
+            if sizes.iter().any(|s| *s != sizes[0]) {
+                return Err(FioError::option(
+                    job,
+                    key,
+                    "separate read/write/trim block sizes are not supported yet",
+                ));
+            }
+            spec.bs = sizes[0];
+            if spec.bs == 0 {
+                return Err(bad(v, "a positive size"));
+            }
+        }
+        "size" | "filesize" => {
+            spec.size = Some(
+                parse_size(need()?)
+                    .ok_or_else(|| bad(value.unwrap_or(""), "a size or percentage"))?,
+            )
+        }
+        "io_size" | "io_limit" => spec.io_size = Some(size_or_zones(need()?)?),
+        "number_ios" => spec.number_ios = Some(number(need()?)?).filter(|n| *n > 0),
+        "offset" | "fileoffset" => {
+            spec.offset = parse_size(need()?)
+                .ok_or_else(|| bad(value.unwrap_or(""), "a size or percentage"))?
+        }
+        "offset_increment" => spec.offset_increment = bytes(need()?)?,
+        "loops" => {
+            spec.loops = u32::try_from(number(need()?)?)
+                .ok()
+                .filter(|l| *l > 0)
+                .ok_or_else(|| bad(value.unwrap_or(""), "a positive number"))?
+        }
+        "numjobs" => {
+            spec.numjobs = u32::try_from(number(need()?)?)
+                .map_err(|_| bad(value.unwrap_or(""), "a small number"))?;
+            if spec.numjobs == 0 {
+                return Err(bad("0", "a positive number"));
+            }
+        }
+        "iodepth" => {
+            spec.iodepth = u32::try_from(number(need()?)?)
+                .map_err(|_| bad(value.unwrap_or(""), "a small number"))?;
+            if spec.iodepth == 0 || spec.iodepth > 65536 {
+                return Err(bad(value.unwrap_or(""), "between 1 and 65536"));
+            }
+        }
+        "stonewall" | "wait_for_previous" => spec.stonewall = parse_bool(job, key, value)?,
+        "zonemode" => {
+            spec.zonemode = match need()? {
+                "zbd" => ZoneMode::Zbd,
+                "none" => ZoneMode::None,
+                "strided" => {
+                    return Err(FioError::option(
+                        job,
+                        key,
+                        "strided is not supported yet (use zbd or none)",
+                    ))
+                }
+                v => return Err(bad(v, "one of none, strided, zbd")),
+            }
+        }
+        "zonesize" => spec.zone_size = Some(bytes(need()?)?).filter(|z| *z > 0),
+        "zonecapacity" | "zonerange" => {
+            bytes(need()?)?;
+            notices.push(format!(
+                "option '{key}' accepted and ignored: in zonemode=zbd fio takes the zones of                  the device"
+            ));
+        }
+        "zoneskip" => {
+            if !matches!(size_or_zones(need()?)?, Size::Bytes(0) | Size::Zones(0)) {
+                return Err(FioError::option(job, key, "skipping zones is not supported yet"));
+            }
+        }
+        "max_open_zones" => spec.max_open_zones = number(need()?)? as u32,
+        "job_max_open_zones" => spec.job_max_open_zones = number(need()?)? as u32,
+        "ignore_zone_limits" => spec.ignore_zone_limits = parse_bool(job, key, value)?,
+        "zone_reset_threshold" => spec.zone_reset_threshold = parse_fraction(job, key, need()?)?,
+        "zone_reset_frequency" => spec.zone_reset_frequency = parse_fraction(job, key, need()?)?,
+        "buffer_compress_percentage" => spec.buffer_compress_percentage = percent(need()?)?,
+        "buffer_compress_spread" => spec.buffer_compress_spread = percent(need()?)?,
+        "buffer_compress_chunk" => {
+            spec.buffer_compress_chunk = bytes(need()?)?;
+            if spec.buffer_compress_chunk == 0 {
+                return Err(bad("0", "a positive size"));
+            }
+        }
+        "startdelay" => {
+            let v = need()?;
+            spec.startdelay_ns =
+                parse_time_ns(v).ok_or_else(|| bad(v, "a time (like 10, 500ms, 2m)"))?;
+        }
+        "ramp_time" => {
+            let v = need()?;
+            spec.ramp_time_ns =
+                parse_time_ns(v).ok_or_else(|| bad(v, "a time (like 10, 500ms, 2m)"))?;
+        }
+        "runtime" | "timeout" => {
+            let v = need()?;
+            spec.runtime_ns =
+                Some(parse_time_ns(v).ok_or_else(|| bad(v, "a time (like 10, 500ms, 2m)"))?)
+                    .filter(|r| *r > 0);
+        }
+        "time_based" => spec.time_based = parse_bool(job, key, value)?,
+        "group_reporting" => spec.group_reporting = parse_bool(job, key, value)?,
+        "randseed" => spec.randseed = Some(number(need()?)?),
+        "rate" => {
+            let v = need()?;
+            if v.contains(',') {
+                return Err(FioError::option(job, key, "separate read/write rates are not supported yet"));
+            }
+            spec.rate_bytes = bytes(v)?;
+        }
+        "rate_iops" => {
+            let v = need()?;
+            if v.contains(',') {
+                return Err(FioError::option(job, key, "separate read/write rates are not supported yet"));
+            }
+            spec.rate_bytes = number(v)?.saturating_mul(spec.bs);
+        }
+        "thinktime" => {
+            let v = need()?;
+            spec.thinktime_ns =
+                parse_time_unit(v, 1_000).ok_or_else(|| bad(v, "a time (like 20, 10ms)"))?;
+        }
+        "thinktime_blocks" => {
+            spec.thinktime_blocks = number(need()?)?.max(1);
+        }
+        "lat_percentiles" => spec.lat_percentiles = parse_bool(job, key, value)?,
+        "clat_percentiles" => spec.clat_percentiles = parse_bool(job, key, value)?,
+        "slat_percentiles" => {
+            parse_bool(job, key, value)?;
+        }
+        "percentile_list" => {
+            let v = need()?;
+            let list = v
+                .split(':')
+                .map(|p| p.trim().parse::<f64>().ok().filter(|p| (0.0..=100.0).contains(p)))
+                .collect::<Option<Vec<f64>>>()
+                .filter(|l| !l.is_empty() && l.len() <= 20)
+                .ok_or_else(|| bad(v, "up to 20 percentiles (0-100) separated by ':'"))?;
+            spec.percentile_list = Some(list);
+        }
+        "filename" => spec.filename = Some(need()?.to_string()),
+        "ioengine" => {
+            let v = need()?;
+            if let Some(why) = engine_refusal(v) {
+                return Err(FioError::option(job, key, why));
+            }
+            spec.ioengine = v.into();
+        }
+        "read_beyond_wp" => spec.read_beyond_wp = parse_bool(job, key, value)?,
+        "compressed_io" => spec.compressed_io = parse_bool(job, key, value)?,
+        "compressed_chunk" => {
+            spec.compressed_chunk = bytes(need()?)?;
+            if spec.compressed_chunk == 0 {
+                return Err(bad("0", "a positive size"));
+            }
+        }
+        "random_distribution" => {
+            let v = need()?;
+            if v != "random" {
+                return Err(FioError::option(
+                    job,
+                    key,
+                    format!("'{v}' is not supported yet (only random)"),
+                ));
+            }
+        }
+        _ => return Err(FioError::option(job, key, "not supported yet")),
+    }
+    Ok(())
+}
+
+/// znslab's own job options (not in fio's table).
+const COMPRESS_EXTENSIONS: &[&str] =
+    &["compressed_io", "compressed_chunk", "buffer_compress_spread"];
+
+/// fio's `FIO_MAX_JOBS`: jobs (numjobs clones included) one run may have.
+pub const MAX_JOBS: usize = 4096;
+
+/// Combine `[global]` sections with each job section and expand numjobs into clones.
+pub fn build_jobs(sections: &[Section]) -> Result<Vec<JobSpec>, FioError> {
+    build_jobs_with_notices(sections).map(|(jobs, _)| jobs)
+}
+
+/// [`build_jobs`], also returning the one-line notices of options accepted and ignored.
+pub fn build_jobs_with_notices(
+    sections: &[Section],
+) -> Result<(Vec<JobSpec>, Vec<String>), FioError> {
+    let mut global = JobSpec::default();
+    let mut jobs: Vec<JobSpec> = Vec::new();
+    let mut notices = Vec::new();
+    for s in sections {
+        // fio takes any section whose name starts with "global" as global options.
+        // An engine znslab cannot model is refused before its own options are looked at.
+        for (k, v) in &s.options {
+            if k == "ioengine" {
+                if let Some(why) = v.as_deref().map(expand_env).as_deref().and_then(engine_refusal) {
+                    return Err(FioError::option(&s.name, k, why));
+                }
+            }
+        }
+        if s.name.starts_with("global") {
+            for (k, v) in &s.options {
+                apply(&mut global, "global", k, v.as_deref(), &mut notices)?;
+            }
+            continue;
+        }
+        // Every option of [global] applies to each job, stonewall included (as in fio).
+        let mut spec = JobSpec {
+            name: s.name.clone(),
+            ..global.clone()
+        };
+        for (k, v) in &s.options {
+            apply(&mut spec, &s.name, k, v.as_deref(), &mut notices)?;
+        }
+        if matches!(
+            spec.ioengine.as_str(),
+            "psync" | "sync" | "pvsync" | "pvsync2" | "vsync"
+        ) {
+            spec.iodepth = 1; // synchronous engines have one I/O in flight, as in fio
+        }
+        if let Some(w) = &spec.wait_for {
+            if !jobs.iter().any(|j| &j.name == w) {
+                return Err(FioError::option(
+                    &s.name,
+                    "wait_for",
+                    format!("no earlier job is named '{w}'"),
+                ));
+            }
+        }
+        if spec.zone_size.is_some() && spec.zonemode == ZoneMode::None {
+            return Err(FioError::option(
+                &s.name,
+                "zonesize",
+                "zonemode=none and zonesize are not compatible (as in fio; strided is not \
+                 supported yet)",
+            ));
+        }
+        if spec.compressed_io && spec.mix != Mix::Single {
+            return Err(FioError::option(&s.name, "compressed_io", "needs rw=read, write, randread or randwrite"));
+        }
+        if spec.compressed_io && spec.pattern == Pattern::Random && spec.direction == Direction::Write {
+            return Err(FioError::option(&s.name, "compressed_io", "random compressed writes are not supported (use rw=write)"));
+        }
+        if spec.time_based && spec.runtime_ns.is_none() {
+            return Err(FioError::option(&s.name, "time_based", "needs a runtime"));
+        }
+        // The last clone starts (numjobs - 1) x offset_increment past the offset: past 1 EiB
+        // it is past any device (and near 2^64 its offset would wrap around to the start).
+        if (spec.numjobs as u64 - 1)
+            .checked_mul(spec.offset_increment)
+            .is_none_or(|b| b > 1 << 60)
+        {
+            return Err(FioError::option(
+                &s.name,
+                "offset_increment",
+                format!(
+                    "{} clone(s) x {} bytes is past any device",
+                    spec.numjobs - 1,
+                    spec.offset_increment
+                ),
+            ));
+        }
+        if jobs.len() as u64 + spec.numjobs as u64 > MAX_JOBS as u64 {
+            return Err(FioError::option(
+                &s.name,
+                "numjobs",
+                format!("the jobs would number more than fio's limit of {MAX_JOBS}"),
+            ));
+        }
+        for clone in 0..spec.numjobs {
+            jobs.push(JobSpec {
+                clone,
+                stonewall: spec.stonewall && clone == 0,
+                ..spec.clone()
+            });
+        }
+    }
+    if jobs.is_empty() {
+        return Err(FioError::new(
+            "no jobs defined (add a [job] section or --name=job)",
+        ));
+    }
+    Ok((jobs, notices))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fio::parse_jobfile;
+
+    #[test]
+    fn globals_jobs_and_clones() {
+        let s = parse_jobfile("[global]\nbs=128k\niodepth=4\n[w]\nrw=write\nnumjobs=3\noffset_increment=1g\n[r]\nstonewall\nrw=randread\nioengine=psync\n").expect("parse");
+        let jobs = build_jobs(&s).expect("valid");
+        assert_eq!(jobs.len(), 4);
+        assert_eq!(jobs[0].bs, 128 << 10);
+        assert_eq!(
+            jobs.iter().map(|j| j.clone).collect::<Vec<_>>(),
+            vec![0, 1, 2, 0]
+        );
+        assert!(!jobs[0].stonewall && jobs[3].stonewall);
+        assert_eq!(jobs[3].iodepth, 1);
+        assert_eq!(jobs[3].pattern, Pattern::Random);
+    }
+
+    #[test]
+    fn errors_name_job_and_option() {
+        let e = build_jobs(&parse_jobfile("[a]\nbs=12q\n").expect("parse")).expect_err("bad size");
+        assert_eq!(
+            (e.job.as_deref(), e.option.as_deref()),
+            (Some("a"), Some("bs"))
+        );
+        let e =
+            build_jobs(&parse_jobfile("[a]\nfrobnicate=1\n").expect("parse")).expect_err("unknown");
+        assert_eq!(e.option.as_deref(), Some("frobnicate"));
+        let e = build_jobs(&parse_jobfile("[a]\nverify=crc32c\n").expect("parse"))
+            .expect_err("verify");
+        assert_eq!(e.option.as_deref(), Some("verify"));
+        let e = build_jobs(&parse_jobfile("[a]\nioengine=rbd\n").expect("parse"))
+            .expect_err("rbd");
+        assert!(e.to_string().contains("network"), "{e}");
+        let e = build_jobs(&parse_jobfile("[a]\nzonesize=256m\n").expect("parse"))
+            .expect_err("zonesize without zonemode");
+        assert_eq!(e.option.as_deref(), Some("zonesize"));
+        let e = build_jobs(&parse_jobfile("[a]\ntime_based\n").expect("parse"))
+            .expect_err("no runtime");
+        assert_eq!(e.option.as_deref(), Some("time_based"));
+        assert!(build_jobs(&parse_jobfile("[global]\nbs=4k\n").expect("parse")).is_err());
+        // The second clone's offset would wrap around to the first one's.
+        let e = build_jobs(
+            &parse_jobfile("[a]\nnumjobs=2\noffset_increment=18446744073709551615\n")
+                .expect("parse"),
+        )
+        .expect_err("offset past any device");
+        assert_eq!(e.option.as_deref(), Some("offset_increment"));
+    }
+
+    /// A stonewall in [global] applies to every job, as every global option does in fio:
+    /// each job waits for the one before it.
+    #[test]
+    fn stonewall_in_global_applies_to_every_job() {
+        let jobs = build_jobs(
+            &parse_jobfile("[global]\nstonewall\nrw=write\n[a]\n[b]\n[c]\nstonewall=0\n")
+                .expect("parse"),
+        )
+        .expect("valid");
+        assert_eq!(
+            jobs.iter().map(|j| j.stonewall).collect::<Vec<_>>(),
+            vec![true, true, false]
+        );
+    }
+
+    #[test]
+    fn fio_defaults_and_zone_options() {
+        let j = &build_jobs(&parse_jobfile("[a]\n").expect("parse")).expect("valid")[0];
+        assert_eq!(j.zonemode, ZoneMode::None, "fio's default zonemode is none");
+        let (jobs, notices) = build_jobs_with_notices(
+            &parse_jobfile(
+                "[global]\nzonemode=zbd\nzonesize=256M\nmax_open_zones=32\nrw=randwrite\n\
+                 direct=1\n[d]\nsize=8z\noffset=524z\nzone_reset_threshold=0.7\n\
+                 zone_reset_frequency=0.125\njob_max_open_zones=4\n",
+            )
+            .expect("parse"),
+        )
+        .expect("valid");
+        let j = &jobs[0];
+        assert_eq!(
+            (j.zonemode, j.zone_size, j.size, j.offset),
+            (
+                ZoneMode::Zbd,
+                Some(256 << 20),
+                Some(Size::Zones(8)),
+                Size::Zones(524)
+            )
+        );
+        assert_eq!(
+            (j.max_open_zones, j.job_max_open_zones, j.zone_reset_threshold, j.zone_reset_frequency),
+            (32, 4, 0.7, 0.125)
+        );
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(notices[0].contains("'direct'"), "{notices:?}");
+    }
+
+    #[test]
+    fn rw_forms_and_mixes() {
+        let jobs = build_jobs(
+            &parse_jobfile("[a]\nrw=randrw\nrwmixwrite=30\n[b]\nrw=write:112k\n[c]\nrw=trimwrite\n")
+                .expect("parse"),
+        )
+        .expect("valid");
+        assert_eq!((jobs[0].mix, jobs[0].rwmixread), (Mix::ReadWrite, 70));
+        assert!(jobs[0].reads() && jobs[0].writes() && !jobs[0].trims());
+        assert_eq!(jobs[1].rw_modifier, Some(112 << 10));
+        assert!(jobs[2].writes() && jobs[2].trims() && !jobs[2].reads());
+    }
+}
