@@ -188,9 +188,17 @@ fn random_writes_go_to_write_pointers_of_at_most_max_open_zones() {
         "[w]\nrw=randwrite\nbs=64k\nsize=4z\noffset=2z\ntime_based\nruntime=50ms\nnumjobs=2\n",
     )
     .expect("runs");
-    assert!(r.jobs.iter().all(|j| j.error.is_none()), "{:?}", r.jobs[0].error);
+    assert!(
+        r.jobs.iter().all(|j| j.error.is_none()),
+        "{:?}",
+        r.jobs[0].error
+    );
     assert!(r.jobs.iter().map(|j| j.zone_resets).sum::<u64>() > 0);
-    assert_eq!(dev.with(|c| c.zone(0)).state, ZoneState::Empty, "outside the region");
+    assert_eq!(
+        dev.with(|c| c.zone(0)).state,
+        ZoneState::Empty,
+        "outside the region"
+    );
 }
 
 /// In zbd mode a trim is a zone reset; zonesize must match the device's.
@@ -205,7 +213,10 @@ fn trims_reset_zones_and_zonesize_must_match() {
     assert_eq!(dev.with(|c| c.zone(2)).state, ZoneState::Full);
     let e = run_on(&dev, &sim, "[w]\nrw=write\nzonesize=1m\n").expect_err("zone size");
     assert_eq!(e.option.as_deref(), Some("zonesize"));
-    assert!(e.message.contains("1048576") && e.message.contains("262144"), "{e}");
+    assert!(
+        e.message.contains("1048576") && e.message.contains("262144"),
+        "{e}"
+    );
 }
 
 /// Regression: a stonewall in [global] makes each job wait for the one before (each its

@@ -64,7 +64,10 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
             }
             ("--section", Some(v)) => sections_wanted.push(v.to_string()),
             // fio's command-line options that are not job options.
-            _ if k.strip_prefix("--").is_some_and(|n| fio::COMMAND_LINE_ONLY.contains(&n)) => {
+            _ if k
+                .strip_prefix("--")
+                .is_some_and(|n| fio::COMMAND_LINE_ONLY.contains(&n)) =>
+            {
                 eprintln!(
                     "znslab fio: {k} accepted and ignored: znslab prints no progress lines \
                      and writes the normal or json output only"

@@ -43,6 +43,7 @@ fn fio_json_is_fio_shaped_and_deterministic() {
         "fio",
         "--device=test-min",
         "--output-format=json",
+        "--zonemode=zbd",
         "--name=w",
         "--rw=write",
         "--bs=16k",
@@ -118,8 +119,19 @@ fn fio_errors_name_what_is_wrong() {
             "option 'frobnicate'",
         ),
         (
-            &["fio", "--name=x", "--rw=randwrite"],
-            "randwrite is impossible",
+            &[
+                "fio",
+                "--device=test-min",
+                "--zonemode=zbd",
+                "--zonesize=1m",
+                "--name=x",
+                "--rw=randwrite",
+            ],
+            "zonesize",
+        ),
+        (
+            &["fio", "--name=x", "--ioengine=rbd"],
+            "ioengine rbd talks to a Ceph cluster over the network",
         ),
         (
             &["fio", "/nonexistent/job.fio"],

@@ -129,7 +129,10 @@ mod tests {
         );
         let names = vec!["b".to_string()];
         let s = parse_jobfile("[global]\n[a]\n[b]\n").expect("ok");
-        let kept: Vec<String> = select_sections(s, &names).into_iter().map(|s| s.name).collect();
+        let kept: Vec<String> = select_sections(s, &names)
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
         assert_eq!(kept, vec!["global", "b"]);
         assert!(parse_jobfile("bs=4k\n")
             .expect_err("no section")

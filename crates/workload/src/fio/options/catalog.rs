@@ -14,17 +14,77 @@ pub enum Status {
 
 /// Options [`super::apply`] parses and acts on (aliases included).
 pub const SUPPORTED: &[&str] = &[
-    "name", "description", "wait_for", "filename", "rw", "readwrite", "ioengine", "iodepth",
-    "size", "io_size", "io_limit", "filesize", "offset", "fileoffset", "offset_increment",
-    "number_ios", "bs", "blocksize", "bsrange", "blocksize_range", "randrepeat",
-    "allrandrepeat", "randseed", "norandommap", "random_distribution", "rwmixread",
-    "rwmixwrite", "numjobs", "startdelay", "runtime", "timeout", "time_based", "ramp_time",
-    "zonemode", "zonesize", "zonecapacity", "zonerange", "zoneskip", "read_beyond_wp",
-    "max_open_zones", "job_max_open_zones", "ignore_zone_limits", "zone_reset_threshold",
-    "zone_reset_frequency", "stonewall", "wait_for_previous", "new_group", "group_reporting",
-    "buffer_compress_percentage", "buffer_compress_chunk", "loops", "rate", "rate_iops",
-    "thinktime", "thinktime_blocks", "lat_percentiles", "clat_percentiles",
-    "slat_percentiles", "percentile_list", "create_serialize", "write_zone_remainder",
+    "name",
+    "description",
+    "wait_for",
+    "filename",
+    "rw",
+    "readwrite",
+    "ioengine",
+    "iodepth",
+    "size",
+    "io_size",
+    "io_limit",
+    "filesize",
+    "offset",
+    "fileoffset",
+    "offset_increment",
+    "number_ios",
+    "bs",
+    "blocksize",
+    "bsrange",
+    "blocksize_range",
+    "randrepeat",
+    "allrandrepeat",
+    "randseed",
+    "norandommap",
+    "random_distribution",
+    "rwmixread",
+    "rwmixwrite",
+    "numjobs",
+    "startdelay",
+    "runtime",
+    "timeout",
+    "time_based",
+    "ramp_time",
+    "zonemode",
+    "zonesize",
+    "zonecapacity",
+    "zonerange",
+    "zoneskip",
+    "read_beyond_wp",
+    "max_open_zones",
+    "job_max_open_zones",
+    "ignore_zone_limits",
+    "zone_reset_threshold",
+    "zone_reset_frequency",
+    "stonewall",
+    "wait_for_previous",
+    "new_group",
+    "group_reporting",
+    "buffer_compress_percentage",
+    "buffer_compress_chunk",
+    "loops",
+    "rate",
+    "rate_iops",
+    "thinktime",
+    "thinktime_blocks",
+    "lat_percentiles",
+    "clat_percentiles",
+    "slat_percentiles",
+    "percentile_list",
+    "create_serialize",
+    "write_zone_remainder",
+    "verify",
+    "do_verify",
+    "verify_fatal",
+    "verify_backlog",
+    "verify_pattern",
+    "verify_interval",
+    "verify_offset",
+    "verify_pattern_interval",
+    "fill_device",
+    "fill_fs",
 ];
 
 const NO_FIGURE: &str = "host-side setting; the emulated device's figures do not depend on it";
@@ -34,8 +94,14 @@ const NO_FILES: &str = "the device is one image, not files in a file system";
 
 /// Options accepted and ignored with a notice.
 const NOTICE: &[(&str, &str)] = &[
-    ("direct", "every I/O goes straight to the emulated device (there is no page cache)"),
-    ("buffered", "every I/O goes straight to the emulated device (there is no page cache)"),
+    (
+        "direct",
+        "every I/O goes straight to the emulated device (there is no page cache)",
+    ),
+    (
+        "buffered",
+        "every I/O goes straight to the emulated device (there is no page cache)",
+    ),
     ("thread", NO_FIGURE),
     ("invalidate", "there is no page cache to invalidate"),
     ("gtod_reduce", "the virtual clock costs nothing to read"),
@@ -49,15 +115,24 @@ const NOTICE: &[(&str, &str)] = &[
     ("disable_bw", NO_FIGURE),
     ("significant_figures", NO_FIGURE),
     ("unified_rw_reporting", NO_FIGURE),
-    ("kb_base", "sizes are read with kb_base=1024 (fio's default)"),
+    (
+        "kb_base",
+        "sizes are read with kb_base=1024 (fio's default)",
+    ),
     ("unit_base", NO_FIGURE),
     ("bwavgtime", NO_FIGURE),
     ("iopsavgtime", NO_FIGURE),
     ("stats", NO_FIGURE),
     ("fadvise_hint", "there is no page cache"),
     ("pre_read", "there is no page cache"),
-    ("end_fsync", "writes are durable at completion in the emulator"),
-    ("fsync_on_close", "writes are durable at completion in the emulator"),
+    (
+        "end_fsync",
+        "writes are durable at completion in the emulator",
+    ),
+    (
+        "fsync_on_close",
+        "writes are durable at completion in the emulator",
+    ),
     ("end_syncfs", NO_FILES),
     ("create_fsync", NO_FILES),
     ("create_on_open", NO_FILES),
@@ -81,7 +156,10 @@ const NOTICE: &[(&str, &str)] = &[
     ("iomem", "I/O buffers are host memory of the emulator"),
     ("iomem_align", "I/O buffers are host memory of the emulator"),
     ("mem_align", "I/O buffers are host memory of the emulator"),
-    ("hugepage-size", "I/O buffers are host memory of the emulator"),
+    (
+        "hugepage-size",
+        "I/O buffers are host memory of the emulator",
+    ),
     ("lockmem", "I/O buffers are host memory of the emulator"),
     ("cpumask", NO_CPU),
     ("cpus_allowed", NO_CPU),
@@ -121,19 +199,76 @@ const NOTICE: &[(&str, &str)] = &[
     ("log_unix_epoch", NO_LOGS),
     ("log_alternate_epoch_clock_id", NO_LOGS),
     ("block_error_percentiles", NO_LOGS),
-    ("iodepth_batch", "submission batching is a host-CPU matter; I/Os are submitted one by one"),
-    ("iodepth_batch_submit", "submission batching is a host-CPU matter; I/Os are submitted one by one"),
-    ("iodepth_batch_complete_min", "completion reaping is a host-CPU matter"),
-    ("iodepth_batch_complete", "completion reaping is a host-CPU matter"),
-    ("iodepth_batch_complete_max", "completion reaping is a host-CPU matter"),
-    ("iodepth_low", "I/Os are topped up to iodepth as each completes"),
+    (
+        "iodepth_batch",
+        "submission batching is a host-CPU matter; I/Os are submitted one by one",
+    ),
+    (
+        "iodepth_batch_submit",
+        "submission batching is a host-CPU matter; I/Os are submitted one by one",
+    ),
+    (
+        "iodepth_batch_complete_min",
+        "completion reaping is a host-CPU matter",
+    ),
+    (
+        "iodepth_batch_complete",
+        "completion reaping is a host-CPU matter",
+    ),
+    (
+        "iodepth_batch_complete_max",
+        "completion reaping is a host-CPU matter",
+    ),
+    (
+        "iodepth_low",
+        "I/Os are topped up to iodepth as each completes",
+    ),
     ("io_submit_mode", "submission is a host-CPU matter"),
-    ("serialize_overlap", "the emulated device runs commands in submission order"),
-    ("write_hint", "the emulated device takes no write-lifetime hints"),
-    ("refill_buffers", "buffers are filled once per job, as fio does for buffer_compress_percentage"),
-    ("scramble_buffers", "buffers are filled once per job, as fio does for buffer_compress_percentage"),
+    (
+        "serialize_overlap",
+        "the emulated device runs commands in submission order",
+    ),
+    (
+        "write_hint",
+        "the emulated device takes no write-lifetime hints",
+    ),
+    (
+        "refill_buffers",
+        "buffers are filled once per job, as fio does for buffer_compress_percentage",
+    ),
+    (
+        "scramble_buffers",
+        "buffers are filled once per job, as fio does for buffer_compress_percentage",
+    ),
     ("error_dump", NO_FIGURE),
-    ("exitall_on_error", "a job's error already ends the run's figures for that job"),
+    (
+        "verify_dump",
+        "a block that fails verification is named in the job's error",
+    ),
+    ("verify_async", "verification is a host-CPU matter"),
+    ("verify_async_cpus", NO_CPU),
+    ("verify_backlog_batch", "the backlog is verified whole"),
+    (
+        "verifysort",
+        "written blocks are verified in the order written",
+    ),
+    (
+        "verifysort_nr",
+        "written blocks are verified in the order written",
+    ),
+    (
+        "verify_write_sequence",
+        "blocks are compared whole, so no header sequence is needed",
+    ),
+    (
+        "verify_header_seed",
+        "blocks are compared whole, so no header seed is needed",
+    ),
+    ("experimental_verify", "blocks are compared whole"),
+    (
+        "exitall_on_error",
+        "a job's error already ends the run's figures for that job",
+    ),
     // Engine options of io_uring, libaio and the sync engines.
     ("hipri", "polled completion is a host-CPU matter"),
     ("hipri_percentage", "polled completion is a host-CPU matter"),
@@ -153,24 +288,60 @@ const NOTICE: &[(&str, &str)] = &[
 /// fio options refused with a reason (anything of fio's table not listed is refused as not
 /// supported yet).
 const REFUSED: &[(&str, &str)] = &[
-    ("exec_prerun", "runs a shell command; znslab runs no commands from job files"),
-    ("exec_postrun", "runs a shell command; znslab runs no commands from job files"),
+    (
+        "exec_prerun",
+        "runs a shell command; znslab runs no commands from job files",
+    ),
+    (
+        "exec_postrun",
+        "runs a shell command; znslab runs no commands from job files",
+    ),
     ("read_iolog", "I/O log replay is not supported"),
     ("write_iolog", "I/O logs are not written"),
     ("read_iolog_chunked", "I/O log replay is not supported"),
     ("merge_blktrace_file", "blktrace replay is not supported"),
-    ("fdp", "the emulated devices have no flexible data placement"),
-    ("dataplacement", "the emulated devices have no flexible data placement"),
-    ("data_placement", "the emulated devices have no flexible data placement"),
-    ("atomic", "the emulated devices have no atomic-write support"),
-    ("profile", "fio's built-in profiles (tiobench, act) are not supported"),
+    (
+        "fdp",
+        "the emulated devices have no flexible data placement",
+    ),
+    (
+        "dataplacement",
+        "the emulated devices have no flexible data placement",
+    ),
+    (
+        "data_placement",
+        "the emulated devices have no flexible data placement",
+    ),
+    (
+        "atomic",
+        "the emulated devices have no atomic-write support",
+    ),
+    (
+        "profile",
+        "fio's built-in profiles (tiobench, act) are not supported",
+    ),
     ("cpuload", "the cpuio engine is not supported"),
     ("steadystate", "steady-state detection is not supported yet"),
-    ("readfua", "the emulated device has no volatile cache for FUA to bypass"),
-    ("writefua", "the emulated device has no volatile cache for FUA to bypass"),
-    ("write_mode", "io_uring_cmd write modes (zeroes, uncorrectable, verify) are not modelled"),
-    ("verify_mode", "io_uring_cmd compare commands are not modelled"),
-    ("read_mode", "io_uring_cmd compare commands are not modelled"),
+    (
+        "readfua",
+        "the emulated device has no volatile cache for FUA to bypass",
+    ),
+    (
+        "writefua",
+        "the emulated device has no volatile cache for FUA to bypass",
+    ),
+    (
+        "write_mode",
+        "io_uring_cmd write modes (zeroes, uncorrectable, verify) are not modelled",
+    ),
+    (
+        "verify_mode",
+        "io_uring_cmd compare commands are not modelled",
+    ),
+    (
+        "read_mode",
+        "io_uring_cmd compare commands are not modelled",
+    ),
     ("verify_bytchk", "SCSI commands are not modelled"),
     ("cdb_len", "SCSI commands are not modelled"),
     ("md_per_io_size", "protection information is not modelled"),
@@ -185,12 +356,39 @@ const REFUSED: &[(&str, &str)] = &[
 /// fio's command-line options that are not job options: accepted (the output ones are
 /// znslab's own `--output-format`/`--output`).
 pub const COMMAND_LINE_ONLY: &[&str] = &[
-    "eta", "eta-newline", "eta-interval", "status-interval", "minimal", "terse-version",
-    "section", "output-format", "output", "bandwidth-log", "append-terse", "debug",
-    "parse-only", "showcmd", "readonly", "warnings-fatal", "max-jobs", "inflate-log",
-    "trigger-file", "trigger-timeout", "trigger", "trigger-remote", "aux-path", "idle-prof",
-    "alloc-size", "latency-log", "crctest", "cpuclock-test", "server", "client",
-    "remote-config", "daemonize", "staggered-start",
+    "eta",
+    "eta-newline",
+    "eta-interval",
+    "status-interval",
+    "minimal",
+    "terse-version",
+    "section",
+    "output-format",
+    "output",
+    "bandwidth-log",
+    "append-terse",
+    "debug",
+    "parse-only",
+    "showcmd",
+    "readonly",
+    "warnings-fatal",
+    "max-jobs",
+    "inflate-log",
+    "trigger-file",
+    "trigger-timeout",
+    "trigger",
+    "trigger-remote",
+    "aux-path",
+    "idle-prof",
+    "alloc-size",
+    "latency-log",
+    "crctest",
+    "cpuclock-test",
+    "server",
+    "client",
+    "remote-config",
+    "daemonize",
+    "staggered-start",
 ];
 
 /// What znslab does with option `name`; `None` when fio has no such option.
@@ -215,10 +413,14 @@ pub fn status(name: &str) -> Option<Status> {
         return Some(Status::Refused("I/O log replay is not supported"));
     }
     if name.starts_with("dedupe_") {
-        return Some(Status::Refused("deduplicated buffers are not supported yet"));
+        return Some(Status::Refused(
+            "deduplicated buffers are not supported yet",
+        ));
     }
     if name.starts_with("ss_") || name.starts_with("steadystate") {
-        return Some(Status::Refused("steady-state detection is not supported yet"));
+        return Some(Status::Refused(
+            "steady-state detection is not supported yet",
+        ));
     }
     if FIO_OPTIONS.contains(&name) || FIO_ALIASES.contains(&name) {
         return Some(Status::Refused("not supported yet"));
@@ -229,8 +431,20 @@ pub fn status(name: &str) -> Option<Status> {
 /// Why an I/O engine is refused; `None` for the engines znslab models.
 pub fn engine_refusal(engine: &str) -> Option<String> {
     const MODELLED: &[&str] = &[
-        "libaio", "io_uring", "io_uring_cmd", "psync", "sync", "pvsync", "pvsync2", "vsync",
-        "posixaio", "mmap", "libzbc", "xnvme", "spdk", "libblkio",
+        "libaio",
+        "io_uring",
+        "io_uring_cmd",
+        "psync",
+        "sync",
+        "pvsync",
+        "pvsync2",
+        "vsync",
+        "posixaio",
+        "mmap",
+        "libzbc",
+        "xnvme",
+        "spdk",
+        "libblkio",
     ];
     if MODELLED.contains(&engine) {
         return None;

@@ -7,8 +7,7 @@ mod values;
 
 pub use catalog::{engine_refusal, status, Status, COMMAND_LINE_ONLY, FIO_ALIASES, FIO_OPTIONS};
 pub use values::{
-    expand_env, parse_rw, parse_size, parse_time_ns, parse_time_unit, Direction, Mix, Pattern,
-    Size,
+    expand_env, parse_rw, parse_size, parse_time_ns, parse_time_unit, Direction, Mix, Pattern, Size,
 };
 
 use super::{FioError, Section};
@@ -82,6 +81,12 @@ pub struct JobSpec {
     pub filename: Option<String>,
     pub ioengine: String,
     pub read_beyond_wp: bool,
+    /// `verify=`: written blocks are read back and compared with the bytes written.
+    pub verify: bool,
+    /// The verify method named (md5, crc32c, ...), for messages.
+    pub verify_method: String,
+    pub do_verify: bool,
+    pub verify_backlog: u64,
     pub numjobs: u32,
     /// CCZNS: writes become compressed writes (CW) and reads decompressed reads (DR).
     pub compressed_io: bool,
@@ -134,6 +139,10 @@ impl Default for JobSpec {
             filename: None,
             ioengine: "libaio".into(),
             read_beyond_wp: false,
+            verify: false,
+            verify_method: String::new(),
+            do_verify: true,
+            verify_backlog: 0,
             compressed_io: false,
             compressed_chunk: 0,
             numjobs: 1,
@@ -157,9 +166,8 @@ impl JobSpec {
 }
 
 fn parse_bool(job: &str, key: &str, v: Option<&str>) -> Result<bool, FioError> {
-    values::bool_value(v).ok_or_else(|| {
-        FioError::option(job, key, format!("'{}' is not 0 or 1", v.unwrap_or("")))
-    })
+    values::bool_value(v)
+        .ok_or_else(|| FioError::option(job, key, format!("'{}' is not 0 or 1", v.unwrap_or(""))))
 }
 
 fn parse_fraction(job: &str, key: &str, v: &str) -> Result<f64, FioError> {
@@ -214,16 +222,24 @@ fn apply(
         }
         Some(Status::Refused(why)) => return Err(FioError::option(job, key, why)),
         None if !COMPRESS_EXTENSIONS.contains(&key) => {
-            return Err(FioError::option(job, key, "unknown option (fio has no such option)"))
+            return Err(FioError::option(
+                job,
+                key,
+                "unknown option (fio has no such option)",
+            ))
         }
         None => {}
     }
     match key {
-        "name" | "description" | "new_group" | "randrepeat" | "allrandrepeat"
-        | "norandommap" | "create_serialize" => {}
+        "name" | "description" | "new_group" | "randrepeat" | "allrandrepeat" | "norandommap"
+        | "create_serialize" => {}
         "write_zone_remainder" => {
             if parse_bool(job, key, value)? {
-                return Err(FioError::option(job, key, "writing zone remainders is not supported yet"));
+                return Err(FioError::option(
+                    job,
+                    key,
+                    "writing zone remainders is not supported yet",
+                ));
             }
         }
         "wait_for" => spec.wait_for = Some(need()?.to_string()),
@@ -323,7 +339,11 @@ fn apply(
         }
         "zoneskip" => {
             if !matches!(size_or_zones(need()?)?, Size::Bytes(0) | Size::Zones(0)) {
-                return Err(FioError::option(job, key, "skipping zones is not supported yet"));
+                return Err(FioError::option(
+                    job,
+                    key,
+                    "skipping zones is not supported yet",
+                ));
             }
         }
         "max_open_zones" => spec.max_open_zones = number(need()?)? as u32,
@@ -361,14 +381,22 @@ fn apply(
         "rate" => {
             let v = need()?;
             if v.contains(',') {
-                return Err(FioError::option(job, key, "separate read/write rates are not supported yet"));
+                return Err(FioError::option(
+                    job,
+                    key,
+                    "separate read/write rates are not supported yet",
+                ));
             }
             spec.rate_bytes = bytes(v)?;
         }
         "rate_iops" => {
             let v = need()?;
             if v.contains(',') {
-                return Err(FioError::option(job, key, "separate read/write rates are not supported yet"));
+                return Err(FioError::option(
+                    job,
+                    key,
+                    "separate read/write rates are not supported yet",
+                ));
             }
             spec.rate_bytes = number(v)?.saturating_mul(spec.bs);
         }
@@ -389,7 +417,12 @@ fn apply(
             let v = need()?;
             let list = v
                 .split(':')
-                .map(|p| p.trim().parse::<f64>().ok().filter(|p| (0.0..=100.0).contains(p)))
+                .map(|p| {
+                    p.trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|p| (0.0..=100.0).contains(p))
+                })
                 .collect::<Option<Vec<f64>>>()
                 .filter(|l| !l.is_empty() && l.len() <= 20)
                 .ok_or_else(|| bad(v, "up to 20 percentiles (0-100) separated by ':'"))?;
@@ -404,6 +437,54 @@ fn apply(
             spec.ioengine = v.into();
         }
         "read_beyond_wp" => spec.read_beyond_wp = parse_bool(job, key, value)?,
+        "verify" => {
+            let v = need()?;
+            const METHODS: &[&str] = &[
+                "md5",
+                "crc64",
+                "crc32",
+                "crc32c",
+                "crc32c-intel",
+                "crc16",
+                "crc7",
+                "sha1",
+                "sha256",
+                "sha512",
+                "sha3-224",
+                "sha3-256",
+                "sha3-384",
+                "sha3-512",
+                "xxhash",
+                "meta",
+                "pattern",
+                "null",
+                "pattern_hdr",
+            ];
+            if v == "0" {
+                spec.verify = false;
+            } else if METHODS.contains(&v) {
+                spec.verify = v != "null";
+                spec.verify_method = v.to_string();
+            } else {
+                return Err(bad(
+                    v,
+                    "a verify method of fio (md5, crc32c, sha256, pattern, ...)",
+                ));
+            }
+        }
+        "do_verify" => spec.do_verify = parse_bool(job, key, value)?,
+        "verify_fatal" => {
+            parse_bool(job, key, value)?;
+        }
+        "verify_backlog" => spec.verify_backlog = number(need()?)?,
+        "verify_pattern" | "verify_interval" | "verify_offset" | "verify_pattern_interval" => {
+            need()?;
+        }
+        "fill_device" | "fill_fs" => {
+            if parse_bool(job, key, value)? {
+                spec.size = Some(Size::Percent(100.0));
+            }
+        }
         "compressed_io" => spec.compressed_io = parse_bool(job, key, value)?,
         "compressed_chunk" => {
             spec.compressed_chunk = bytes(need()?)?;
@@ -427,8 +508,11 @@ fn apply(
 }
 
 /// znslab's own job options (not in fio's table).
-const COMPRESS_EXTENSIONS: &[&str] =
-    &["compressed_io", "compressed_chunk", "buffer_compress_spread"];
+const COMPRESS_EXTENSIONS: &[&str] = &[
+    "compressed_io",
+    "compressed_chunk",
+    "buffer_compress_spread",
+];
 
 /// fio's `FIO_MAX_JOBS`: jobs (numjobs clones included) one run may have.
 pub const MAX_JOBS: usize = 4096;
@@ -450,7 +534,12 @@ pub fn build_jobs_with_notices(
         // An engine znslab cannot model is refused before its own options are looked at.
         for (k, v) in &s.options {
             if k == "ioengine" {
-                if let Some(why) = v.as_deref().map(expand_env).as_deref().and_then(engine_refusal) {
+                if let Some(why) = v
+                    .as_deref()
+                    .map(expand_env)
+                    .as_deref()
+                    .and_then(engine_refusal)
+                {
                     return Err(FioError::option(&s.name, k, why));
                 }
             }
@@ -493,10 +582,21 @@ pub fn build_jobs_with_notices(
             ));
         }
         if spec.compressed_io && spec.mix != Mix::Single {
-            return Err(FioError::option(&s.name, "compressed_io", "needs rw=read, write, randread or randwrite"));
+            return Err(FioError::option(
+                &s.name,
+                "compressed_io",
+                "needs rw=read, write, randread or randwrite",
+            ));
         }
-        if spec.compressed_io && spec.pattern == Pattern::Random && spec.direction == Direction::Write {
-            return Err(FioError::option(&s.name, "compressed_io", "random compressed writes are not supported (use rw=write)"));
+        if spec.compressed_io
+            && spec.pattern == Pattern::Random
+            && spec.direction == Direction::Write
+        {
+            return Err(FioError::option(
+                &s.name,
+                "compressed_io",
+                "random compressed writes are not supported (use rw=write)",
+            ));
         }
         if spec.time_based && spec.runtime_ns.is_none() {
             return Err(FioError::option(&s.name, "time_based", "needs a runtime"));
@@ -570,11 +670,10 @@ mod tests {
         let e =
             build_jobs(&parse_jobfile("[a]\nfrobnicate=1\n").expect("parse")).expect_err("unknown");
         assert_eq!(e.option.as_deref(), Some("frobnicate"));
-        let e = build_jobs(&parse_jobfile("[a]\nverify=crc32c\n").expect("parse"))
-            .expect_err("verify");
+        let e =
+            build_jobs(&parse_jobfile("[a]\nverify=crc32c\n").expect("parse")).expect_err("verify");
         assert_eq!(e.option.as_deref(), Some("verify"));
-        let e = build_jobs(&parse_jobfile("[a]\nioengine=rbd\n").expect("parse"))
-            .expect_err("rbd");
+        let e = build_jobs(&parse_jobfile("[a]\nioengine=rbd\n").expect("parse")).expect_err("rbd");
         assert!(e.to_string().contains("network"), "{e}");
         let e = build_jobs(&parse_jobfile("[a]\nzonesize=256m\n").expect("parse"))
             .expect_err("zonesize without zonemode");
@@ -631,7 +730,12 @@ mod tests {
             )
         );
         assert_eq!(
-            (j.max_open_zones, j.job_max_open_zones, j.zone_reset_threshold, j.zone_reset_frequency),
+            (
+                j.max_open_zones,
+                j.job_max_open_zones,
+                j.zone_reset_threshold,
+                j.zone_reset_frequency
+            ),
             (32, 4, 0.7, 0.125)
         );
         assert_eq!(notices.len(), 1, "{notices:?}");
@@ -641,8 +745,10 @@ mod tests {
     #[test]
     fn rw_forms_and_mixes() {
         let jobs = build_jobs(
-            &parse_jobfile("[a]\nrw=randrw\nrwmixwrite=30\n[b]\nrw=write:112k\n[c]\nrw=trimwrite\n")
-                .expect("parse"),
+            &parse_jobfile(
+                "[a]\nrw=randrw\nrwmixwrite=30\n[b]\nrw=write:112k\n[c]\nrw=trimwrite\n",
+            )
+            .expect("parse"),
         )
         .expect("valid");
         assert_eq!((jobs[0].mix, jobs[0].rwmixread), (Mix::ReadWrite, 70));

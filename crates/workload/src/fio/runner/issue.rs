@@ -92,11 +92,20 @@ impl JobState {
     }
 
     pub(super) fn next_io(&mut self, dev: &DeviceHandle, now: u64) -> Option<Io> {
-        if self.done || (!self.spec.time_based && self.issued >= self.target) {
+        let over = self.done
+            || (!self.spec.time_based && self.issued >= self.target)
+            || self.deadline.is_some_and(|d| now >= d);
+        if over {
+            // verify: a writing job reads back what it wrote once its writes are over.
+            if self.verify.phase || self.start_verify_phase() {
+                return self.next_verify_read();
+            }
             return None;
         }
-        if self.deadline.is_some_and(|d| now >= d) {
-            return None;
+        if self.verify_due() {
+            if let Some(io) = self.next_verify_read() {
+                return Some(io);
+            }
         }
         let dir = self.next_dir();
         let mut io = match (self.spec.zonemode, dir, self.spec.pattern) {
@@ -118,6 +127,9 @@ impl JobState {
                     (Direction::Write, Some(lba)) => lba,
                     _ => self.next_plain_lba(),
                 };
+                if dir == Direction::Trim {
+                    self.forget(lba, lba + self.bs_lbas);
+                }
                 if dir == Direction::Trim && self.spec.mix == Mix::TrimWrite {
                     self.flow.pending_write = Some(lba);
                 }
@@ -194,6 +206,7 @@ pub(super) async fn worker(
         }
         let start = sim.now();
         let direction = io.dir;
+        let mut written_at = None;
         let mut io_bytes = bs_bytes as u64;
         let mut short = false;
         let comp = match (direction, io.cc) {
@@ -221,6 +234,7 @@ pub(super) async fn worker(
             (Direction::Write, cc) => {
                 let at = slot * 4096;
                 slot = (slot + bs_bytes / 4096 + 1) % pool_slots;
+                written_at = Some(at);
                 let data = &pool[at..at + bs_bytes];
                 match cc {
                     Some(CcIo::Write { intra }) => {
@@ -306,6 +320,15 @@ pub(super) async fn worker(
         }
         if short {
             s.result.dr_short_reads += 1;
+        }
+        if let Some(at) = written_at {
+            s.record_write(io.lba, io.nlb, &pool, at);
+        }
+        if direction == Direction::Read && io.cc.is_none() {
+            if let Err(e) = s.check_read(io.lba, &read_buf) {
+                s.fail(e);
+                break;
+            }
         }
         let lat = sim.now().since(start).as_ns();
         s.last_done = s.last_done.max(sim.now().as_ns());

@@ -43,9 +43,7 @@ impl JobState {
     pub(super) fn memory_bytes(&self) -> u64 {
         let bs = self.bs_bytes();
         let meta = self.bs_lbas * self.g.metadata_bytes;
-        let buffers = meta
-            + 4 * self.chunks_per_io
-            + if self.spec.reads() { bs } else { 0 };
+        let buffers = meta + 4 * self.chunks_per_io + if self.spec.reads() { bs } else { 0 };
         let fixed = JOB_BYTES + self.pool_bytes() + LatencyHistogram::bytes_for(u64::MAX);
         fixed.saturating_add(self.workers().saturating_mul(WORKER_BYTES + buffers))
     }

@@ -26,6 +26,7 @@ mod cczns;
 mod issue;
 mod memory;
 mod setup;
+mod verify;
 mod zones;
 
 use std::cell::RefCell;
@@ -36,8 +37,8 @@ use report::LatencyHistogram;
 use sim::{Rng, Sim};
 
 use super::options::{Direction, JobSpec};
-use setup::starts_group;
 use super::FioError;
+use setup::starts_group;
 
 use issue::worker;
 use memory::check_memory;
@@ -150,8 +151,9 @@ struct JobState {
     chunks_per_io: u64,
     index: ChunkIndex,
     chunk_cursor: usize,
-    /// The run's zonemode=zbd write zones and reset counter (shared by its jobs).
-    zbd: zones::SharedZbd,
+    /// What the run's jobs share: zonemode=zbd's write zones, the blocks written to verify.
+    shared: verify::SharedRun,
+    verify: verify::VerifyState,
     /// Per-I/O choices: mixes, `rw=...:N`, rate, thinktime and ramp_time.
     flow: issue::Flow,
 }
@@ -190,7 +192,7 @@ pub fn run_with(
 ) -> Result<RunResult, FioError> {
     let g = Rc::new(dev.with(|c| c.layout().clone()));
     let chunks: ChunkIndex = Rc::new(RefCell::new(vec![Vec::new(); g.zone_count as usize]));
-    let zbd = zones::SharedZbd::default();
+    let shared = verify::SharedRun::default();
     // Groups: a stonewall job starts a new one.
     let mut group = 0u32;
     let mut states = Vec::new();
@@ -198,7 +200,7 @@ pub fn run_with(
         if i > 0 && starts_group(spec, &jobs[..i], &states) {
             group += 1;
         }
-        states.push(setup(spec, &g, sim, dev, i, group, &chunks, &zbd)?);
+        states.push(setup(spec, &g, sim, dev, i, group, &chunks, &shared)?);
     }
     check_memory(&states, &g, limits)?;
     let states: Vec<_> = states

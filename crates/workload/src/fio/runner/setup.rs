@@ -8,7 +8,7 @@ use device::{DeviceHandle, Layout};
 use sim::{Rng, Sim};
 
 use super::issue::Flow;
-use super::zones::SharedZbd;
+use super::verify::SharedRun;
 use super::{ChunkIndex, DirStats, JobResult, JobState};
 use crate::fio::options::{JobSpec, Mix, Pattern, ZoneMode};
 use crate::fio::FioError;
@@ -66,7 +66,7 @@ pub(super) fn setup(
     index: usize,
     group: u32,
     chunks: &ChunkIndex,
-    zbd: &SharedZbd,
+    shared: &SharedRun,
 ) -> Result<JobState, FioError> {
     let err = |opt: &str, msg: String| FioError::option(&spec.name, opt, msg);
     let lba = g.lba_bytes;
@@ -97,7 +97,11 @@ pub(super) fn setup(
             ));
         }
     }
-    if spec.zonemode == ZoneMode::Zbd && spec.trims() && spec.bs != zone_bytes && spec.pattern == Pattern::Sequential {
+    if spec.zonemode == ZoneMode::Zbd
+        && spec.trims()
+        && spec.bs != zone_bytes
+        && spec.pattern == Pattern::Sequential
+    {
         // fio's zbd trims are zone resets at zone starts: a sequential trim of less than a
         // zone would meet a start inside a zone.
         return Err(err(
@@ -129,8 +133,15 @@ pub(super) fn setup(
     }
     let dev_bytes = g.namespace_lbas() * lba;
     let zb_size = if zoned { zone_bytes } else { 0 };
-    if zb_size == 0 && [Some(spec.offset), spec.size, spec.io_size].iter().any(|s| matches!(s, Some(crate::fio::Size::Zones(_)))) {
-        return Err(err("size", "sizes in zones (like 8z) need a zoned device".into()));
+    if zb_size == 0
+        && [Some(spec.offset), spec.size, spec.io_size]
+            .iter()
+            .any(|s| matches!(s, Some(crate::fio::Size::Zones(_))))
+    {
+        return Err(err(
+            "size",
+            "sizes in zones (like 8z) need a zoned device".into(),
+        ));
     }
     let mut offset =
         spec.offset.resolve(dev_bytes, zb_size) + spec.clone as u64 * spec.offset_increment;
@@ -256,7 +267,8 @@ pub(super) fn setup(
         chunks_per_io: spec.bs / chunk,
         index: chunks.clone(),
         chunk_cursor: 0,
-        zbd: zbd.clone(),
+        shared: shared.clone(),
+        verify: Default::default(),
         flow: Flow {
             job: index,
             ..Flow::default()

@@ -3,9 +3,6 @@
 //! of randomly chosen zones within the open-zone limit (fio's zbd.c), trims as zone resets,
 //! and reads below write pointers.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
 use device::{Command, DeviceHandle, Status, ZoneAction, ZoneState};
 
 use super::{CcIo, Io, JobState};
@@ -18,8 +15,6 @@ pub(super) struct ZbdShared {
     write_zones: Vec<(u64, usize)>,
     write_cnt: u64,
 }
-
-pub(super) type SharedZbd = Rc<RefCell<ZbdShared>>;
 
 impl JobState {
     pub(super) fn first_zone(&self) -> u64 {
@@ -69,6 +64,7 @@ impl JobState {
         }
         if action == ZoneAction::Reset {
             self.index.borrow_mut()[zone as usize].clear();
+            self.forget(slba, slba + self.g.zone_size_lbas);
         }
         match action {
             ZoneAction::Reset => self.result.zone_resets += 1,
@@ -267,7 +263,8 @@ impl JobState {
         if (valid as f64) < region as f64 * self.spec.zone_reset_threshold {
             return false;
         }
-        let mut z = self.zbd.borrow_mut();
+        let mut sh = self.shared.borrow_mut();
+        let z = &mut sh.zbd;
         if z.write_cnt == 0 {
             z.write_cnt = (1.0 / f).min(u32::MAX as f64) as u64;
         }
@@ -288,8 +285,8 @@ impl JobState {
         // Zones that cannot take another block leave the write zones (fio drops a zone once
         // written to its capacity).
         {
-            let mut z = self.zbd.borrow_mut();
-            z.write_zones.retain(|&(zone, _)| {
+            let mut sh = self.shared.borrow_mut();
+            sh.zbd.write_zones.retain(|&(zone, _)| {
                 let d = dev.with(|c| c.zone(zone as u32));
                 self.room(&d) >= bs
             });
@@ -297,7 +294,8 @@ impl JobState {
         let pick = first + self.rng.below(end - first);
         let mut zone = pick;
         if limit != 0 {
-            let mut z = self.zbd.borrow_mut();
+            let mut sh = self.shared.borrow_mut();
+            let z = &mut sh.zbd;
             let mine = z.write_zones.iter().filter(|(_, j)| *j == me).count() as u64;
             if !z.write_zones.iter().any(|(w, _)| *w == pick) {
                 if (z.write_zones.len() as u64) < limit && (job_limit == 0 || mine < job_limit) {
@@ -306,13 +304,11 @@ impl JobState {
                     let ours: Vec<u64> = z
                         .write_zones
                         .iter()
-                        .filter(|(w, j)| {
-                            (first..end).contains(w) && (job_limit == 0 || *j == me)
-                        })
+                        .filter(|(w, j)| (first..end).contains(w) && (job_limit == 0 || *j == me))
                         .map(|(w, _)| *w)
                         .collect();
                     if ours.is_empty() {
-                        drop(z);
+                        drop(sh);
                         return self.fail(format!(
                             "no write zone available: {} zones are open for writing (the \
                              max_open_zones limit) and none is in this job's region",
