@@ -102,13 +102,21 @@ fn rate_ramp_thinktime_loops_and_wait_for() {
         presets::test_tcssd(),
         "[w]\nrw=read\nbs=4k\nnumber_ios=20\nrate_iops=100\n",
     );
-    assert!(r.jobs[0].runtime_ns > 180_000_000, "{}", r.jobs[0].runtime_ns);
+    assert!(
+        r.jobs[0].runtime_ns > 180_000_000,
+        "{}",
+        r.jobs[0].runtime_ns
+    );
     // thinktime of 1 ms after every 2 blocks: 10 blocks take at least 5 ms.
     let r = ok(
         presets::test_tcssd(),
         "[w]\nrw=read\nbs=4k\nsize=40k\nthinktime=1ms\nthinktime_blocks=2\n",
     );
-    assert!(r.jobs[0].runtime_ns >= 4_000_000, "{}", r.jobs[0].runtime_ns);
+    assert!(
+        r.jobs[0].runtime_ns >= 4_000_000,
+        "{}",
+        r.jobs[0].runtime_ns
+    );
     // ramp_time: I/Os of the first 10 ms are not counted; the runtime follows it.
     let r = ok(
         presets::test_tcssd(),
@@ -124,7 +132,10 @@ fn rate_ramp_thinktime_loops_and_wait_for() {
         .ios;
     assert!(n > 0 && n < all, "{n} of {all}");
     // loops=3 does the region three times.
-    let r = ok(presets::test_tcssd(), "[w]\nrw=read\nbs=4k\nsize=64k\nloops=3\n");
+    let r = ok(
+        presets::test_tcssd(),
+        "[w]\nrw=read\nbs=4k\nsize=64k\nloops=3\n",
+    );
     assert_eq!(r.jobs[0].read.io_bytes, 3 * (64 << 10));
     // wait_for: b and c start after a, together.
     let r = ok(

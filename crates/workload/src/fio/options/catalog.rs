@@ -14,6 +14,13 @@ pub enum Status {
 
 /// Options [`super::apply`] parses and acts on (aliases included).
 pub const SUPPORTED: &[&str] = &[
+    "bssplit",
+    "flow",
+    "flow_id",
+    "flow_sleep",
+    "flow_watermark",
+    "exitall",
+    "exit_what",
     "name",
     "description",
     "wait_for",
@@ -94,6 +101,52 @@ const NO_FILES: &str = "the device is one image, not files in a file system";
 
 /// Options accepted and ignored with a notice.
 const NOTICE: &[(&str, &str)] = &[
+    (
+        "rate_min",
+        "a job below its minimum rate is not stopped (the figures show its rate)",
+    ),
+    (
+        "ratemin",
+        "a job below its minimum rate is not stopped (the figures show its rate)",
+    ),
+    (
+        "rate_iops_min",
+        "a job below its minimum rate is not stopped (the figures show its rate)",
+    ),
+    (
+        "rate_cycle",
+        "a job below its minimum rate is not stopped (the figures show its rate)",
+    ),
+    (
+        "ratecycle",
+        "a job below its minimum rate is not stopped (the figures show its rate)",
+    ),
+    (
+        "random_generator",
+        "random offsets come from the simulator's seeded generator",
+    ),
+    (
+        "blockalign",
+        "random offsets are aligned to the block size (fio's default)",
+    ),
+    (
+        "ba",
+        "random offsets are aligned to the block size (fio's default)",
+    ),
+    (
+        "cmdprio_percentage",
+        "the emulated device has one priority class",
+    ),
+    (
+        "cmdprio_class",
+        "the emulated device has one priority class",
+    ),
+    ("cmdprio", "the emulated device has one priority class"),
+    ("cmdprio_hint", "the emulated device has one priority class"),
+    (
+        "cmdprio_bssplit",
+        "the emulated device has one priority class",
+    ),
     (
         "direct",
         "every I/O goes straight to the emulated device (there is no page cache)",

@@ -36,7 +36,13 @@ pub struct JobSpec {
     /// `rw=...:N`: sequential jobs add N bytes after each I/O (negative: backwards); random
     /// ones take a new random offset every N I/Os.
     pub rw_modifier: Option<i64>,
+    /// The largest block size (buffers are sized for it); every I/O's with a fixed `bs`.
     pub bs: u64,
+    /// `bsrange`/`bs=min-max`: the smallest block size (I/O sizes are drawn between the two,
+    /// multiples of it).
+    pub bs_min: u64,
+    /// `bssplit`: block sizes and their percentages of the I/Os.
+    pub bssplit: Vec<(u64, u32)>,
     pub size: Option<Size>,
     pub io_size: Option<Size>,
     pub number_ios: Option<u64>,
@@ -88,6 +94,12 @@ pub struct JobSpec {
     pub do_verify: bool,
     pub verify_backlog: u64,
     pub numjobs: u32,
+    /// `flow`: the job's weight among the jobs of its `flow_id`; `flow_sleep` their stall.
+    pub flow: u32,
+    pub flow_id: u32,
+    pub flow_sleep_ns: u64,
+    /// `exitall`: when this job finishes, the other jobs of its group stop.
+    pub exitall: bool,
     /// CCZNS: writes become compressed writes (CW) and reads decompressed reads (DR).
     pub compressed_io: bool,
     /// Chunk size of CW/DR in bytes; 0 = bs (single-chunk commands). bs / chunk chunks per I/O.
@@ -105,6 +117,8 @@ impl Default for JobSpec {
             rwmixread: 50,
             rw_modifier: None,
             bs: 4096,
+            bs_min: 4096,
+            bssplit: Vec::new(),
             size: None,
             io_size: None,
             number_ios: None,
@@ -146,6 +160,10 @@ impl Default for JobSpec {
             compressed_io: false,
             compressed_chunk: 0,
             numjobs: 1,
+            flow: 0,
+            flow_id: 0,
+            flow_sleep_ns: 0,
+            exitall: false,
         }
     }
 }
@@ -182,6 +200,23 @@ fn parse_fraction(job: &str, key: &str, v: &str) -> Result<f64, FioError> {
             job,
             key,
             format!("'{v}' is not a fraction between 0 and 1"),
+        )),
+    }
+}
+
+/// A `read,write,trim` value whose parts must agree (separate values are not supported).
+fn one_for_all<'a>(job: &str, key: &str, v: &'a str) -> Result<&'a str, FioError> {
+    let parts: Vec<&str> = v
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    match parts.first() {
+        Some(first) if parts.iter().all(|p| p == first) => Ok(first),
+        _ => Err(FioError::option(
+            job,
+            key,
+            format!("'{v}': separate read/write/trim values are not supported yet"),
         )),
     }
 }
@@ -255,33 +290,97 @@ fn apply(
         "rwmixwrite" => spec.rwmixread = 100 - percent(need()?)?,
         "bs" | "blocksize" | "bsrange" | "blocksize_range" => {
             let v = need()?;
-            let mut sizes = Vec::new();
-            for part in v.split(',') {
+            let mut ranges = Vec::new();
+            for part in v.split(',').filter(|p| !p.trim().is_empty()) {
                 let (lo, hi) = match part.split_once('-') {
                     Some((a, b)) => (bytes(a)?, bytes(b)?),
                     None => (bytes(part)?, bytes(part)?),
                 };
-                if lo != hi {
-                    return Err(FioError::option(
-                        job,
-                        key,
-                        format!("block size ranges ({part}) are not supported yet"),
-                    ));
+                if lo == 0 || hi < lo {
+                    return Err(bad(part, "a positive size or a range min-max"));
                 }
-                sizes.push(lo);
+                ranges.push((lo, hi));
             }
-            if sizes.iter().any(|s| *s != sizes[0]) {
+            if ranges.is_empty() {
+                return Err(bad(v, "a size (like 4k, 1m, 2g)"));
+            }
+            if ranges.iter().any(|r| *r != ranges[0]) {
                 return Err(FioError::option(
                     job,
                     key,
                     "separate read/write/trim block sizes are not supported yet",
                 ));
             }
-            spec.bs = sizes[0];
-            if spec.bs == 0 {
-                return Err(bad(v, "a positive size"));
-            }
+            (spec.bs_min, spec.bs) = ranges[0];
+            spec.bssplit.clear();
         }
+        "bssplit" => {
+            let v = need()?;
+            let sets: Vec<&str> = v.split(',').filter(|p| !p.trim().is_empty()).collect();
+            if sets.iter().any(|s| *s != sets[0]) || sets.is_empty() {
+                return Err(FioError::option(
+                    job,
+                    key,
+                    "separate read/write/trim splits are not supported yet",
+                ));
+            }
+            let mut split = Vec::new();
+            let mut unset = 0;
+            for part in sets[0].split(':') {
+                let (size, pct) = match part.split_once('/') {
+                    Some((s, p)) if !p.trim().is_empty() => (bytes(s)?, Some(percent(p)?)),
+                    Some((s, _)) => (bytes(s)?, None),
+                    None => (bytes(part)?, None),
+                };
+                if size == 0 {
+                    return Err(bad(part, "a positive block size"));
+                }
+                unset += pct.is_none() as u32;
+                split.push((size, pct));
+            }
+            let given: u32 = split.iter().filter_map(|(_, p)| *p).sum();
+            if given > 100 || (unset == 0 && given != 100) {
+                return Err(bad(v, "block sizes whose percentages add up to 100"));
+            }
+            // As fio: sizes without a percentage share what the others leave.
+            let share = if unset > 0 { (100 - given) / unset } else { 0 };
+            let mut split: Vec<(u64, u32)> = split
+                .into_iter()
+                .map(|(s, p)| (s, p.unwrap_or(share)))
+                .filter(|(_, p)| *p > 0)
+                .collect();
+            let total: u32 = split.iter().map(|(_, p)| p).sum();
+            if let Some(last) = split.last_mut() {
+                last.1 += 100 - total.min(100);
+            }
+            spec.bs = split.iter().map(|(s, _)| *s).max().unwrap_or(4096);
+            spec.bs_min = split.iter().map(|(s, _)| *s).min().unwrap_or(4096);
+            spec.bssplit = split;
+        }
+        "flow" => {
+            let v = need()?;
+            spec.flow = v
+                .trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|f| *f >= 0 && *f <= u32::MAX as i64)
+                .ok_or_else(|| bad(v, "a weight (a number of 0 or more)"))?
+                as u32;
+        }
+        "flow_id" => spec.flow_id = number(need()?)? as u32,
+        "flow_sleep" => {
+            let v = need()?;
+            spec.flow_sleep_ns =
+                parse_time_unit(v, 1_000).ok_or_else(|| bad(v, "a time (like 10, 1ms)"))?;
+        }
+        "flow_watermark" => {
+            number(need()?)?;
+        }
+        "exitall" => spec.exitall = parse_bool(job, key, value)?,
+        "exit_what" => match need()? {
+            "group" | "stonewall" | "all" => {}
+            v => return Err(bad(v, "one of group, stonewall, all")),
+        },
         "size" | "filesize" => {
             spec.size = Some(
                 parse_size(need()?)
@@ -379,25 +478,11 @@ fn apply(
         "group_reporting" => spec.group_reporting = parse_bool(job, key, value)?,
         "randseed" => spec.randseed = Some(number(need()?)?),
         "rate" => {
-            let v = need()?;
-            if v.contains(',') {
-                return Err(FioError::option(
-                    job,
-                    key,
-                    "separate read/write rates are not supported yet",
-                ));
-            }
+            let v = one_for_all(job, key, need()?)?;
             spec.rate_bytes = bytes(v)?;
         }
         "rate_iops" => {
-            let v = need()?;
-            if v.contains(',') {
-                return Err(FioError::option(
-                    job,
-                    key,
-                    "separate read/write rates are not supported yet",
-                ));
-            }
+            let v = one_for_all(job, key, need()?)?;
             spec.rate_bytes = number(v)?.saturating_mul(spec.bs);
         }
         "thinktime" => {

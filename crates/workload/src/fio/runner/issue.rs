@@ -18,6 +18,10 @@ use crate::fio::options::{Direction, Mix, Pattern, ZoneMode};
 #[derive(Default)]
 pub(super) struct Flow {
     pub(super) job: usize,
+    /// `flow`: registered with its flow, I/Os counted, and the job is over (once).
+    pub(super) in_flow: bool,
+    pub(super) flow_ios: u64,
+    pub(super) over: bool,
     pub(super) run_left: u64,
     pub(super) pending_write: Option<u64>,
     pub(super) since_think: u64,
@@ -91,7 +95,85 @@ impl JobState {
         }
     }
 
+    /// The block size of the next I/O in LBAs: `bs`, or drawn from `bssplit` or between
+    /// `bsrange`'s bounds (in multiples of the smallest).
+    fn next_bs_lbas(&mut self) -> u64 {
+        let lba = self.g.lba_bytes;
+        if !self.spec.bssplit.is_empty() {
+            let r = self.rng.below(100) as u32;
+            let mut acc = 0;
+            for &(size, pct) in &self.spec.bssplit {
+                acc += pct;
+                if r < acc {
+                    return size / lba;
+                }
+            }
+            return self.spec.bssplit[self.spec.bssplit.len() - 1].0 / lba;
+        }
+        if self.spec.bs_min < self.spec.bs {
+            let lo = self.spec.bs_min / lba;
+            let steps = (self.spec.bs / lba - lo) / lo;
+            return lo * (1 + self.rng.below(steps + 1));
+        }
+        self.bs_lbas
+    }
+
+    /// fio's flow_threshold_exceeded: a job whose share of its flow's I/Os is above its share
+    /// of the flow's weight waits (flow_sleep, or 10 µs) before its next I/O.
+    pub(super) fn flow_stall(&mut self) -> Option<u64> {
+        if self.spec.flow == 0 || self.flow.over {
+            return None;
+        }
+        let mut sh = self.shared.borrow_mut();
+        let f = sh.flows.entry(self.spec.flow_id).or_default();
+        if !self.flow.in_flow {
+            self.flow.in_flow = true;
+            f.1 += self.spec.flow as u64;
+        }
+        if f.0 > 0
+            && (self.flow.flow_ios as f64 / f.0 as f64)
+                > (self.spec.flow as f64 / f.1.max(1) as f64)
+        {
+            return Some(self.spec.flow_sleep_ns.max(10_000));
+        }
+        f.0 += 1;
+        self.flow.flow_ios += 1;
+        None
+    }
+
+    /// The job has no more I/O: it leaves its flow, and with exitall ends its group.
+    pub(super) fn job_over(&mut self) {
+        if std::mem::replace(&mut self.flow.over, true) {
+            return;
+        }
+        let mut sh = self.shared.borrow_mut();
+        if self.flow.in_flow {
+            if let Some(f) = sh.flows.get_mut(&self.spec.flow_id) {
+                f.1 = f.1.saturating_sub(self.spec.flow as u64);
+            }
+        }
+        if self.spec.exitall {
+            sh.exit_groups.push(self.result.group);
+        }
+    }
+
     pub(super) fn next_io(&mut self, dev: &DeviceHandle, now: u64) -> Option<Io> {
+        if self
+            .shared
+            .borrow()
+            .exit_groups
+            .contains(&self.result.group)
+        {
+            return None;
+        }
+        let fixed_bs = self.bs_lbas;
+        self.bs_lbas = self.next_bs_lbas();
+        let io = self.next_io_sized(dev, now);
+        self.bs_lbas = fixed_bs;
+        io
+    }
+
+    fn next_io_sized(&mut self, dev: &DeviceHandle, now: u64) -> Option<Io> {
         let over = self.done
             || (!self.spec.time_based && self.issued >= self.target)
             || self.deadline.is_some_and(|d| now >= d);
@@ -168,6 +250,44 @@ impl JobState {
     }
 }
 
+/// Submit a write of `nlb` blocks at `slba` split at the device's maximum transfer
+/// (`max_nlb` blocks), as the kernel's block layer does: the parts go out together and the
+/// I/O completes with the last (or with the first part that fails).
+async fn submit_split<'a>(
+    sim: &Sim,
+    dev: &DeviceHandle,
+    slba: u64,
+    nlb: u32,
+    max_nlb: u64,
+    cmd: impl Fn(u64, u32, usize) -> Command<'a>,
+) -> device::Completion {
+    let lba_bytes = dev.with(|c| c.layout().lba_bytes) as usize;
+    let now = sim.now();
+    let mut out: Option<device::Completion> = None;
+    let mut done = 0u64;
+    while done < nlb as u64 {
+        let part = (nlb as u64 - done).min(max_nlb);
+        let c = dev.with(|c| {
+            c.submit(
+                now,
+                cmd(slba + done, part as u32, done as usize * lba_bytes),
+            )
+        });
+        done += part;
+        let failed = c.status != Status::SUCCESS;
+        let later = out.as_ref().is_none_or(|o| c.done_at > o.done_at);
+        if out.as_ref().is_none_or(|o| o.status == Status::SUCCESS) && (failed || later) {
+            out = Some(c);
+        }
+        if failed {
+            break;
+        }
+    }
+    let c = out.expect("at least one part");
+    sim.sleep_until(c.done_at).await;
+    c
+}
+
 pub(super) async fn worker(
     sim: Sim,
     dev: DeviceHandle,
@@ -175,6 +295,9 @@ pub(super) async fn worker(
     pool: Rc<Vec<u8>>,
     worker: usize,
 ) {
+    let max_nlb = dev
+        .with(|c| c.identify().mdts_bytes / c.layout().lba_bytes)
+        .max(1);
     let (bs_bytes, zbd, lba, ms, chunk, index) = {
         let s = state.borrow();
         (
@@ -196,18 +319,29 @@ pub(super) async fn worker(
     let start = state.borrow().group_start;
     sim.sleep_until(sim::SimInstant::from_ns(start)).await;
     loop {
-        let io = {
+        let stall = state.borrow_mut().flow_stall();
+        if let Some(t) = stall {
+            sim.sleep_until(sim::SimInstant::from_ns(sim.now().as_ns() + t))
+                .await;
+            continue;
+        }
+        let (io, generation) = {
             let mut s = state.borrow_mut();
-            s.next_io(&dev, sim.now().as_ns())
+            let io = s.next_io(&dev, sim.now().as_ns());
+            let generation = io.as_ref().map_or(0, |io| s.zone_generation(io.lba));
+            (io, generation)
         };
-        let Some(io) = io else { break };
+        let Some(io) = io else {
+            state.borrow_mut().job_over();
+            break;
+        };
         if let Some(t) = io.wait_until {
             sim.sleep_until(sim::SimInstant::from_ns(t)).await;
         }
         let start = sim.now();
         let direction = io.dir;
         let mut written_at = None;
-        let mut io_bytes = bs_bytes as u64;
+        let mut io_bytes = io.nlb as u64 * lba;
         let mut short = false;
         let comp = match (direction, io.cc) {
             // fio's zbd mode makes a trim a zone reset (zbd_do_io_u_trim).
@@ -235,7 +369,7 @@ pub(super) async fn worker(
                 let at = slot * 4096;
                 slot = (slot + bs_bytes / 4096 + 1) % pool_slots;
                 written_at = Some(at);
-                let data = &pool[at..at + bs_bytes];
+                let data = &pool[at..at + io_bytes as usize];
                 match cc {
                     Some(CcIo::Write { intra }) => {
                         metadata.resize(io.nlb as usize * ms, 0);
@@ -256,11 +390,13 @@ pub(super) async fn worker(
                         comp
                     }
                     _ => {
-                        dev.submit(Command::Write {
-                            slba: io.lba,
-                            nlb: io.nlb,
-                            data,
-                            metadata: &[],
+                        submit_split(&sim, &dev, io.lba, io.nlb, max_nlb, |slba, nlb, off| {
+                            Command::Write {
+                                slba,
+                                nlb,
+                                data: &data[off..off + nlb as usize * lba as usize],
+                                metadata: &[],
+                            }
                         })
                         .await
                     }
@@ -296,13 +432,41 @@ pub(super) async fn worker(
             }
             (Direction::Read, _) => {
                 read_buf.resize(io.nlb as usize * lba as usize, 0);
-                dev.submit(Command::Read {
-                    slba: io.lba,
-                    nlb: io.nlb,
-                    data: &mut read_buf,
-                    metadata: &mut [],
-                })
-                .await
+                if io.nlb as u64 <= max_nlb {
+                    dev.submit(Command::Read {
+                        slba: io.lba,
+                        nlb: io.nlb,
+                        data: &mut read_buf,
+                        metadata: &mut [],
+                    })
+                    .await
+                } else {
+                    // Split at the device's maximum transfer, as the kernel's block layer
+                    // does: the parts go out together, the I/O completes with the last.
+                    let now = sim.now();
+                    let mut last = None::<device::Completion>;
+                    for (i, part) in read_buf.chunks_mut((max_nlb * lba) as usize).enumerate() {
+                        let c = dev.with(|c| {
+                            c.submit(
+                                now,
+                                Command::Read {
+                                    slba: io.lba + i as u64 * max_nlb,
+                                    nlb: (part.len() as u64 / lba) as u32,
+                                    data: part,
+                                    metadata: &mut [],
+                                },
+                            )
+                        });
+                        let worse = c.status != Status::SUCCESS
+                            || last.as_ref().is_none_or(|l| c.done_at > l.done_at);
+                        if last.as_ref().is_none_or(|l| l.status == Status::SUCCESS) && worse {
+                            last = Some(c);
+                        }
+                    }
+                    let c = last.expect("at least one part");
+                    sim.sleep_until(c.done_at).await;
+                    c
+                }
             }
         };
         let mut s = state.borrow_mut();
@@ -316,17 +480,19 @@ pub(super) async fn worker(
                 (Direction::Read, true) => "decompressed read",
             };
             s.fail(format!("{what} at LBA {}: {}", io.lba, comp.status));
+            s.job_over();
             break;
         }
         if short {
             s.result.dr_short_reads += 1;
         }
         if let Some(at) = written_at {
-            s.record_write(io.lba, io.nlb, &pool, at);
+            s.record_write(io.lba, io.nlb, &pool, at, generation);
         }
         if direction == Direction::Read && io.cc.is_none() {
-            if let Err(e) = s.check_read(io.lba, &read_buf) {
+            if let Err(e) = s.check_read(io.lba, io.nlb, &read_buf) {
                 s.fail(e);
+                s.job_over();
                 break;
             }
         }

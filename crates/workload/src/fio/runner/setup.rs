@@ -76,8 +76,27 @@ pub(super) fn setup(
             format!("{} is not a multiple of the {lba}-byte LBA", spec.bs),
         ));
     }
+    for size in std::iter::once(spec.bs_min).chain(spec.bssplit.iter().map(|(s, _)| *s)) {
+        if !size.is_multiple_of(lba) {
+            return Err(err(
+                if spec.bssplit.is_empty() {
+                    "bs"
+                } else {
+                    "bssplit"
+                },
+                format!("{size} is not a multiple of the {lba}-byte LBA"),
+            ));
+        }
+    }
+    if spec.compressed_io && (spec.bs_min != spec.bs || !spec.bssplit.is_empty()) {
+        return Err(err("compressed_io", "needs one block size (bs)".into()));
+    }
+    if spec.compressed_io && spec.verify {
+        return Err(err("verify", "is not supported with compressed_io".into()));
+    }
     let (mdts, mor) = dev.with(|c| (c.identify().mdts_bytes, c.layout().max_open));
-    if spec.bs > mdts {
+    // Larger plain I/Os are split at the maximum transfer, as the kernel does.
+    if spec.compressed_io && spec.bs > mdts {
         return Err(err(
             "bs",
             format!(
@@ -112,7 +131,11 @@ pub(super) fn setup(
             ),
         ));
     }
-    if spec.zonemode == ZoneMode::Zbd && bs_lbas > g.zone_capacity_lbas {
+    // (A trim in zbd mode resets a whole zone: its bs is the zone size.)
+    if spec.zonemode == ZoneMode::Zbd
+        && (spec.reads() || spec.writes())
+        && bs_lbas > g.zone_capacity_lbas
+    {
         return Err(err(
             "bs",
             format!("{} is larger than the zone capacity", spec.bs),

@@ -20,11 +20,18 @@ pub(super) struct Written {
     nlb: u32,
 }
 
-/// What the jobs of a run share: zonemode=zbd's write zones and the blocks written to verify.
+/// What the jobs of a run share: zonemode=zbd's write zones, the blocks written to verify,
+/// the flows (`flow_id`: I/Os counted and the weights of the running jobs), and the groups
+/// an `exitall` job has ended.
 #[derive(Default)]
 pub(super) struct Shared {
     pub(super) zbd: ZbdShared,
     written: BTreeMap<u64, Written>,
+    pub(super) flows: std::collections::HashMap<u32, (u64, u64)>,
+    pub(super) exit_groups: Vec<u32>,
+    /// Resets of each zone so far: a write that completes after a reset of its zone (issued
+    /// before it) is not what the zone holds.
+    zone_resets: std::collections::HashMap<u64, u64>,
 }
 
 pub(super) type SharedRun = Rc<RefCell<Shared>>;
@@ -39,9 +46,42 @@ pub(super) struct VerifyState {
 }
 
 impl JobState {
-    /// Record a completed write of a verifying job.
-    pub(super) fn record_write(&mut self, lba: u64, nlb: u32, pool: &Rc<Vec<u8>>, at: usize) {
-        if !self.spec.verify {
+    /// Resets so far of the zone holding `lba` (0 without zones).
+    pub(super) fn zone_generation(&self, lba: u64) -> u64 {
+        match self.g.zone_size_lbas {
+            0 => 0,
+            z => *self
+                .shared
+                .borrow()
+                .zone_resets
+                .get(&(lba / z))
+                .unwrap_or(&0),
+        }
+    }
+
+    /// A zone was reset (or trimmed whole in zbd mode): forget what it held.
+    pub(super) fn zone_was_reset(&mut self, zone: u64) {
+        let z = self.g.zone_size_lbas;
+        *self
+            .shared
+            .borrow_mut()
+            .zone_resets
+            .entry(zone)
+            .or_default() += 1;
+        self.forget(zone * z, (zone + 1) * z);
+    }
+
+    /// Record a completed write of a verifying job, issued when its zone had had
+    /// `generation` resets.
+    pub(super) fn record_write(
+        &mut self,
+        lba: u64,
+        nlb: u32,
+        pool: &Rc<Vec<u8>>,
+        at: usize,
+        generation: u64,
+    ) {
+        if !self.spec.verify || self.zone_generation(lba) != generation {
             return;
         }
         self.shared.borrow_mut().written.insert(
@@ -112,12 +152,12 @@ impl JobState {
     }
 
     /// Check the bytes read at `lba` against those written there; the error names the block.
-    pub(super) fn check_read(&self, lba: u64, data: &[u8]) -> Result<(), String> {
+    pub(super) fn check_read(&self, lba: u64, nlb: u32, data: &[u8]) -> Result<(), String> {
         if !(self.spec.verify && self.spec.do_verify) {
             return Ok(());
         }
         let s = self.shared.borrow();
-        let Some(w) = s.written.get(&lba) else {
+        let Some(w) = s.written.get(&lba).filter(|w| w.nlb == nlb) else {
             return Ok(());
         };
         let len = (w.nlb as u64 * self.g.lba_bytes) as usize;

@@ -64,7 +64,7 @@ impl JobState {
         }
         if action == ZoneAction::Reset {
             self.index.borrow_mut()[zone as usize].clear();
-            self.forget(slba, slba + self.g.zone_size_lbas);
+            self.zone_was_reset(zone);
         }
         match action {
             ZoneAction::Reset => self.result.zone_resets += 1,
@@ -284,12 +284,28 @@ impl JobState {
         let job_limit = self.spec.job_max_open_zones as u64;
         // Zones that cannot take another block leave the write zones (fio drops a zone once
         // written to its capacity).
+        // Zones that cannot take another block leave the write zones (fio drops a zone once
+        // written to its capacity); one with a remainder smaller than a block is finished
+        // (zbd_convert_to_write_zone), so that it stops counting against the active limit.
+        let mut too_full = Vec::new();
         {
             let mut sh = self.shared.borrow_mut();
             sh.zbd.write_zones.retain(|&(zone, _)| {
                 let d = dev.with(|c| c.zone(zone as u32));
-                self.room(&d) >= bs
+                let room = self.room(&d);
+                if room > 0 && room < bs {
+                    too_full.push(zone);
+                }
+                room >= bs
             });
+        }
+        for zone in too_full {
+            if let Err(s) = self.zone_mgmt(dev, now, zone, ZoneAction::Finish) {
+                return self.fail(format!(
+                    "zone finish at LBA {}: {s}",
+                    zone * self.g.zone_size_lbas
+                ));
+            }
         }
         let pick = first + self.rng.below(end - first);
         let mut zone = pick;
@@ -365,6 +381,7 @@ impl JobState {
                 .unwrap_or(pick)
         };
         self.index.borrow_mut()[zone as usize].clear();
+        self.zone_was_reset(zone);
         Some(Io {
             dir: Direction::Trim,
             lba: zone * self.g.zone_size_lbas,
