@@ -7,7 +7,8 @@ mod values;
 
 pub use catalog::{engine_refusal, status, Status, COMMAND_LINE_ONLY, FIO_ALIASES, FIO_OPTIONS};
 pub use values::{
-    expand_env, parse_rw, parse_size, parse_time_ns, parse_time_unit, Direction, Mix, Pattern, Size,
+    expand_env, parse_distribution, parse_rw, parse_size, parse_time_ns, parse_time_unit,
+    Direction, Distribution, Mix, Pattern, Size,
 };
 
 use super::{FioError, Section};
@@ -75,6 +76,7 @@ pub struct JobSpec {
     pub time_based: bool,
     pub group_reporting: bool,
     pub randseed: Option<u64>,
+    pub random_distribution: Distribution,
     /// Bytes per second the job may issue (0 = no limit); `rate_iops` is turned into this.
     pub rate_bytes: u64,
     /// Idle time after every `thinktime_blocks` I/Os.
@@ -144,6 +146,7 @@ impl Default for JobSpec {
             time_based: false,
             group_reporting: false,
             randseed: None,
+            random_distribution: Distribution::Random,
             rate_bytes: 0,
             thinktime_ns: 0,
             thinktime_blocks: 1,
@@ -578,14 +581,8 @@ fn apply(
             }
         }
         "random_distribution" => {
-            let v = need()?;
-            if v != "random" {
-                return Err(FioError::option(
-                    job,
-                    key,
-                    format!("'{v}' is not supported yet (only random)"),
-                ));
-            }
+            spec.random_distribution =
+                parse_distribution(need()?).map_err(|e| FioError::option(job, key, e))?;
         }
         _ => return Err(FioError::option(job, key, "not supported yet")),
     }
@@ -756,8 +753,11 @@ mod tests {
             build_jobs(&parse_jobfile("[a]\nfrobnicate=1\n").expect("parse")).expect_err("unknown");
         assert_eq!(e.option.as_deref(), Some("frobnicate"));
         let e =
-            build_jobs(&parse_jobfile("[a]\nverify=crc32c\n").expect("parse")).expect_err("verify");
+            build_jobs(&parse_jobfile("[a]\nverify=adler\n").expect("parse")).expect_err("verify");
         assert_eq!(e.option.as_deref(), Some("verify"));
+        let e = build_jobs(&parse_jobfile("[a]\nverify_only\n").expect("parse"))
+            .expect_err("verify_only");
+        assert!(e.to_string().contains("not supported"), "{e}");
         let e = build_jobs(&parse_jobfile("[a]\nioengine=rbd\n").expect("parse")).expect_err("rbd");
         assert!(e.to_string().contains("network"), "{e}");
         let e = build_jobs(&parse_jobfile("[a]\nzonesize=256m\n").expect("parse"))

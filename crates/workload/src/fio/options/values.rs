@@ -173,6 +173,103 @@ pub fn parse_rw(v: &str) -> Result<RwForm, String> {
     })
 }
 
+/// `random_distribution=`: where random offsets fall.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Distribution {
+    Random,
+    /// zipf:theta
+    Zipf(f64),
+    /// pareto:h
+    Pareto(f64),
+    /// normal:deviation (percent of the region)
+    Normal(f64),
+    /// zoned:access%/size%:...
+    Zoned(Vec<(u32, u32)>),
+    /// zoned_abs:access%/bytes:...
+    ZonedAbs(Vec<(u32, u64)>),
+}
+
+/// Parse `random_distribution=` as fio's str_random_distribution_cb does.
+pub fn parse_distribution(v: &str) -> Result<Distribution, String> {
+    let (kind, rest) = v.split_once(':').unwrap_or((v, ""));
+    let float = |s: &str| {
+        s.trim()
+            .parse::<f64>()
+            .map_err(|_| format!("'{s}' is not a number"))
+    };
+    let one = |s: &str| -> Result<f64, String> {
+        if s.contains(':') {
+            return Err(format!("'{v}': a center (':center') is not supported yet"));
+        }
+        float(s)
+    };
+    match kind {
+        "random" if rest.is_empty() => Ok(Distribution::Random),
+        "zipf" => match one(rest)? {
+            t if t > 0.0 && t != 1.0 => Ok(Distribution::Zipf(t)),
+            _ => Err("zipf's theta must be above 0 and not 1".into()),
+        },
+        "pareto" => match one(rest)? {
+            h if h > 0.0 && h < 1.0 => Ok(Distribution::Pareto(h)),
+            _ => Err("pareto's h must be between 0 and 1".into()),
+        },
+        "normal" | "gauss" => match one(rest)? {
+            d if (0.0..=100.0).contains(&d) => Ok(Distribution::Normal(d)),
+            _ => Err("normal's deviation is a percentage (0-100)".into()),
+        },
+        "zoned" | "zoned_abs" => {
+            let mut access_total = 0;
+            let mut zoned = Vec::new();
+            let mut abs = Vec::new();
+            let parts: Vec<&str> = rest.split(':').filter(|p| !p.is_empty()).collect();
+            for (i, part) in parts.iter().enumerate() {
+                let (a, s) = part
+                    .split_once('/')
+                    .ok_or_else(|| format!("'{part}' is not access/size"))?;
+                let a: u32 = a
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("'{a}' is not a percentage"))?;
+                access_total += a;
+                if kind == "zoned" {
+                    let used: u32 = zoned.iter().map(|(_, s)| s).sum();
+                    let s: u32 = if s.trim().is_empty() && i + 1 == parts.len() {
+                        100u32.saturating_sub(used)
+                    } else {
+                        s.trim()
+                            .parse()
+                            .map_err(|_| format!("'{s}' is not a percentage"))?
+                    };
+                    zoned.push((a, s));
+                } else {
+                    match parse_size(s) {
+                        Some(Size::Bytes(b)) if b > 0 => abs.push((a, b)),
+                        _ => return Err(format!("'{s}' is not a size")),
+                    }
+                }
+            }
+            if access_total != 100 || parts.is_empty() {
+                return Err(format!(
+                    "the access percentages of '{v}' add up to {access_total}, not 100"
+                ));
+            }
+            if kind == "zoned" {
+                if zoned.iter().map(|(_, s)| s).sum::<u32>() > 100 {
+                    return Err(format!(
+                        "the size percentages of '{v}' add up to more than 100"
+                    ));
+                }
+                Ok(Distribution::Zoned(zoned))
+            } else {
+                Ok(Distribution::ZonedAbs(abs))
+            }
+        }
+        _ => Err(format!(
+            "'{v}' is not one of random, zipf:theta, pareto:h, normal:dev, zoned:..., zoned_abs:..."
+        )),
+    }
+}
+
 /// Substitute `${VAR}` with the environment's value (empty when unset), as fio's
 /// `fio_option_dup_subs` does.
 pub fn expand_env(v: &str) -> String {
@@ -227,6 +324,26 @@ mod tests {
         assert_eq!(parse_rw("randtrim").expect("ok").direction, Direction::Trim);
         assert!(parse_rw("sideways").is_err());
         assert!(parse_rw("randread:-1").is_err());
+    }
+
+    #[test]
+    fn distributions() {
+        assert_eq!(parse_distribution("zipf:1.2"), Ok(Distribution::Zipf(1.2)));
+        assert_eq!(
+            parse_distribution("pareto:0.3"),
+            Ok(Distribution::Pareto(0.3))
+        );
+        assert_eq!(
+            parse_distribution("zoned:50/5:30/15:20/"),
+            Ok(Distribution::Zoned(vec![(50, 5), (30, 15), (20, 80)]))
+        );
+        assert_eq!(
+            parse_distribution("zoned_abs:60/20k:40/1m"),
+            Ok(Distribution::ZonedAbs(vec![(60, 20 << 10), (40, 1 << 20)]))
+        );
+        assert!(parse_distribution("zoned:50/5:30/15").is_err());
+        assert!(parse_distribution("zipf:1").is_err());
+        assert!(parse_distribution("bimodal").is_err());
     }
 
     #[test]

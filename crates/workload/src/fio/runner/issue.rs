@@ -9,6 +9,7 @@ use device::{Command, DeviceHandle, Status, ZoneAction};
 use sim::Sim;
 
 use super::cczns::record_chunks;
+use super::distribution::Sampler;
 use super::{CcIo, Io, JobState};
 use crate::fio::options::{Direction, Mix, Pattern, ZoneMode};
 
@@ -25,6 +26,8 @@ pub(super) struct Flow {
     pub(super) run_left: u64,
     pub(super) pending_write: Option<u64>,
     pub(super) since_think: u64,
+    /// random_distribution, set up for the region on the first random offset.
+    pub(super) sampler: Option<Sampler>,
 }
 
 impl JobState {
@@ -84,8 +87,20 @@ impl JobState {
                 if self.flow.run_left > 0 && self.pos + bs <= self.end {
                     self.flow.run_left -= 1;
                 } else {
-                    let slots = (self.end - self.start) / bs;
-                    self.pos = self.start + self.rng.below(slots) * bs;
+                    // Offsets are multiples of the smallest block size (fio's blockalign).
+                    let align = (self.spec.bs_min / self.g.lba_bytes).max(1);
+                    let slots = ((self.end - self.start) / align).max(1);
+                    if self.flow.sampler.is_none() {
+                        self.flow.sampler = Some(Sampler::new(
+                            &self.spec.random_distribution,
+                            slots,
+                            self.g.lba_bytes * align,
+                            &mut self.rng,
+                        ));
+                    }
+                    let s = self.flow.sampler.as_ref().expect("set above");
+                    let idx = s.next(&mut self.rng, slots);
+                    self.pos = (self.start + idx * align).min(self.end.saturating_sub(bs));
                     self.flow.run_left = self.spec.rw_modifier.unwrap_or(1).max(1) as u64 - 1;
                 }
                 let lba = self.pos;

@@ -23,6 +23,7 @@
 //! would not fit the host's memory.
 
 mod cczns;
+mod distribution;
 mod issue;
 mod memory;
 mod setup;
