@@ -8,7 +8,7 @@ mod runner;
 pub use jobfile::{parse_args, parse_jobfile, select_sections, Section};
 pub use options::{
     build_jobs, build_jobs_with_notices, engine_refusal, parse_size, status, Direction, JobSpec,
-    Mix, Pattern, Size, Status, ZoneMode, COMMAND_LINE_ONLY, FIO_ALIASES, FIO_OPTIONS,
+    Mix, Pattern, Size, Status, ZoneMode, COMMAND_LINE_ONLY, DIFFERS, FIO_ALIASES, FIO_OPTIONS,
 };
 pub use output::{compression_json, json_output, normal_output};
 pub use runner::{run, run_with, DirStats, JobResult, RunLimits, RunResult};

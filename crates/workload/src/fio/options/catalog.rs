@@ -94,6 +94,49 @@ pub const SUPPORTED: &[&str] = &[
     "fill_fs",
 ];
 
+/// How supported options differ from fio, for the compatibility table.
+pub const DIFFERS: &[(&str, &str)] = &[
+    ("ioengine", "engines needing a kernel, a network or other hardware are refused; the others are the same NVMe device (sync engines run at iodepth 1); the default is libaio, not fio's psync"),
+    ("filename", "one device image per run; --filename on the command line replaces the job file's filename= (device nodes like /dev/sdb)"),
+    ("filesize", "the same as size (one file: the device)"),
+    ("verify", "every method (md5, crc32c, sha256, pattern, meta, ...) checks the block read against the bytes written, byte for byte; no header is written into the data"),
+    ("verify_pattern", "accepted; the data written stays the buffer_compress content, checked byte for byte"),
+    ("verify_interval", "accepted; blocks are checked whole"),
+    ("verify_offset", "accepted; blocks are checked whole"),
+    ("verify_pattern_interval", "accepted; blocks are checked whole"),
+    ("verify_fatal", "a verify failure always ends the job with its error"),
+    ("norandommap", "random offsets are always drawn with replacement (as norandommap=1); without it fio covers each block once per pass"),
+    ("randrepeat", "runs are always repeatable: the seed is --seed (or randseed)"),
+    ("allrandrepeat", "runs are always repeatable: the seed is --seed (or randseed)"),
+    ("wait_for", "the job starts with a new group after the named job's group (a reporting group too)"),
+    ("new_group", "groups follow stonewall and wait_for"),
+    ("zonecapacity", "accepted with a notice: zonemode=zbd takes the device's zones"),
+    ("zonerange", "accepted with a notice: zonemode=zbd takes the device's zones"),
+    ("zoneskip", "only 0"),
+    ("zonemode", "strided is refused (not supported yet)"),
+    ("write_zone_remainder", "only 0"),
+    ("create_serialize", "accepted (files are not created)"),
+    ("rate", "one rate for reads, writes and trims (separate values refused); the job issues no faster than rate from its start"),
+    ("rate_iops", "one rate for reads, writes and trims (separate values refused)"),
+    ("bs", "one size (or range) for reads, writes and trims; separate values refused"),
+    ("bsrange", "one range for reads, writes and trims; sizes are multiples of the smallest"),
+    ("bssplit", "one split for reads, writes and trims; separate splits refused"),
+    ("random_distribution", "no ':center'; applies to the random offsets of zonemode=none jobs (zonemode=zbd picks zones uniformly, as fio's zbd.c does)"),
+    ("thinktime", "the job waits before its next I/O after every thinktime_blocks I/Os"),
+    ("flow", "a stalled job waits flow_sleep (or 10 µs of virtual time) before looking again"),
+    ("exit_what", "group and stonewall end the job's group, all too (groups run one after another)"),
+    ("exitall", "ends the jobs of the job's group"),
+    ("lat_percentiles", "parsed and passed to the results"),
+    ("clat_percentiles", "parsed and passed to the results"),
+    ("slat_percentiles", "parsed; there is no submission latency apart from completion latency"),
+    ("percentile_list", "parsed and passed to the results"),
+    ("ramp_time", "I/Os completing within ramp_time of the job's start are not counted; runtime follows the ramp"),
+    ("fill_device", "the same as size=100%"),
+    ("fill_fs", "the same as size=100%"),
+    ("max_open_zones", "as fio: the device's limit when not given; more than the device's is refused unless ignore_zone_limits"),
+    ("loops", "the job's I/O size is loops times its size"),
+];
+
 const NO_FIGURE: &str = "host-side setting; the emulated device's figures do not depend on it";
 const NO_LOGS: &str = "znslab writes no per-I/O log files; the results carry the figures";
 const NO_CPU: &str = "CPU and NUMA placement of the host does not exist on the virtual clock";
@@ -496,8 +539,6 @@ pub fn engine_refusal(engine: &str) -> Option<String> {
         "mmap",
         "libzbc",
         "xnvme",
-        "spdk",
-        "libblkio",
     ];
     if MODELLED.contains(&engine) {
         return None;
@@ -516,13 +557,17 @@ pub fn engine_refusal(engine: &str) -> Option<String> {
         "ime_psync" | "ime_psyncv" | "ime_aio" => "needs a DDN IME file system",
         "dev-dax" | "libpmem" | "pmemblk" => "needs persistent memory (DAX) from the kernel",
         "mtd" => "needs a kernel MTD flash device",
+        "libblkio" => "drives virtio/vhost devices through libblkio, not an NVMe device",
+        "spdk" | "spdk_bdev" => "is SPDK's external engine, loaded from a shared library",
+        "page_fault" => "touches host memory pages; there is no device I/O",
+        "windowsaio" => "needs Windows",
         "sg" => "sends SCSI commands through the kernel's sg driver",
         "e4defrag" => "runs ext4 defragmentation in the kernel",
         "falloc" | "ftruncate" => "works on files of a kernel file system",
         "filecreate" | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete" => {
             "works on files of a kernel file system"
         }
-        "splice" | "windowsaio" | "solarisaio" => "needs a kernel interface the emulator lacks",
+        "splice" | "solarisaio" => "needs a kernel interface the emulator lacks",
         "libcufile" | "libhipfile" => "needs a GPU and its direct-storage driver",
         "exec" => "runs programs; znslab runs no commands from job files",
         "cpuio" => "burns host CPU; the emulator has no host CPU to model",

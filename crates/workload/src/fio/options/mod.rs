@@ -5,7 +5,9 @@
 mod catalog;
 mod values;
 
-pub use catalog::{engine_refusal, status, Status, COMMAND_LINE_ONLY, FIO_ALIASES, FIO_OPTIONS};
+pub use catalog::{
+    engine_refusal, status, Status, COMMAND_LINE_ONLY, DIFFERS, FIO_ALIASES, FIO_OPTIONS,
+};
 pub use values::{
     expand_env, parse_distribution, parse_rw, parse_size, parse_time_ns, parse_time_unit,
     Direction, Distribution, Mix, Pattern, Size,
