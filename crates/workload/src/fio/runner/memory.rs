@@ -44,7 +44,14 @@ impl JobState {
         let bs = self.bs_bytes();
         let meta = self.bs_lbas * self.g.metadata_bytes;
         let buffers = meta + 4 * self.chunks_per_io + if self.spec.reads() { bs } else { 0 };
-        let fixed = JOB_BYTES + self.pool_bytes() + LatencyHistogram::bytes_for(u64::MAX);
+        // verify keeps an entry (~64 bytes) for every block the job leaves written.
+        let verify = if self.spec.verify {
+            (self.written_bytes() / self.spec.bs_min.max(1)).saturating_mul(64)
+        } else {
+            0
+        };
+        let fixed = (JOB_BYTES + self.pool_bytes() + LatencyHistogram::bytes_for(u64::MAX))
+            .saturating_add(verify);
         fixed.saturating_add(self.workers().saturating_mul(WORKER_BYTES + buffers))
     }
 

@@ -27,11 +27,11 @@ pub(super) struct Written {
 pub(super) struct Shared {
     pub(super) zbd: ZbdShared,
     written: BTreeMap<u64, Written>,
-    pub(super) flows: std::collections::HashMap<u32, (u64, u64)>,
+    pub(super) flows: BTreeMap<u32, (u64, u64)>,
     pub(super) exit_groups: Vec<u32>,
     /// Resets of each zone so far: a write that completes after a reset of its zone (issued
     /// before it) is not what the zone holds.
-    zone_resets: std::collections::HashMap<u64, u64>,
+    zone_resets: BTreeMap<u64, u64>,
 }
 
 pub(super) type SharedRun = Rc<RefCell<Shared>>;
