@@ -147,3 +147,22 @@ fn rate_ramp_thinktime_loops_and_wait_for() {
         vec![0, 1, 1]
     );
 }
+
+/// zonemode=strided (fio's io_u.c): zonesize bytes in each zonerange window, then zoneskip
+/// further on, the skipped bytes counting as done; a zonesize alone means strided.
+#[test]
+fn strided_zones_read_a_part_of_each_window() {
+    let r = ok(
+        presets::test_tcssd(),
+        "[s]\nrw=read\nbs=4k\nsize=512k\nzonemode=strided\nzonesize=16k\nzonerange=64k\nzoneskip=64k\n",
+    );
+    let b = r.jobs[0].read.io_bytes;
+    assert!((96 << 10..=120 << 10).contains(&b), "{b}");
+    let r = ok(
+        presets::test_tcssd(),
+        "[s]\nrw=randread\nbs=4k\nsize=512k\nzonesize=16k\n",
+    );
+    assert_eq!(r.jobs[0].read.io_bytes, 512 << 10);
+    let e = run_on(presets::test_tcssd(), "[s]\nzonemode=strided\n").expect_err("no zonesize");
+    assert_eq!(e.option.as_deref(), Some("zonesize"));
+}

@@ -22,6 +22,9 @@ pub enum ZoneMode {
     None,
     /// fio's zonemode=zbd: writes at write pointers, reads below them, trims reset zones.
     Zbd,
+    /// fio's zonemode=strided: `zonesize` bytes in each window of `zonerange`, then the
+    /// next window `zoneskip` further on (offsets as in zonemode none).
+    Strided,
 }
 
 /// One job (one clone, after numjobs is expanded).
@@ -61,6 +64,10 @@ pub struct JobSpec {
     pub zonemode: ZoneMode,
     /// `zonesize`: must match the device's zone size in zonemode=zbd, as in fio.
     pub zone_size: Option<u64>,
+    /// zonemode was given (fio: without it, a zonesize means strided).
+    pub zonemode_given: bool,
+    pub zone_range: Option<u64>,
+    pub zone_skip: u64,
     pub max_open_zones: u32,
     pub job_max_open_zones: u32,
     pub ignore_zone_limits: bool,
@@ -135,6 +142,9 @@ impl Default for JobSpec {
             wait_for: None,
             zonemode: ZoneMode::None,
             zone_size: None,
+            zonemode_given: false,
+            zone_range: None,
+            zone_skip: 0,
             max_open_zones: 0,
             job_max_open_zones: 0,
             ignore_zone_limits: false,
@@ -425,32 +435,32 @@ fn apply(
             spec.zonemode = match need()? {
                 "zbd" => ZoneMode::Zbd,
                 "none" => ZoneMode::None,
-                "strided" => {
-                    return Err(FioError::option(
-                        job,
-                        key,
-                        "strided is not supported yet (use zbd or none)",
-                    ))
-                }
+                "strided" => ZoneMode::Strided,
                 v => return Err(bad(v, "one of none, strided, zbd")),
-            }
+            };
+            spec.zonemode_given = true;
         }
         "zonesize" => spec.zone_size = Some(bytes(need()?)?).filter(|z| *z > 0),
-        "zonecapacity" | "zonerange" => {
+        "zonecapacity" => {
             bytes(need()?)?;
-            notices.push(format!(
-                "option '{key}' accepted and ignored: in zonemode=zbd fio takes the zones of                  the device"
-            ));
+            notices.push(
+                "option 'zonecapacity' accepted and ignored: zonemode=zbd takes the zones of \
+                 the device"
+                    .into(),
+            );
         }
-        "zoneskip" => {
-            if !matches!(size_or_zones(need()?)?, Size::Bytes(0) | Size::Zones(0)) {
+        "zonerange" => spec.zone_range = Some(bytes(need()?)?).filter(|z| *z > 0),
+        "zoneskip" => match size_or_zones(need()?)? {
+            Size::Bytes(b) => spec.zone_skip = b,
+            Size::Zones(0) => spec.zone_skip = 0,
+            _ => {
                 return Err(FioError::option(
                     job,
                     key,
-                    "skipping zones is not supported yet",
-                ));
+                    "a skip in zones is not supported yet (give bytes)",
+                ))
             }
-        }
+        },
         "max_open_zones" => spec.max_open_zones = number(need()?)? as u32,
         "job_max_open_zones" => spec.job_max_open_zones = number(need()?)? as u32,
         "ignore_zone_limits" => spec.ignore_zone_limits = parse_bool(job, key, value)?,
@@ -658,12 +668,29 @@ pub fn build_jobs_with_notices(
                 ));
             }
         }
+        // As fio's init.c: a zonesize without a zonemode means strided.
+        if !spec.zonemode_given && spec.zone_size.is_some() {
+            spec.zonemode = ZoneMode::Strided;
+        }
         if spec.zone_size.is_some() && spec.zonemode == ZoneMode::None {
             return Err(FioError::option(
                 &s.name,
                 "zonesize",
-                "zonemode=none and zonesize are not compatible (as in fio; strided is not \
-                 supported yet)",
+                "zonemode=none and zonesize are not compatible (as in fio)",
+            ));
+        }
+        if spec.zonemode == ZoneMode::Strided && spec.zone_size.is_none() {
+            return Err(FioError::option(
+                &s.name,
+                "zonesize",
+                "must be given with zonemode=strided (as in fio)",
+            ));
+        }
+        if spec.zonemode == ZoneMode::Zbd && spec.zone_skip > 0 {
+            return Err(FioError::option(
+                &s.name,
+                "zoneskip",
+                "is not supported yet with zonemode=zbd",
             ));
         }
         if spec.compressed_io && spec.mix != Mix::Single {

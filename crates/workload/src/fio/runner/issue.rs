@@ -28,6 +28,9 @@ pub(super) struct Flow {
     pub(super) since_think: u64,
     /// random_distribution, set up for the region on the first random offset.
     pub(super) sampler: Option<Sampler>,
+    /// zonemode=strided: the window's start and the blocks done in it.
+    pub(super) window: Option<u64>,
+    pub(super) window_done: u64,
 }
 
 impl JobState {
@@ -65,6 +68,46 @@ impl JobState {
     /// backwards steps, as fio's get_next_seq_offset) or random (a new random offset every
     /// N I/Os).
     fn next_plain_lba(&mut self) -> u64 {
+        if self.spec.zonemode == ZoneMode::Strided {
+            return self.next_strided_lba();
+        }
+        self.next_region_lba()
+    }
+
+    /// zonemode=strided, as fio's setup_strided_zone_mode: the job works in a window of
+    /// `zonerange` at `window`; after `zonesize` bytes there it moves `zonerange + zoneskip`
+    /// on (back to the start past the end), the skipped bytes counting as done.
+    fn next_strided_lba(&mut self) -> u64 {
+        let lba = self.g.lba_bytes;
+        let size = self.spec.zone_size.unwrap_or(1) / lba;
+        let range =
+            (self.spec.zone_range.or(self.spec.zone_size).unwrap_or(1) / lba).max(self.bs_lbas);
+        let skip = self.spec.zone_skip / lba;
+        let (start, end) = (self.start, self.end);
+        let window = self.flow.window.unwrap_or(start);
+        let mut window = window.max(start);
+        if self.flow.window_done >= size.max(1) {
+            self.flow.window_done = 0;
+            window += range + skip;
+            self.issued += skip * lba;
+            if window >= end {
+                window = start;
+            }
+            self.pos = window;
+        }
+        self.flow.window = Some(window);
+        // The I/O stays in the window: [window, window + range).
+        (self.start, self.end) = (window, (window + range).min(end));
+        if self.pos >= self.end || self.pos < self.start {
+            self.pos = self.start;
+        }
+        let lba_at = self.next_region_lba();
+        (self.start, self.end) = (start, end);
+        self.flow.window_done += self.bs_lbas;
+        lba_at
+    }
+
+    fn next_region_lba(&mut self) -> u64 {
         let bs = self.bs_lbas;
         match self.spec.pattern {
             Pattern::Sequential => {
@@ -219,7 +262,7 @@ impl JobState {
             (ZoneMode::Zbd, Direction::Read, Pattern::Sequential) => self.next_zbd_seq_read(dev),
             (ZoneMode::Zbd, Direction::Read, Pattern::Random) => self.next_zbd_rand_read(dev),
             (ZoneMode::Zbd, Direction::Trim, _) => self.next_zbd_trim(dev),
-            (ZoneMode::None, _, _) => {
+            (ZoneMode::None | ZoneMode::Strided, _, _) => {
                 let lba = match (dir, self.flow.pending_write.take()) {
                     (Direction::Write, Some(lba)) => lba,
                     _ => self.next_plain_lba(),
