@@ -236,3 +236,37 @@ fn stonewall_in_global_runs_jobs_one_after_another() {
     );
     assert!(r.jobs.iter().all(|j| j.error.is_none()));
 }
+
+/// io_uring_cmd's write_mode=zone_append: writes are Zone Append commands (the device places
+/// them at the write pointer and says where; verify reads them back from there).
+#[test]
+fn zone_append_writes_land_at_write_pointers() {
+    let (sim, dev) = fresh();
+    let r = run_on(
+        &dev,
+        &sim,
+        "[w]\nrw=randwrite\nbs=8k\nsize=2z\niodepth=4\nwrite_mode=zone_append\nverify=crc32c\n",
+    )
+    .expect("runs");
+    let j = &r.jobs[0];
+    assert!(j.error.is_none(), "{:?}", j.error);
+    assert_eq!(j.write.io_bytes, 512 << 10);
+    assert_eq!(j.read.io_bytes, 512 << 10, "verified");
+    assert_eq!(j.zone_resets, 0, "with verify no zone is reset");
+    // One I/O at a time: the job's last write ends its writes, then it verifies.
+    let (sim, dev) = fresh();
+    let r = run_on(
+        &dev,
+        &sim,
+        "[w]\nrw=randwrite\nbs=8k\nsize=2z\nio_size=1m\nverify=md5\n",
+    )
+    .expect("runs");
+    let j = &r.jobs[0];
+    assert!(j.error.is_none(), "{:?}", j.error);
+    assert_eq!((j.write.io_bytes, j.read.io_bytes), (512 << 10, 512 << 10));
+    let e = workload::fio::build_jobs(
+        &workload::fio::parse_jobfile("[w]\nrw=write\nwrite_mode=zone_append\n").expect("parses"),
+    )
+    .expect_err("append needs zonemode=zbd");
+    assert_eq!(e.option.as_deref(), Some("write_mode"));
+}

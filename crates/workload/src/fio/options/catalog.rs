@@ -16,6 +16,7 @@ pub enum Status {
 
 /// Options [`super::apply`] parses and acts on (aliases included).
 pub const SUPPORTED: &[&str] = &[
+    "write_mode",
     "bssplit",
     "flow",
     "flow_id",
@@ -136,6 +137,7 @@ pub const DIFFERS: &[(&str, &str)] = &[
     ("fill_fs", "the same as size=100%"),
     ("max_open_zones", "as fio: the device's limit when not given; more than the device's is refused unless ignore_zone_limits"),
     ("loops", "the job's I/O size is loops times its size"),
+    ("write_mode", "io_uring_cmd's option: write and zone_append (zonemode=zbd) are supported; uncor, zeroes and verify are refused"),
 ];
 
 const NO_FIGURE: &str = "host-side setting; the emulated device's figures do not depend on it";
@@ -426,10 +428,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "writefua",
         "the emulated device has no volatile cache for FUA to bypass",
-    ),
-    (
-        "write_mode",
-        "io_uring_cmd write modes (zeroes, uncorrectable, verify) are not modelled",
     ),
     (
         "verify_mode",

@@ -106,6 +106,8 @@ pub struct JobSpec {
     pub do_verify: bool,
     pub verify_backlog: u64,
     pub numjobs: u32,
+    /// `write_mode=zone_append` (io_uring_cmd): writes are Zone Append commands.
+    pub zone_append: bool,
     /// `flow`: the job's weight among the jobs of its `flow_id`; `flow_sleep` their stall.
     pub flow: u32,
     pub flow_id: u32,
@@ -176,6 +178,7 @@ impl Default for JobSpec {
             compressed_io: false,
             compressed_chunk: 0,
             numjobs: 1,
+            zone_append: false,
             flow: 0,
             flow_id: 0,
             flow_sleep_ns: 0,
@@ -393,6 +396,20 @@ fn apply(
             number(need()?)?;
         }
         "exitall" => spec.exitall = parse_bool(job, key, value)?,
+        "write_mode" => match need()? {
+            "write" => spec.zone_append = false,
+            "zone_append" => spec.zone_append = true,
+            v @ ("uncor" | "zeroes" | "verify") => {
+                return Err(FioError::option(
+                    job,
+                    key,
+                    format!(
+                    "'{v}': write uncorrectable, write zeroes and verify commands are not modelled"
+                ),
+                ))
+            }
+            v => return Err(bad(v, "one of write, uncor, zeroes, verify, zone_append")),
+        },
         "exit_what" => match need()? {
             "group" | "stonewall" | "all" => {}
             v => return Err(bad(v, "one of group, stonewall, all")),
@@ -684,6 +701,13 @@ pub fn build_jobs_with_notices(
                 &s.name,
                 "zonesize",
                 "must be given with zonemode=strided (as in fio)",
+            ));
+        }
+        if spec.zone_append && (spec.zonemode != ZoneMode::Zbd || spec.compressed_io) {
+            return Err(FioError::option(
+                &s.name,
+                "write_mode",
+                "zone_append needs zonemode=zbd (as in fio) and no compressed_io",
             ));
         }
         if spec.zonemode == ZoneMode::Zbd && spec.zone_skip > 0 {

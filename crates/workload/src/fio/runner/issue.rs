@@ -282,6 +282,10 @@ impl JobState {
                 })
             }
         };
+        // A job whose writes just ran out reads back what it wrote (verify) before it ends.
+        if io.is_none() && (self.verify.phase || self.start_verify_phase()) {
+            return self.next_verify_read();
+        }
         if let Some(io) = io.as_mut() {
             io.dir = dir;
             let issued = self.issued;
@@ -356,6 +360,10 @@ pub(super) async fn worker(
     let max_nlb = dev
         .with(|c| c.identify().mdts_bytes / c.layout().lba_bytes)
         .max(1);
+    let (append, zone_lbas) = {
+        let s = state.borrow();
+        (s.spec.zone_append, s.g.zone_size_lbas.max(1))
+    };
     let (bs_bytes, zbd, lba, ms, chunk, index) = {
         let s = state.borrow();
         (
@@ -399,6 +407,7 @@ pub(super) async fn worker(
         let start = sim.now();
         let direction = io.dir;
         let mut written_at = None;
+        let mut written_lba = io.lba;
         let mut io_bytes = io.nlb as u64 * lba;
         let mut short = false;
         let comp = match (direction, io.cc) {
@@ -446,6 +455,20 @@ pub(super) async fn worker(
                             record_chunks(&index, &state, io.lba, intra, &metadata, chunk, lba);
                         }
                         comp
+                    }
+                    _ if append => {
+                        let zone = io.lba / zone_lbas * zone_lbas;
+                        let c = dev
+                            .submit(Command::ZoneAppend {
+                                zslba: zone,
+                                nlb: io.nlb,
+                                data,
+                                metadata: &[],
+                            })
+                            .await;
+                        // The device says where the data went.
+                        written_lba = c.result;
+                        c
                     }
                     _ => {
                         submit_split(&sim, &dev, io.lba, io.nlb, max_nlb, |slba, nlb, off| {
@@ -545,7 +568,7 @@ pub(super) async fn worker(
             s.result.dr_short_reads += 1;
         }
         if let Some(at) = written_at {
-            s.record_write(io.lba, io.nlb, &pool, at, generation);
+            s.record_write(written_lba, io.nlb, &pool, at, generation);
         }
         if direction == Direction::Read && io.cc.is_none() {
             if let Err(e) = s.check_read(io.lba, io.nlb, &read_buf) {

@@ -96,7 +96,7 @@ pub(super) fn setup(
     }
     let (mdts, mor) = dev.with(|c| (c.identify().mdts_bytes, c.layout().max_open));
     // Larger plain I/Os are split at the maximum transfer, as the kernel does.
-    if spec.compressed_io && spec.bs > mdts {
+    if (spec.compressed_io || spec.zone_append) && spec.bs > mdts {
         return Err(err(
             "bs",
             format!(

@@ -339,7 +339,38 @@ impl JobState {
         if matches!(d.state, ZoneState::ReadOnly | ZoneState::Offline) {
             return self.fail(format!("zone at LBA {} is {:?}", d.zslba, d.state));
         }
-        if self.reset_due(dev) || self.room(&d) < bs {
+        // With verify, fio resets no zone (that would lose data to verify): a full zone is
+        // passed over for the next one with room; with none left the job's writes are over.
+        if self.spec.verify && self.room(&d) < bs {
+            let n = end - first;
+            let sh = self.shared.borrow();
+            let open = &sh.zbd.write_zones;
+            let can_open = limit == 0 || (open.len() as u64) < limit;
+            let next = (1..n).map(|k| first + (zone - first + k) % n).find(|&z| {
+                let dz = dev.with(|c| c.zone(z as u32));
+                self.room(&dz) >= bs && (can_open || open.iter().any(|(w, _)| *w == z))
+            });
+            drop(sh);
+            let Some(z) = next else {
+                self.done = true;
+                return None;
+            };
+            if limit != 0 {
+                let mut sh = self.shared.borrow_mut();
+                if !sh.zbd.write_zones.iter().any(|(w, _)| *w == z) {
+                    sh.zbd.write_zones.push((z, me));
+                }
+            }
+            let d = dev.with(|c| c.zone(z as u32));
+            return Some(Io {
+                dir: Direction::Write,
+                lba: d.wp,
+                nlb: bs as u32,
+                wait_until: None,
+                cc: None,
+            });
+        }
+        if (!self.spec.verify && self.reset_due(dev)) || self.room(&d) < bs {
             if let Err(s) = self.zone_mgmt(dev, now, zone, ZoneAction::Reset) {
                 return self.fail(format!("zone reset at LBA {}: {s}", d.zslba));
             }
