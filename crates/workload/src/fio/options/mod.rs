@@ -408,6 +408,13 @@ fn apply(
                 ),
                 ))
             }
+            v if v.contains('/') => {
+                return Err(FioError::option(
+                    job,
+                    key,
+                    format!("'{v}': mixed write modes are not supported (write uncorrectable, write zeroes and verify commands are not modelled)"),
+                ))
+            }
             v => return Err(bad(v, "one of write, uncor, zeroes, verify, zone_append")),
         },
         "exit_what" => match need()? {
