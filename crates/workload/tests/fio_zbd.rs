@@ -6,8 +6,9 @@ use device::{presets, Controller, DeviceHandle, ZoneState};
 use sim::Sim;
 use workload::fio::{build_jobs, json_output, parse_jobfile, run, FioError, RunResult};
 
+/// Runs `job` with zonemode=zbd in a [global] section before it (fio's default is none).
 fn run_on(dev: &DeviceHandle, sim: &Sim, job: &str) -> Result<RunResult, FioError> {
-    let jobs = build_jobs(&parse_jobfile(job)?)?;
+    let jobs = build_jobs(&parse_jobfile(&format!("[global]\nzonemode=zbd\n{job}"))?)?;
     run(sim, dev, &jobs)
 }
 
@@ -158,4 +159,114 @@ fn startdelay_holds_a_job_back_without_counting_in_its_runtime() {
     assert!(
         workload::fio::build_jobs(&workload::fio::parse_jobfile(bad).expect("parses")).is_err()
     );
+}
+
+/// fio's zbd random writes: each goes to the write pointer of a randomly chosen zone, with no
+/// more zones open for writing than max_open_zones; full zones are reset (zbd.c).
+#[test]
+fn random_writes_go_to_write_pointers_of_at_most_max_open_zones() {
+    let (sim, dev) = fresh();
+    let r = run_on(
+        &dev,
+        &sim,
+        "[w]\nrw=randwrite\nbs=16k\nmax_open_zones=2\nio_size=1m\n",
+    )
+    .expect("runs");
+    let j = &r.jobs[0];
+    assert!(j.error.is_none(), "{:?}", j.error);
+    assert_eq!(j.write.io_bytes, 1 << 20);
+    let touched = (0..16u32)
+        .filter(|z| dev.with(|c| c.zone(*z)).state != ZoneState::Empty)
+        .count();
+    // 1 MiB in 256 KiB zones, two open at a time: 4 full zones plus up to 2 open ones.
+    assert!((4..=6).contains(&touched), "{touched} zones written");
+    // Time based over a small region: zones fill and are reset, no write ever fails.
+    let (sim, dev) = fresh();
+    let r = run_on(
+        &dev,
+        &sim,
+        "[w]\nrw=randwrite\nbs=64k\nsize=4z\noffset=2z\ntime_based\nruntime=50ms\nnumjobs=2\n",
+    )
+    .expect("runs");
+    assert!(
+        r.jobs.iter().all(|j| j.error.is_none()),
+        "{:?}",
+        r.jobs[0].error
+    );
+    assert!(r.jobs.iter().map(|j| j.zone_resets).sum::<u64>() > 0);
+    assert_eq!(
+        dev.with(|c| c.zone(0)).state,
+        ZoneState::Empty,
+        "outside the region"
+    );
+}
+
+/// In zbd mode a trim is a zone reset; zonesize must match the device's.
+#[test]
+fn trims_reset_zones_and_zonesize_must_match() {
+    let (sim, dev) = fresh();
+    run_on(&dev, &sim, "[w]\nrw=write\nbs=64k\nsize=3z\n").expect("write");
+    assert_eq!(dev.with(|c| c.zone(2)).state, ZoneState::Full);
+    let r = run_on(&dev, &sim, "[t]\nrw=trim\nbs=256k\nsize=2z\n").expect("trim");
+    assert_eq!(r.jobs[0].trim.ios, 2);
+    assert_eq!(dev.with(|c| c.zone(0)).state, ZoneState::Empty);
+    assert_eq!(dev.with(|c| c.zone(2)).state, ZoneState::Full);
+    let e = run_on(&dev, &sim, "[w]\nrw=write\nzonesize=1m\n").expect_err("zone size");
+    assert_eq!(e.option.as_deref(), Some("zonesize"));
+    assert!(
+        e.message.contains("1048576") && e.message.contains("262144"),
+        "{e}"
+    );
+}
+
+/// Regression: a stonewall in [global] makes each job wait for the one before (each its
+/// own group), where it used to be dropped and all jobs ran at once.
+#[test]
+fn stonewall_in_global_runs_jobs_one_after_another() {
+    let (sim, dev) = fresh();
+    let r = run_on(
+        &dev,
+        &sim,
+        "[global]\nstonewall\nbs=16k\nsize=256k\n[a]\nrw=write\n[b]\nrw=read\n[c]\nrw=randread\n",
+    )
+    .expect("runs");
+    assert_eq!(
+        r.jobs.iter().map(|j| j.group).collect::<Vec<_>>(),
+        vec![0, 1, 2]
+    );
+    assert!(r.jobs.iter().all(|j| j.error.is_none()));
+}
+
+/// io_uring_cmd's write_mode=zone_append: writes are Zone Append commands (the device places
+/// them at the write pointer and says where; verify reads them back from there).
+#[test]
+fn zone_append_writes_land_at_write_pointers() {
+    let (sim, dev) = fresh();
+    let r = run_on(
+        &dev,
+        &sim,
+        "[w]\nrw=randwrite\nbs=8k\nsize=2z\niodepth=4\nwrite_mode=zone_append\nverify=crc32c\n",
+    )
+    .expect("runs");
+    let j = &r.jobs[0];
+    assert!(j.error.is_none(), "{:?}", j.error);
+    assert_eq!(j.write.io_bytes, 512 << 10);
+    assert_eq!(j.read.io_bytes, 512 << 10, "verified");
+    assert_eq!(j.zone_resets, 0, "with verify no zone is reset");
+    // One I/O at a time: the job's last write ends its writes, then it verifies.
+    let (sim, dev) = fresh();
+    let r = run_on(
+        &dev,
+        &sim,
+        "[w]\nrw=randwrite\nbs=8k\nsize=2z\nio_size=1m\nverify=md5\n",
+    )
+    .expect("runs");
+    let j = &r.jobs[0];
+    assert!(j.error.is_none(), "{:?}", j.error);
+    assert_eq!((j.write.io_bytes, j.read.io_bytes), (512 << 10, 512 << 10));
+    let e = workload::fio::build_jobs(
+        &workload::fio::parse_jobfile("[w]\nrw=write\nwrite_mode=zone_append\n").expect("parses"),
+    )
+    .expect_err("append needs zonemode=zbd");
+    assert_eq!(e.option.as_deref(), Some("write_mode"));
 }

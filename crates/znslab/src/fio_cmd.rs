@@ -41,6 +41,7 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     };
     let mut jobfile: Option<String> = None;
     let mut fio_args = Vec::new();
+    let mut sections_wanted: Vec<String> = Vec::new();
     for a in args {
         let (k, v) = a
             .split_once('=')
@@ -84,6 +85,17 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
             ) => {
                 bail!("{k} needs a value ({k}=...)")
             }
+            ("--section", Some(v)) => sections_wanted.push(v.to_string()),
+            // fio's command-line options that are not job options.
+            _ if k
+                .strip_prefix("--")
+                .is_some_and(|n| fio::COMMAND_LINE_ONLY.contains(&n)) =>
+            {
+                eprintln!(
+                    "znslab fio: {k} accepted and ignored: znslab prints no progress lines \
+                     and writes the normal or json output only"
+                );
+            }
             _ if !a.starts_with("--") => {
                 if jobfile.replace(a.clone()).is_some() {
                     bail!("more than one job file given ('{a}')");
@@ -92,7 +104,7 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
             _ => fio_args.push(a.clone()),
         }
     }
-    let mut sections = match &jobfile {
+    let sections = match &jobfile {
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| format!("job file {path}"))?;
             fio::parse_jobfile(&text).map_err(|e| anyhow!("job file {path}: {e}"))?
@@ -103,9 +115,20 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
             fio::parse_jobfile(DEFAULT_JOB).map_err(|e| anyhow!("default job: {e}"))?
         }
     };
+    let mut sections = fio::select_sections(sections, &sections_wanted);
     // Command-line options: before any --name they override the job file's globals.
     let cli = fio::parse_args(&fio_args).map_err(|e| anyhow!("{e}"))?;
     let mut named_on_cli = vec![false; sections.len()];
+    // --filename on the command line names the device image for every job, in place of
+    // the job file's device nodes (one run drives one image).
+    if cli
+        .first()
+        .is_some_and(|g| g.options.iter().any(|(k, _)| k == "filename"))
+    {
+        for s in sections.iter_mut() {
+            s.options.retain(|(k, _)| k != "filename");
+        }
+    }
     for s in cli {
         if s.name == "global" {
             match sections.iter_mut().find(|x| x.name == "global") {
@@ -125,7 +148,10 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
         fio::split_output_options(&sections, &named_on_cli).map_err(|e| anyhow!("{e}"))?;
     out_spec.formats = own.formats;
     out_spec.terse_version = own.terse_version;
-    let jobs = fio::build_jobs(&sections).map_err(|e| anyhow!("{e}"))?;
+    let (jobs, notices) = fio::build_jobs_with_notices(&sections).map_err(|e| anyhow!("{e}"))?;
+    for n in notices {
+        eprintln!("znslab fio: {n}");
+    }
 
     let filenames: std::collections::BTreeSet<&String> =
         jobs.iter().filter_map(|j| j.filename.as_ref()).collect();

@@ -43,6 +43,7 @@ fn fio_json_is_fio_shaped_and_deterministic() {
         "fio",
         "--device=test-min",
         "--output-format=json",
+        "--zonemode=zbd",
         "--name=w",
         "--rw=write",
         "--bs=16k",
@@ -118,8 +119,19 @@ fn fio_errors_name_what_is_wrong() {
             "option 'frobnicate'",
         ),
         (
-            &["fio", "--name=x", "--rw=randwrite"],
-            "randwrite is impossible",
+            &[
+                "fio",
+                "--device=test-min",
+                "--zonemode=zbd",
+                "--zonesize=1m",
+                "--name=x",
+                "--rw=randwrite",
+            ],
+            "zonesize",
+        ),
+        (
+            &["fio", "--name=x", "--ioengine=rbd"],
+            "ioengine rbd talks to a Ceph cluster over the network",
         ),
         (
             &["fio", "/nonexistent/job.fio"],
@@ -914,4 +926,45 @@ fn torture_seeds_2_and_62_two_deletions_reset_one_zone() {
         assert!(o.status.success(), "{s}{}", text(&o.stderr));
         assert!(s.contains(", 0 failed;"), "{s}");
     }
+}
+
+/// fio's command-line-only options are accepted; --section runs only the named jobs (and
+/// the globals); options accepted and ignored say so on stderr, once.
+#[test]
+fn fio_command_line_only_options_sections_and_notices() {
+    let dir = TempDir::new("fio-sections");
+    let job = dir.path("j.fio");
+    std::fs::write(
+        &job,
+        "[global]\nbs=4k\nsize=64k\ndirect=1 ; a comment\nzonemode=zbd\n[a]\nrw=write\n\
+         [b]\nrw=write\noffset=1m\ndirect=1\n",
+    )
+    .expect("job file");
+    let o = znslab(&[
+        "fio",
+        &job,
+        "--device=test-min",
+        "--section=b",
+        "--eta=never",
+        "--eta-newline=1",
+        "--status-interval=1",
+        "--terse-version=3",
+        "--output-format=json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let names: Vec<&str> = v["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .map(|j| j["jobname"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, vec!["b"]);
+    let e = text(&o.stderr);
+    assert_eq!(
+        e.matches("option 'direct' accepted and ignored").count(),
+        1,
+        "{e}"
+    );
+    assert!(e.contains("--eta accepted and ignored"), "{e}");
 }

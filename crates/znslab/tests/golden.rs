@@ -152,6 +152,8 @@ fn fio_jobs() {
         "fio",
         "--output-format=json",
         "--device=test-min",
+        // The golden figures are zonemode=zbd's (fio's default is none).
+        "--zonemode=zbd",
         "--name=w",
         "--rw=write",
         "--bs=16k",

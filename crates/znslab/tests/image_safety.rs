@@ -463,6 +463,7 @@ fn a_write_job_run_again_with_a_deep_queue_resets_and_rewrites_its_zones() {
         let o = znslab(&[
             "fio",
             &job,
+            "--zonemode=zbd",
             "--name=w",
             "--rw=write",
             "--bs=16k",

@@ -9,13 +9,20 @@ pub struct Section {
     pub options: Vec<(String, Option<String>)>,
 }
 
-/// Parse a job file's text. Comments start with `#` or `;`.
+/// Parse a job file's text. As fio's parser does (`strip_blank_end`), a `;` or `#` anywhere
+/// in a line starts a comment that runs to its end (`runtime=3600  # an hour`).
 pub fn parse_jobfile(text: &str) -> Result<Vec<Section>, FioError> {
     let mut sections: Vec<Section> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+        let line = raw.split([';', '#']).next().unwrap_or("").trim();
+        if line.is_empty() {
             continue;
+        }
+        if line.starts_with("include ") {
+            return Err(FioError::new(format!(
+                "line {}: 'include' of other job files is not supported yet",
+                i + 1
+            )));
         }
         if let Some(rest) = line.strip_prefix('[') {
             let name = rest
@@ -47,6 +54,18 @@ fn split_option(s: &str) -> (String, Option<String>) {
         Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
         None => (s.trim().to_string(), None),
     }
+}
+
+/// Keep only the job sections named by fio's `--section` (all when none is named); global
+/// sections are always kept, as in fio.
+pub fn select_sections(sections: Vec<Section>, names: &[String]) -> Vec<Section> {
+    if names.is_empty() {
+        return sections;
+    }
+    sections
+        .into_iter()
+        .filter(|s| s.name.starts_with("global") || names.contains(&s.name))
+        .collect()
 }
 
 /// Turn `--opt=value` arguments into sections the way fio does: options before the first
@@ -100,6 +119,21 @@ mod tests {
             ]
         );
         assert_eq!(s[1].options, vec![("rw".into(), Some("write".into()))]);
+        let s = parse_jobfile("[a]\nruntime=3600  # one hour\nbs=4k;x\n").expect("ok");
+        assert_eq!(
+            s[0].options,
+            vec![
+                ("runtime".into(), Some("3600".into())),
+                ("bs".into(), Some("4k".into()))
+            ]
+        );
+        let names = vec!["b".to_string()];
+        let s = parse_jobfile("[global]\n[a]\n[b]\n").expect("ok");
+        let kept: Vec<String> = select_sections(s, &names)
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(kept, vec!["global", "b"]);
         assert!(parse_jobfile("bs=4k\n")
             .expect_err("no section")
             .message

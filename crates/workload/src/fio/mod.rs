@@ -5,8 +5,11 @@ mod options;
 mod output;
 mod runner;
 
-pub use jobfile::{parse_args, parse_jobfile, Section};
-pub use options::{build_jobs, parse_size, Direction, JobSpec, Pattern, Size, ZoneMode};
+pub use jobfile::{parse_args, parse_jobfile, select_sections, Section};
+pub use options::{
+    build_jobs, build_jobs_with_notices, engine_refusal, parse_size, status, Direction, JobSpec,
+    Mix, Pattern, Size, Status, ZoneMode, COMMAND_LINE_ONLY, DIFFERS, FIO_ALIASES, FIO_OPTIONS,
+};
 pub use output::{
     compression_json, json_output, json_output_with, normal_output, render, split_output_options,
     Formats, JobOutput, OutputSpec,

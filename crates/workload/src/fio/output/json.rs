@@ -150,15 +150,15 @@ pub(crate) struct JobSums {
     pub lat_m: [u64; 12],
 }
 
-pub(crate) fn sums(read: &DirStats, write: &DirStats) -> JobSums {
+pub(crate) fn sums(dirs: &[&DirStats]) -> JobSums {
     let mut s = JobSums {
-        ios: read.ios + write.ios,
+        ios: dirs.iter().map(|d| d.ios).sum(),
         depth: [0; 7],
         lat_n: [0; 10],
         lat_u: [0; 10],
         lat_m: [0; 12],
     };
-    for d in [&read.ext, &write.ext] {
+    for d in dirs.iter().map(|d| &d.ext) {
         for i in 0..7 {
             s.depth[i] += d.depth_map[i];
         }
@@ -212,9 +212,14 @@ pub(crate) fn disk_util(result: &RunResult) -> DiskUtil {
     // Busy time: in each group, the longest any job had I/O in flight.
     let mut busy: std::collections::BTreeMap<u32, u64> = Default::default();
     for j in &result.jobs {
-        for (i, d) in [&j.read, &j.write].into_iter().enumerate() {
-            ios[i] += d.ios;
-            ticks[i] += d.ext.ticks_ns;
+        for (i, d) in [&j.read, &j.write, &j.trim].into_iter().enumerate() {
+            // Disk stats count reads and writes; a trim adds to the busy time only.
+            if i < 2 {
+                ios[i] += d.ios;
+            }
+            if i < 2 {
+                ticks[i] += d.ext.ticks_ns;
+            }
             let b = busy.entry(j.group).or_default();
             *b = (*b).max(d.ext.busy_ns);
         }
@@ -273,7 +278,7 @@ pub(crate) fn json_value(
             );
             m.insert(
                 "trim".into(),
-                dir_json(&DirStats::default(), 0, r.out, plus, 0),
+                dir_json(&j.trim, j.runtime_ns, r.out, plus, 0),
             );
             m.insert(
                 "sync".into(),
@@ -287,7 +292,7 @@ pub(crate) fn json_value(
             for k in ["ctx", "majf", "minf"] {
                 m.insert(k.into(), 0.into());
             }
-            let s = sums(&j.read, &j.write);
+            let s = sums(&[&j.read, &j.write, &j.trim]);
             m.insert(
                 "iodepth_level".into(),
                 named(

@@ -267,6 +267,7 @@ pub(crate) fn reported<'a>(result: &RunResult, spec: &'a OutputSpec) -> Vec<Repo
                 let agg = &mut r.job;
                 agg.read.merge(&j.read);
                 agg.write.merge(&j.write);
+                agg.trim.merge(&j.trim);
                 agg.runtime_ns = agg.runtime_ns.max(j.runtime_ns);
                 agg.zone_resets += j.zone_resets;
                 agg.zone_finishes += j.zone_finishes;

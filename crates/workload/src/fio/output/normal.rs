@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use device::Controller;
 use report::LatencyHistogram;
 
-use super::super::options::{Direction, JobSpec, Pattern};
+use super::super::options::{Direction, JobSpec, Mix, Pattern};
 use super::super::runner::{DirStats, RunResult};
 use super::fmt::{ctime, num2str, Unit};
 use super::json::{disk_util, dist, lat_dist, sums};
@@ -16,11 +16,13 @@ use super::znslab::device_text;
 use super::{groups, per_of_agg, reported, runtime_ms, JobOutput, OutputSpec};
 
 fn rw_name(s: &JobSpec) -> &'static str {
-    match (s.direction, s.pattern) {
-        (Direction::Read, Pattern::Sequential) => "read",
-        (Direction::Write, Pattern::Sequential) => "write",
-        (Direction::Read, Pattern::Random) => "randread",
-        (Direction::Write, Pattern::Random) => "randwrite",
+    let random = s.pattern == Pattern::Random;
+    match (s.mix, s.direction) {
+        (Mix::ReadWrite, _) => ["rw", "randrw"][random as usize],
+        (Mix::TrimWrite, _) => ["trimwrite", "randtrimwrite"][random as usize],
+        (Mix::Single, Direction::Read) => ["read", "randread"][random as usize],
+        (Mix::Single, Direction::Write) => ["write", "randwrite"][random as usize],
+        (Mix::Single, Direction::Trim) => ["trim", "randtrim"][random as usize],
     }
 }
 
@@ -281,7 +283,11 @@ pub(crate) fn normal_text(
                 Some(j.zone_resets),
             );
         }
-        let s = sums(&j.read, &j.write);
+        if j.trim.io_bytes > 0 {
+            // Trims are in no run status group here (fio's group figures: read and write).
+            show_ddir(&mut out, "trim", &j.trim, j.runtime_ns, r.out, 0, None);
+        }
+        let s = sums(&[&j.read, &j.write, &j.trim]);
         let keys = [
             "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
         ];

@@ -108,10 +108,10 @@ pub(crate) fn terse_output(result: &RunResult, _c: &Controller, spec: &OutputSpe
         ddir(&mut out, &j.read, j.runtime_ns, r.out, agg(0), ver);
         ddir(&mut out, &j.write, j.runtime_ns, r.out, agg(1), ver);
         if ver == 2 || ver == 4 || ver == 5 {
-            ddir(&mut out, &DirStats::default(), 0, r.out, 0, ver);
+            ddir(&mut out, &j.trim, j.runtime_ns, r.out, 0, ver);
         }
         out.push_str(";0.000000%;0.000000%;0;0;0");
-        let s = sums(&j.read, &j.write);
+        let s = sums(&[&j.read, &j.write, &j.trim]);
         for v in dist(&s.depth, s.ios) {
             let _ = write!(out, ";{v:3.1}%");
         }

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use device::cmd::wire;
 
 use super::{CcIo, ChunkEntry, ChunkIndex, Io, JobState};
+use crate::fio::options::Direction;
 
 impl JobState {
     /// A DR of chunks `first..first + k` of zone `zone` (k = chunks per I/O).
@@ -28,6 +29,7 @@ impl JobState {
                 .min(self.g.max_transfer_bytes / lba)
         };
         Io {
+            dir: Direction::Read,
             lba: zone * self.g.zone_size_lbas + start / lba,
             nlb: nlb as u32,
             wait_until: None,

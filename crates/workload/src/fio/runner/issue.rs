@@ -5,12 +5,33 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use device::cmd::wire;
-use device::{Command, DeviceHandle, Status};
+use device::{Command, DeviceHandle, Status, ZoneAction};
 use sim::Sim;
 
 use super::cczns::record_chunks;
+use super::distribution::Sampler;
 use super::{CcIo, Io, JobState};
-use crate::fio::options::{Direction, Pattern, ZoneMode};
+use crate::fio::options::{Direction, Mix, Pattern, ZoneMode};
+
+/// Per-job state of the choices made I/O by I/O: the job's index in the run, the random
+/// run of `rw=rand...:N`, the block a trimwrite trimmed and writes next, and the I/Os since
+/// the last thinktime.
+#[derive(Default)]
+pub(super) struct Flow {
+    pub(super) job: usize,
+    /// `flow`: registered with its flow, I/Os counted, and the job is over (once).
+    pub(super) in_flow: bool,
+    pub(super) flow_ios: u64,
+    pub(super) over: bool,
+    pub(super) run_left: u64,
+    pub(super) pending_write: Option<u64>,
+    pub(super) since_think: u64,
+    /// random_distribution, set up for the region on the first random offset.
+    pub(super) sampler: Option<Sampler>,
+    /// zonemode=strided: the window's start and the blocks done in it.
+    pub(super) window: Option<u64>,
+    pub(super) window_done: u64,
+}
 
 impl JobState {
     pub(super) fn fail(&mut self, msg: String) -> Option<Io> {
@@ -20,40 +41,240 @@ impl JobState {
         self.done = true;
         None
     }
+
+    /// The direction of the next I/O: the job's, or for rw/randrw one drawn by rwmixread,
+    /// or for trimwrite a trim and then a write of the same block.
+    fn next_dir(&mut self) -> Direction {
+        match self.spec.mix {
+            Mix::Single => self.spec.direction,
+            Mix::ReadWrite => {
+                if self.rng.below(100) < self.spec.rwmixread as u64 {
+                    Direction::Read
+                } else {
+                    Direction::Write
+                }
+            }
+            Mix::TrimWrite => {
+                if self.flow.pending_write.is_some() {
+                    Direction::Write
+                } else {
+                    Direction::Trim
+                }
+            }
+        }
+    }
+
+    /// The next block of a job without zone awareness: sequential (with `rw=...:N` holes or
+    /// backwards steps, as fio's get_next_seq_offset) or random (a new random offset every
+    /// N I/Os).
+    fn next_plain_lba(&mut self) -> u64 {
+        if self.spec.zonemode == ZoneMode::Strided {
+            return self.next_strided_lba();
+        }
+        self.next_region_lba()
+    }
+
+    /// zonemode=strided, as fio's setup_strided_zone_mode: the job works in a window of
+    /// `zonerange` at `window`; after `zonesize` bytes there it moves `zonerange + zoneskip`
+    /// on (back to the start past the end), the skipped bytes counting as done.
+    fn next_strided_lba(&mut self) -> u64 {
+        let lba = self.g.lba_bytes;
+        let size = self.spec.zone_size.unwrap_or(1) / lba;
+        let range =
+            (self.spec.zone_range.or(self.spec.zone_size).unwrap_or(1) / lba).max(self.bs_lbas);
+        let skip = self.spec.zone_skip / lba;
+        let (start, end) = (self.start, self.end);
+        let window = self.flow.window.unwrap_or(start);
+        let mut window = window.max(start);
+        if self.flow.window_done >= size.max(1) {
+            self.flow.window_done = 0;
+            window += range + skip;
+            self.issued += skip * lba;
+            if window >= end {
+                window = start;
+            }
+            self.pos = window;
+        }
+        self.flow.window = Some(window);
+        // The I/O stays in the window: [window, window + range).
+        (self.start, self.end) = (window, (window + range).min(end));
+        if self.pos >= self.end || self.pos < self.start {
+            self.pos = self.start;
+        }
+        let lba_at = self.next_region_lba();
+        (self.start, self.end) = (start, end);
+        self.flow.window_done += self.bs_lbas;
+        lba_at
+    }
+
+    fn next_region_lba(&mut self) -> u64 {
+        let bs = self.bs_lbas;
+        match self.spec.pattern {
+            Pattern::Sequential => {
+                let m = self.spec.rw_modifier.unwrap_or(0) / self.g.lba_bytes as i64;
+                let (start, end) = (self.start as i64, self.end as i64);
+                let mut lba = self.pos as i64;
+                if m != 0 && self.pos != self.start {
+                    lba += m;
+                    if lba < start || lba + bs as i64 > end {
+                        lba = if m > 0 { start } else { end + m };
+                    }
+                }
+                if lba < start || lba + bs as i64 > end {
+                    lba = start;
+                }
+                self.pos = lba as u64 + bs;
+                lba as u64
+            }
+            Pattern::Random => {
+                if self.flow.run_left > 0 && self.pos + bs <= self.end {
+                    self.flow.run_left -= 1;
+                } else {
+                    // Offsets are multiples of the smallest block size (fio's blockalign).
+                    let align = (self.spec.bs_min / self.g.lba_bytes).max(1);
+                    let slots = ((self.end - self.start) / align).max(1);
+                    if self.flow.sampler.is_none() {
+                        self.flow.sampler = Some(Sampler::new(
+                            &self.spec.random_distribution,
+                            slots,
+                            self.g.lba_bytes * align,
+                            &mut self.rng,
+                        ));
+                    }
+                    let s = self.flow.sampler.as_ref().expect("set above");
+                    let idx = s.next(&mut self.rng, slots);
+                    self.pos = (self.start + idx * align).min(self.end.saturating_sub(bs));
+                    self.flow.run_left = self.spec.rw_modifier.unwrap_or(1).max(1) as u64 - 1;
+                }
+                let lba = self.pos;
+                self.pos += bs;
+                lba
+            }
+        }
+    }
+
+    /// The block size of the next I/O in LBAs: `bs`, or drawn from `bssplit` or between
+    /// `bsrange`'s bounds (in multiples of the smallest).
+    fn next_bs_lbas(&mut self) -> u64 {
+        let lba = self.g.lba_bytes;
+        if !self.spec.bssplit.is_empty() {
+            let r = self.rng.below(100) as u32;
+            let mut acc = 0;
+            for &(size, pct) in &self.spec.bssplit {
+                acc += pct;
+                if r < acc {
+                    return size / lba;
+                }
+            }
+            return self.spec.bssplit[self.spec.bssplit.len() - 1].0 / lba;
+        }
+        if self.spec.bs_min < self.spec.bs {
+            let lo = self.spec.bs_min / lba;
+            let steps = (self.spec.bs / lba - lo) / lo;
+            return lo * (1 + self.rng.below(steps + 1));
+        }
+        self.bs_lbas
+    }
+
+    /// fio's flow_threshold_exceeded: a job whose share of its flow's I/Os is above its share
+    /// of the flow's weight waits (flow_sleep, or 10 µs) before its next I/O.
+    pub(super) fn flow_stall(&mut self) -> Option<u64> {
+        if self.spec.flow == 0 || self.flow.over {
+            return None;
+        }
+        let mut sh = self.shared.borrow_mut();
+        let f = sh.flows.entry(self.spec.flow_id).or_default();
+        if !self.flow.in_flow {
+            self.flow.in_flow = true;
+            f.1 += self.spec.flow as u64;
+        }
+        if f.0 > 0
+            && (self.flow.flow_ios as f64 / f.0 as f64)
+                > (self.spec.flow as f64 / f.1.max(1) as f64)
+        {
+            return Some(self.spec.flow_sleep_ns.max(10_000));
+        }
+        f.0 += 1;
+        self.flow.flow_ios += 1;
+        None
+    }
+
+    /// The job has no more I/O: it leaves its flow, and with exitall ends its group.
+    pub(super) fn job_over(&mut self) {
+        if std::mem::replace(&mut self.flow.over, true) {
+            return;
+        }
+        let mut sh = self.shared.borrow_mut();
+        if self.flow.in_flow {
+            if let Some(f) = sh.flows.get_mut(&self.spec.flow_id) {
+                f.1 = f.1.saturating_sub(self.spec.flow as u64);
+            }
+        }
+        if self.spec.exitall {
+            sh.exit_groups.push(self.result.group);
+        }
+    }
+
     pub(super) fn next_io(&mut self, dev: &DeviceHandle, now: u64) -> Option<Io> {
-        if self.done || (!self.spec.time_based && self.issued >= self.target) {
+        if self
+            .shared
+            .borrow()
+            .exit_groups
+            .contains(&self.result.group)
+        {
             return None;
         }
-        if self.deadline.is_some_and(|d| now >= d) {
+        let fixed_bs = self.bs_lbas;
+        self.bs_lbas = self.next_bs_lbas();
+        let io = self.next_io_sized(dev, now);
+        self.bs_lbas = fixed_bs;
+        io
+    }
+
+    fn next_io_sized(&mut self, dev: &DeviceHandle, now: u64) -> Option<Io> {
+        let over = self.done
+            || (!self.spec.time_based && self.issued >= self.target)
+            || self.deadline.is_some_and(|d| now >= d);
+        if over {
+            // verify: a writing job reads back what it wrote once its writes are over.
+            if self.verify.phase || self.start_verify_phase() {
+                return self.next_verify_read();
+            }
             return None;
         }
-        let io = match (self.spec.zonemode, self.spec.direction, self.spec.pattern) {
+        if self.verify_due() {
+            if let Some(io) = self.next_verify_read() {
+                return Some(io);
+            }
+        }
+        let dir = self.next_dir();
+        let mut io = match (self.spec.zonemode, dir, self.spec.pattern) {
             (ZoneMode::Zbd, Direction::Read, Pattern::Sequential) if self.spec.compressed_io => {
                 self.next_dr_seq()
             }
             (ZoneMode::Zbd, Direction::Read, Pattern::Random) if self.spec.compressed_io => {
                 self.next_dr_rand()
             }
+            (ZoneMode::Zbd, Direction::Write, Pattern::Random) => {
+                self.next_zbd_rand_write(dev, now)
+            }
             (ZoneMode::Zbd, Direction::Write, _) => self.next_zbd_write(dev, now),
             (ZoneMode::Zbd, Direction::Read, Pattern::Sequential) => self.next_zbd_seq_read(dev),
             (ZoneMode::Zbd, Direction::Read, Pattern::Random) => self.next_zbd_rand_read(dev),
-            (ZoneMode::None, _, Pattern::Sequential) => {
-                if self.pos + self.bs_lbas > self.end {
-                    self.pos = self.start;
+            (ZoneMode::Zbd, Direction::Trim, _) => self.next_zbd_trim(dev),
+            (ZoneMode::None | ZoneMode::Strided, _, _) => {
+                let lba = match (dir, self.flow.pending_write.take()) {
+                    (Direction::Write, Some(lba)) => lba,
+                    _ => self.next_plain_lba(),
+                };
+                if dir == Direction::Trim {
+                    self.forget(lba, lba + self.bs_lbas);
                 }
-                let lba = self.pos;
-                self.pos += self.bs_lbas;
+                if dir == Direction::Trim && self.spec.mix == Mix::TrimWrite {
+                    self.flow.pending_write = Some(lba);
+                }
                 Some(Io {
-                    lba,
-                    nlb: self.bs_lbas as u32,
-                    wait_until: None,
-                    cc: None,
-                })
-            }
-            (ZoneMode::None, _, Pattern::Random) => {
-                let slots = (self.end - self.start) / self.bs_lbas;
-                let lba = self.start + self.rng.below(slots) * self.bs_lbas;
-                Some(Io {
+                    dir,
                     lba,
                     nlb: self.bs_lbas as u32,
                     wait_until: None,
@@ -61,11 +282,72 @@ impl JobState {
                 })
             }
         };
-        if io.is_some() {
+        // A job whose writes just ran out reads back what it wrote (verify) before it ends.
+        if io.is_none() && (self.verify.phase || self.start_verify_phase()) {
+            return self.next_verify_read();
+        }
+        if let Some(io) = io.as_mut() {
+            io.dir = dir;
+            let issued = self.issued;
             self.issued += self.bs_lbas * self.g.lba_bytes;
+            // rate / rate_iops: the job issues no faster than its rate from its start.
+            if self.spec.rate_bytes > 0 {
+                let at = self.group_start
+                    + (issued as u128 * 1_000_000_000 / self.spec.rate_bytes as u128) as u64;
+                if at > now {
+                    io.wait_until = Some(io.wait_until.map_or(at, |t| t.max(at)));
+                }
+            }
+            // thinktime: idle after every thinktime_blocks I/Os.
+            if self.spec.thinktime_ns > 0 {
+                self.flow.since_think += 1;
+                if self.flow.since_think >= self.spec.thinktime_blocks {
+                    self.flow.since_think = 0;
+                    let at = now + self.spec.thinktime_ns;
+                    io.wait_until = Some(io.wait_until.map_or(at, |t| t.max(at)));
+                }
+            }
         }
         io
     }
+}
+
+/// Submit a write of `nlb` blocks at `slba` split at the device's maximum transfer
+/// (`max_nlb` blocks), as the kernel's block layer does: the parts go out together and the
+/// I/O completes with the last (or with the first part that fails).
+async fn submit_split<'a>(
+    sim: &Sim,
+    dev: &DeviceHandle,
+    slba: u64,
+    nlb: u32,
+    max_nlb: u64,
+    cmd: impl Fn(u64, u32, usize) -> Command<'a>,
+) -> device::Completion {
+    let lba_bytes = dev.with(|c| c.layout().lba_bytes) as usize;
+    let now = sim.now();
+    let mut out: Option<device::Completion> = None;
+    let mut done = 0u64;
+    while done < nlb as u64 {
+        let part = (nlb as u64 - done).min(max_nlb);
+        let c = dev.with(|c| {
+            c.submit(
+                now,
+                cmd(slba + done, part as u32, done as usize * lba_bytes),
+            )
+        });
+        done += part;
+        let failed = c.status != Status::SUCCESS;
+        let later = out.as_ref().is_none_or(|o| c.done_at > o.done_at);
+        if out.as_ref().is_none_or(|o| o.status == Status::SUCCESS) && (failed || later) {
+            out = Some(c);
+        }
+        if failed {
+            break;
+        }
+    }
+    let c = out.expect("at least one part");
+    sim.sleep_until(c.done_at).await;
+    c
 }
 
 pub(super) async fn worker(
@@ -75,11 +357,18 @@ pub(super) async fn worker(
     pool: Rc<Vec<u8>>,
     worker: usize,
 ) {
-    let (bs_bytes, direction, lba, ms, chunk, index) = {
+    let max_nlb = dev
+        .with(|c| c.identify().mdts_bytes / c.layout().lba_bytes)
+        .max(1);
+    let (append, zone_lbas) = {
+        let s = state.borrow();
+        (s.spec.zone_append, s.g.zone_size_lbas.max(1))
+    };
+    let (bs_bytes, zbd, lba, ms, chunk, index) = {
         let s = state.borrow();
         (
             (s.bs_lbas * s.g.lba_bytes) as usize,
-            s.spec.direction,
+            s.spec.zonemode == ZoneMode::Zbd,
             s.g.lba_bytes,
             s.g.metadata_bytes as usize,
             s.chunk,
@@ -96,26 +385,62 @@ pub(super) async fn worker(
     let start = state.borrow().group_start;
     sim.sleep_until(sim::SimInstant::from_ns(start)).await;
     loop {
-        let io = {
+        let stall = state.borrow_mut().flow_stall();
+        if let Some(t) = stall {
+            sim.sleep_until(sim::SimInstant::from_ns(sim.now().as_ns() + t))
+                .await;
+            continue;
+        }
+        let (io, generation) = {
             let mut s = state.borrow_mut();
-            s.next_io(&dev, sim.now().as_ns())
+            let io = s.next_io(&dev, sim.now().as_ns());
+            let generation = io.as_ref().map_or(0, |io| s.zone_generation(io.lba));
+            (io, generation)
         };
-        let Some(io) = io else { break };
+        let Some(io) = io else {
+            state.borrow_mut().job_over();
+            break;
+        };
         if let Some(t) = io.wait_until {
             sim.sleep_until(sim::SimInstant::from_ns(t)).await;
         }
         let start = sim.now();
+        let direction = io.dir;
         state
             .borrow_mut()
             .result
-            .submitted(direction == Direction::Write, start.as_ns());
-        let mut io_bytes = bs_bytes as u64;
+            .submitted(direction, start.as_ns());
+        let mut written_at = None;
+        let mut written_lba = io.lba;
+        let mut io_bytes = io.nlb as u64 * lba;
         let mut short = false;
         let comp = match (direction, io.cc) {
+            // fio's zbd mode makes a trim a zone reset (zbd_do_io_u_trim).
+            (Direction::Trim, _) if zbd => {
+                let comp = dev
+                    .submit(Command::ZoneMgmtSend {
+                        slba: io.lba,
+                        action: ZoneAction::Reset,
+                        select_all: false,
+                    })
+                    .await;
+                if comp.status == Status::SUCCESS {
+                    state.borrow_mut().result.zone_resets += 1;
+                }
+                comp
+            }
+            (Direction::Trim, _) => {
+                dev.submit(Command::Deallocate {
+                    slba: io.lba,
+                    nlb: io.nlb,
+                })
+                .await
+            }
             (Direction::Write, cc) => {
                 let at = slot * 4096;
                 slot = (slot + bs_bytes / 4096 + 1) % pool_slots;
-                let data = &pool[at..at + bs_bytes];
+                written_at = Some(at);
+                let data = &pool[at..at + io_bytes as usize];
                 match cc {
                     Some(CcIo::Write { intra }) => {
                         metadata.resize(io.nlb as usize * ms, 0);
@@ -135,12 +460,28 @@ pub(super) async fn worker(
                         }
                         comp
                     }
+                    _ if append => {
+                        let zone = io.lba / zone_lbas * zone_lbas;
+                        let c = dev
+                            .submit(Command::ZoneAppend {
+                                zslba: zone,
+                                nlb: io.nlb,
+                                data,
+                                metadata: &[],
+                            })
+                            .await;
+                        // The device says where the data went.
+                        written_lba = c.result;
+                        c
+                    }
                     _ => {
-                        dev.submit(Command::Write {
-                            slba: io.lba,
-                            nlb: io.nlb,
-                            data,
-                            metadata: &[],
+                        submit_split(&sim, &dev, io.lba, io.nlb, max_nlb, |slba, nlb, off| {
+                            Command::Write {
+                                slba,
+                                nlb,
+                                data: &data[off..off + nlb as usize * lba as usize],
+                                metadata: &[],
+                            }
                         })
                         .await
                     }
@@ -176,40 +517,86 @@ pub(super) async fn worker(
             }
             (Direction::Read, _) => {
                 read_buf.resize(io.nlb as usize * lba as usize, 0);
-                dev.submit(Command::Read {
-                    slba: io.lba,
-                    nlb: io.nlb,
-                    data: &mut read_buf,
-                    metadata: &mut [],
-                })
-                .await
+                if io.nlb as u64 <= max_nlb {
+                    dev.submit(Command::Read {
+                        slba: io.lba,
+                        nlb: io.nlb,
+                        data: &mut read_buf,
+                        metadata: &mut [],
+                    })
+                    .await
+                } else {
+                    // Split at the device's maximum transfer, as the kernel's block layer
+                    // does: the parts go out together, the I/O completes with the last.
+                    let now = sim.now();
+                    let mut last = None::<device::Completion>;
+                    for (i, part) in read_buf.chunks_mut((max_nlb * lba) as usize).enumerate() {
+                        let c = dev.with(|c| {
+                            c.submit(
+                                now,
+                                Command::Read {
+                                    slba: io.lba + i as u64 * max_nlb,
+                                    nlb: (part.len() as u64 / lba) as u32,
+                                    data: part,
+                                    metadata: &mut [],
+                                },
+                            )
+                        });
+                        let worse = c.status != Status::SUCCESS
+                            || last.as_ref().is_none_or(|l| c.done_at > l.done_at);
+                        if last.as_ref().is_none_or(|l| l.status == Status::SUCCESS) && worse {
+                            last = Some(c);
+                        }
+                    }
+                    let c = last.expect("at least one part");
+                    sim.sleep_until(c.done_at).await;
+                    c
+                }
             }
         };
         let mut s = state.borrow_mut();
         if comp.status != Status::SUCCESS {
             let what = match (direction, io.cc.is_some()) {
+                (Direction::Trim, _) if zbd => "trim (zone reset)",
+                (Direction::Trim, _) => "trim",
                 (Direction::Write, false) => "write",
                 (Direction::Write, true) => "compressed write",
                 (Direction::Read, false) => "read",
                 (Direction::Read, true) => "decompressed read",
             };
             s.fail(format!("{what} at LBA {}: {}", io.lba, comp.status));
+            s.job_over();
             break;
         }
         if short {
             s.result.dr_short_reads += 1;
         }
+        if let Some(at) = written_at {
+            s.record_write(written_lba, io.nlb, &pool, at, generation);
+        }
+        if direction == Direction::Read && io.cc.is_none() {
+            if let Err(e) = s.check_read(io.lba, io.nlb, &read_buf) {
+                s.fail(e);
+                s.job_over();
+                break;
+            }
+        }
         let lat = sim.now().since(start).as_ns();
+        s.last_done = s.last_done.max(sim.now().as_ns());
+        // ramp_time: I/Os that complete in the job's first ramp_time are not counted.
+        if sim.now().as_ns() < s.group_start + s.spec.ramp_time_ns {
+            s.result.not_counted(direction, sim.now().as_ns());
+            continue;
+        }
         let job_start = s.group_start;
-        let stats = if direction == Direction::Write {
-            &mut s.result.write
-        } else {
-            &mut s.result.read
+        let stats = match direction {
+            Direction::Write => &mut s.result.write,
+            Direction::Read => &mut s.result.read,
+            Direction::Trim => &mut s.result.trim,
         };
         stats.io_bytes += io_bytes;
         stats.ios += 1;
         stats.clat.record(lat);
         stats.completed_at(io_bytes, lat, sim.now().as_ns(), job_start);
-        s.last_done = s.last_done.max(sim.now().as_ns());
     }
 }

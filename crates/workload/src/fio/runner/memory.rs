@@ -5,7 +5,6 @@ use device::Layout;
 use report::LatencyHistogram;
 
 use super::{JobState, RunLimits};
-use crate::fio::options::Direction;
 use crate::fio::FioError;
 
 /// Host memory of one job beside its workers: its state, spec and result.
@@ -32,7 +31,7 @@ impl JobState {
     /// The data pool's bytes: one block for reads, a 4 MiB (or larger) ring for writes.
     pub(super) fn pool_bytes(&self) -> u64 {
         let bs = self.bs_bytes();
-        if self.spec.direction == Direction::Read {
+        if !self.spec.writes() {
             bs
         } else {
             bs.max(4 << 20) + bs
@@ -44,21 +43,22 @@ impl JobState {
     pub(super) fn memory_bytes(&self) -> u64 {
         let bs = self.bs_bytes();
         let meta = self.bs_lbas * self.g.metadata_bytes;
-        let buffers = meta
-            + 4 * self.chunks_per_io
-            + if self.spec.direction == Direction::Read {
-                bs
-            } else {
-                0
-            };
-        let fixed = JOB_BYTES + self.pool_bytes() + LatencyHistogram::bytes_for(u64::MAX);
+        let buffers = meta + 4 * self.chunks_per_io + if self.spec.reads() { bs } else { 0 };
+        // verify keeps an entry (~64 bytes) for every block the job leaves written.
+        let verify = if self.spec.verify {
+            (self.written_bytes() / self.spec.bs_min.max(1)).saturating_mul(64)
+        } else {
+            0
+        };
+        let fixed = (JOB_BYTES + self.pool_bytes() + LatencyHistogram::bytes_for(u64::MAX))
+            .saturating_add(verify);
         fixed.saturating_add(self.workers().saturating_mul(WORKER_BYTES + buffers))
     }
 
     /// Bytes the job leaves written on the device at most: its I/O size, or for a time-based
     /// job its whole region (a zone met full is reset, so no more than the region stays).
     pub(super) fn written_bytes(&self) -> u64 {
-        if self.spec.direction != Direction::Write {
+        if !self.spec.writes() {
             return 0;
         }
         let region = (self.end - self.start) * self.g.lba_bytes;

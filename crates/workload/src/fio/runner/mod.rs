@@ -23,10 +23,12 @@
 //! would not fit the host's memory.
 
 mod cczns;
+mod distribution;
 mod issue;
 mod memory;
 mod setup;
 mod stats;
+mod verify;
 mod zones;
 
 pub use stats::{DirExt, IoStat};
@@ -40,6 +42,7 @@ use sim::{Rng, Sim};
 
 use super::options::{Direction, JobSpec};
 use super::FioError;
+use setup::starts_group;
 
 use issue::worker;
 use memory::check_memory;
@@ -71,6 +74,8 @@ pub struct JobResult {
     pub group: u32,
     pub read: DirStats,
     pub write: DirStats,
+    /// Trims (in zonemode=zbd, zone resets made as trims).
+    pub trim: DirStats,
     /// From the group's start to the job's last completion.
     pub runtime_ns: u64,
     /// First failure: an NVMe status or a job that found nothing to do.
@@ -90,6 +95,7 @@ pub struct RunResult {
 }
 
 struct Io {
+    dir: Direction,
     lba: u64,
     nlb: u32,
     wait_until: Option<u64>,
@@ -152,6 +158,11 @@ struct JobState {
     chunks_per_io: u64,
     index: ChunkIndex,
     chunk_cursor: usize,
+    /// What the run's jobs share: zonemode=zbd's write zones, the blocks written to verify.
+    shared: verify::SharedRun,
+    verify: verify::VerifyState,
+    /// Per-I/O choices: mixes, `rw=...:N`, rate, thinktime and ramp_time.
+    flow: issue::Flow,
 }
 
 /// What a run may take of the host's memory.
@@ -188,14 +199,15 @@ pub fn run_with(
 ) -> Result<RunResult, FioError> {
     let g = Rc::new(dev.with(|c| c.layout().clone()));
     let chunks: ChunkIndex = Rc::new(RefCell::new(vec![Vec::new(); g.zone_count as usize]));
+    let shared = verify::SharedRun::default();
     // Groups: a stonewall job starts a new one.
     let mut group = 0u32;
     let mut states = Vec::new();
     for (i, spec) in jobs.iter().enumerate() {
-        if spec.stonewall && i > 0 {
+        if i > 0 && starts_group(spec, &jobs[..i], &states) {
             group += 1;
         }
-        states.push(setup(spec, &g, sim, dev, i, group, &chunks)?);
+        states.push(setup(spec, &g, sim, dev, i, group, &chunks, &shared)?);
     }
     check_memory(&states, &g, limits)?;
     let states: Vec<_> = states
@@ -207,7 +219,7 @@ pub fn run_with(
         .iter()
         .map(|s| {
             let s = s.borrow();
-            if s.spec.direction == Direction::Read {
+            if !s.spec.writes() {
                 return Rc::new(vec![0u8; (s.bs_lbas * s.g.lba_bytes) as usize]);
             }
             let mut rng = s.rng.stream("buffers");
@@ -237,7 +249,7 @@ pub fn run_with(
                         let start = group_start + s.spec.startdelay_ns;
                         s.group_start = start;
                         s.last_done = start;
-                        s.deadline = s.spec.runtime_ns.map(|r| start + r);
+                        s.deadline = s.spec.runtime_ns.map(|r| start + s.spec.ramp_time_ns + r);
                         s.workers() as usize
                     };
                     for w in 0..depth {

@@ -7,8 +7,10 @@ use std::rc::Rc;
 use device::{DeviceHandle, Layout};
 use sim::{Rng, Sim};
 
+use super::issue::Flow;
+use super::verify::SharedRun;
 use super::{ChunkIndex, DirStats, JobResult, JobState};
-use crate::fio::options::{JobSpec, ZoneMode};
+use crate::fio::options::{JobSpec, Mix, Pattern, ZoneMode};
 use crate::fio::FioError;
 
 /// Fill `buf` the way fio does for buffer_compress_percentage: in each chunk, the first
@@ -39,6 +41,23 @@ fn fill_chunks(rng: &mut Rng, buf: &mut [u8], pct: u32, chunk: u64) {
     }
 }
 
+/// Whether job `spec` starts a new group after `earlier` jobs (whose states are `states`):
+/// with stonewall, or when it waits for a job of the current group (wait_for).
+pub(super) fn starts_group(spec: &JobSpec, earlier: &[JobSpec], states: &[JobState]) -> bool {
+    if spec.stonewall {
+        return true;
+    }
+    let Some(w) = &spec.wait_for else {
+        return false;
+    };
+    let current = states.last().map(|s| s.result.group).unwrap_or(0);
+    earlier
+        .iter()
+        .zip(states)
+        .any(|(j, s)| &j.name == w && s.result.group == current)
+}
+
+#[allow(clippy::too_many_arguments)]
 pub(super) fn setup(
     spec: &JobSpec,
     g: &Rc<Layout>,
@@ -47,6 +66,7 @@ pub(super) fn setup(
     index: usize,
     group: u32,
     chunks: &ChunkIndex,
+    shared: &SharedRun,
 ) -> Result<JobState, FioError> {
     let err = |opt: &str, msg: String| FioError::option(&spec.name, opt, msg);
     let lba = g.lba_bytes;
@@ -56,8 +76,27 @@ pub(super) fn setup(
             format!("{} is not a multiple of the {lba}-byte LBA", spec.bs),
         ));
     }
+    for size in std::iter::once(spec.bs_min).chain(spec.bssplit.iter().map(|(s, _)| *s)) {
+        if !size.is_multiple_of(lba) {
+            return Err(err(
+                if spec.bssplit.is_empty() {
+                    "bs"
+                } else {
+                    "bssplit"
+                },
+                format!("{size} is not a multiple of the {lba}-byte LBA"),
+            ));
+        }
+    }
+    if spec.compressed_io && (spec.bs_min != spec.bs || !spec.bssplit.is_empty()) {
+        return Err(err("compressed_io", "needs one block size (bs)".into()));
+    }
+    if spec.compressed_io && spec.verify {
+        return Err(err("verify", "is not supported with compressed_io".into()));
+    }
     let (mdts, mor) = dev.with(|c| (c.identify().mdts_bytes, c.layout().max_open));
-    if spec.bs > mdts {
+    // Larger plain I/Os are split at the maximum transfer, as the kernel does.
+    if (spec.compressed_io || spec.zone_append) && spec.bs > mdts {
         return Err(err(
             "bs",
             format!(
@@ -67,13 +106,46 @@ pub(super) fn setup(
         ));
     }
     let bs_lbas = spec.bs / lba;
-    if spec.zonemode == ZoneMode::Zbd && bs_lbas > g.zone_capacity_lbas {
+    let zone_bytes = g.zone_size_lbas * lba;
+    let zoned = dev.with(|c| c.identify().csi) == device::CommandSet::Zoned;
+    if spec.zonemode == ZoneMode::Zbd && zoned {
+        if let Some(z) = spec.zone_size.filter(|z| *z != zone_bytes) {
+            return Err(err(
+                "zonesize",
+                format!("{z} does not match the device zone size {zone_bytes} (as fio refuses)"),
+            ));
+        }
+    }
+    if spec.zonemode == ZoneMode::Zbd
+        && spec.trims()
+        && spec.bs != zone_bytes
+        && spec.pattern == Pattern::Sequential
+    {
+        // fio's zbd trims are zone resets at zone starts: a sequential trim of less than a
+        // zone would meet a start inside a zone.
+        return Err(err(
+            "bs",
+            format!(
+                "trims in zonemode=zbd reset whole zones: bs ({}) must be the zone size ({zone_bytes})",
+                spec.bs
+            ),
+        ));
+    }
+    // (A trim in zbd mode resets a whole zone: its bs is the zone size.)
+    if spec.zonemode == ZoneMode::Zbd
+        && (spec.reads() || spec.writes())
+        && bs_lbas > g.zone_capacity_lbas
+    {
         return Err(err(
             "bs",
             format!("{} is larger than the zone capacity", spec.bs),
         ));
     }
-    if spec.zonemode == ZoneMode::Zbd && mor != 0 && spec.max_open_zones > mor {
+    if spec.zonemode == ZoneMode::Zbd
+        && !spec.ignore_zone_limits
+        && mor != 0
+        && spec.max_open_zones > mor
+    {
         return Err(err(
             "max_open_zones",
             format!(
@@ -83,7 +155,19 @@ pub(super) fn setup(
         ));
     }
     let dev_bytes = g.namespace_lbas() * lba;
-    let mut offset = spec.offset.resolve(dev_bytes) + spec.clone as u64 * spec.offset_increment;
+    let zb_size = if zoned { zone_bytes } else { 0 };
+    if zb_size == 0
+        && [Some(spec.offset), spec.size, spec.io_size]
+            .iter()
+            .any(|s| matches!(s, Some(crate::fio::Size::Zones(_))))
+    {
+        return Err(err(
+            "size",
+            "sizes in zones (like 8z) need a zoned device".into(),
+        ));
+    }
+    let mut offset =
+        spec.offset.resolve(dev_bytes, zb_size) + spec.clone as u64 * spec.offset_increment;
     if spec.zonemode == ZoneMode::Zbd {
         let zb = g.zone_size_lbas * lba;
         offset = offset.div_ceil(zb) * zb;
@@ -96,7 +180,7 @@ pub(super) fn setup(
     }
     let size = spec
         .size
-        .map(|s| s.resolve(dev_bytes))
+        .map(|s| s.resolve(dev_bytes, zb_size))
         .unwrap_or(dev_bytes - offset)
         .min(dev_bytes - offset);
     let start = offset / lba;
@@ -155,7 +239,23 @@ pub(super) fn setup(
     }
     let seed = spec.randseed.unwrap_or(sim.seed());
     let rng = Rng::new(seed).stream(&format!("fio.{}.{}.{}", spec.name, spec.clone, index));
-    let target = spec.io_size.unwrap_or(size);
+    let mut target = spec
+        .io_size
+        .map(|s| s.resolve(dev_bytes, zb_size))
+        .unwrap_or(size)
+        .saturating_mul(spec.loops as u64);
+    if let Some(n) = spec.number_ios {
+        target = target.min(n.saturating_mul(spec.bs));
+    }
+    if spec.mix == Mix::TrimWrite {
+        target = target.saturating_mul(2); // each block is trimmed, then written
+    }
+    if spec.trims() && spec.zonemode == ZoneMode::None && zoned {
+        return Err(err(
+            "rw",
+            "trims on a zoned device need zonemode=zbd (where fio makes them zone resets)".into(),
+        ));
+    }
     Ok(JobState {
         spec: spec.clone(),
         g: g.clone(),
@@ -177,6 +277,7 @@ pub(super) fn setup(
             group,
             read: DirStats::default(),
             write: DirStats::default(),
+            trim: DirStats::default(),
             runtime_ns: 0,
             error: None,
             zone_resets: 0,
@@ -189,5 +290,11 @@ pub(super) fn setup(
         chunks_per_io: spec.bs / chunk,
         index: chunks.clone(),
         chunk_cursor: 0,
+        shared: shared.clone(),
+        verify: Default::default(),
+        flow: Flow {
+            job: index,
+            ..Flow::default()
+        },
     })
 }

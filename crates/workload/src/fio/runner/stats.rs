@@ -8,6 +8,7 @@
 //! calls, so the same seed gives the same figures.
 
 use super::{DirStats, JobResult};
+use crate::fio::Direction;
 
 /// fio's default `bw_avg_time` and `iops_avg_time`: 500 ms.
 pub const AVG_TIME_NS: u64 = 500_000_000;
@@ -187,14 +188,11 @@ fn depth_index(depth: u32) -> usize {
 }
 
 impl JobResult {
-    /// A worker submits an I/O (`write` or read) at `now`.
-    pub(super) fn submitted(&mut self, write: bool, now: u64) {
-        let depth = self.read.ext.in_flight + self.write.ext.in_flight + 1;
-        let d = if write {
-            &mut self.write.ext
-        } else {
-            &mut self.read.ext
-        };
+    /// A worker submits an I/O of direction `dir` at `now`.
+    pub(super) fn submitted(&mut self, dir: Direction, now: u64) {
+        let depth =
+            self.read.ext.in_flight + self.write.ext.in_flight + self.trim.ext.in_flight + 1;
+        let d = &mut self.dir_mut(dir).ext;
         if d.in_flight == 0 {
             d.busy_since = now;
         }
@@ -202,9 +200,25 @@ impl JobResult {
         d.depth_map[depth_index(depth)] += 1;
     }
 
+    /// An I/O of direction `dir` completed at `now`, inside ramp_time: it leaves the queue
+    /// uncounted, and the busy time counts from here, as fio's stats restart after the ramp.
+    pub(super) fn not_counted(&mut self, dir: Direction, now: u64) {
+        let d = &mut self.dir_mut(dir).ext;
+        d.in_flight = d.in_flight.saturating_sub(1);
+        d.busy_since = now;
+    }
+
+    fn dir_mut(&mut self, dir: Direction) -> &mut DirStats {
+        match dir {
+            Direction::Read => &mut self.read,
+            Direction::Write => &mut self.write,
+            Direction::Trim => &mut self.trim,
+        }
+    }
+
     /// Close the busy periods and make the bandwidth and IOPS samples, at the job's end.
     pub(super) fn finish_samples(&mut self, start_ns: u64, end_ns: u64) {
-        for d in [&mut self.read.ext, &mut self.write.ext] {
+        for d in [&mut self.read.ext, &mut self.write.ext, &mut self.trim.ext] {
             if d.in_flight > 0 {
                 d.in_flight = 0;
                 d.idle_at(end_ns);

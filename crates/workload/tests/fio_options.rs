@@ -1,0 +1,168 @@
+//! fio job options beyond the zoned ones, run on the tiny devices: verify, rw mixes and the
+//! `:N` modifier, trims, rate, ramp_time, thinktime, loops, wait_for, and zonemode=none on a
+//! zoned device behaving as fio does on a zoned block device (writes off the write pointer
+//! fail).
+
+use device::{presets, Controller, DeviceConfig, DeviceHandle};
+use sim::Sim;
+use workload::fio::{build_jobs, parse_jobfile, run, FioError, RunResult};
+
+fn run_on(preset: DeviceConfig, job: &str) -> Result<RunResult, FioError> {
+    let sim = Sim::new(3);
+    let dev = DeviceHandle::new(&sim, Controller::in_memory(preset).expect("valid"));
+    let jobs = build_jobs(&parse_jobfile(job)?)?;
+    run(&sim, &dev, &jobs)
+}
+
+fn ok(preset: DeviceConfig, job: &str) -> RunResult {
+    let r = run_on(preset, job).expect("runs");
+    for j in &r.jobs {
+        assert_eq!(j.error, None, "job {}", j.spec.name);
+    }
+    r
+}
+
+#[test]
+fn verify_reads_back_what_was_written_and_catches_overwrites() {
+    let r = ok(
+        presets::test_tcssd(),
+        "[w]\nrw=randwrite\nbs=4k\nsize=256k\nverify=crc32c\niodepth=4\n",
+    );
+    assert_eq!(r.jobs[0].write.io_bytes, 256 << 10);
+    assert_eq!(r.jobs[0].read.io_bytes, 256 << 10, "every write read back");
+    // verify_backlog: reads interleave with the writes, same total.
+    let r = ok(
+        presets::test_min(),
+        "[w]\nzonemode=zbd\nrw=write\nbs=16k\nsize=512k\nverify=sha256\nverify_backlog=4\n",
+    );
+    assert_eq!(r.jobs[0].read.io_bytes, 512 << 10);
+    // A later job overwrites a block without verify: the verifying reader finds it changed.
+    let r = run_on(
+        presets::test_tcssd(),
+        "[global]\nbs=4k\nsize=64k\n[a]\nrw=write\nverify=md5\ndo_verify=0\n\
+         [b]\nstonewall\nrw=write\noffset=16k\nsize=4k\n[c]\nstonewall\nrw=read\nverify=md5\n",
+    )
+    .expect("runs");
+    assert_eq!(r.jobs[0].read.ios, 0, "do_verify=0 reads nothing back");
+    let e = r.jobs[2].error.as_deref().expect("verify failure");
+    assert!(e.contains("verify (md5)") && e.contains("LBA 4"), "{e}");
+}
+
+#[test]
+fn mixes_modifiers_and_trims() {
+    let r = ok(
+        presets::test_tcssd(),
+        "[m]\nrw=randrw\nrwmixread=75\nbs=4k\nsize=1m\nio_size=4m\n",
+    );
+    let (rd, wr) = (r.jobs[0].read.ios, r.jobs[0].write.ios);
+    assert_eq!(rd + wr, 1024);
+    assert!((700..840).contains(&rd), "{rd} reads of 1024");
+    // write:12k writes one 4k block in every 16k.
+    let r = ok(
+        presets::test_tcssd(),
+        "[h]\nrw=write:12k\nbs=4k\nsize=256k\nnumber_ios=16\n",
+    );
+    assert_eq!(r.jobs[0].write.ios, 16);
+    // Trims deallocate on a conventional namespace; trimwrite trims then writes each block.
+    let r = ok(
+        presets::test_tcssd(),
+        "[t]\nrw=trimwrite\nbs=16k\nsize=256k\n[r]\nstonewall\nrw=randtrim\nbs=4k\nsize=64k\n",
+    );
+    assert_eq!(
+        (r.jobs[0].trim.io_bytes, r.jobs[0].write.io_bytes),
+        (256 << 10, 256 << 10)
+    );
+    assert_eq!(r.jobs[1].trim.io_bytes, 64 << 10);
+    // On a zoned device trims need zonemode=zbd.
+    let e = run_on(presets::test_min(), "[t]\nrw=trim\n").expect_err("zoned trim");
+    assert_eq!(e.option.as_deref(), Some("rw"));
+}
+
+#[test]
+fn zonemode_none_on_a_zoned_device_fails_like_fio_on_a_zoned_block_device() {
+    // fio's default zonemode is none: a random write lands off the write pointer.
+    let r = run_on(presets::test_min(), "[w]\nrw=randwrite\nbs=4k\nsize=1m\n").expect("runs");
+    let e = r.jobs[0].error.as_deref().expect("a write error");
+    assert!(e.starts_with("write at LBA"), "{e}");
+    // A sequential write from a zone start is what a zoned device takes.
+    ok(presets::test_min(), "[w]\nrw=write\nbs=4k\nsize=1m\n");
+}
+
+#[test]
+fn rate_ramp_thinktime_loops_and_wait_for() {
+    // 1 MiB at 10 MiB/s takes about 100 ms.
+    let r = ok(
+        presets::test_tcssd(),
+        "[w]\nrw=write\nbs=4k\nsize=1m\nrate=10m\n",
+    );
+    let t = r.jobs[0].runtime_ns;
+    assert!((95_000_000..130_000_000).contains(&t), "{t}");
+    // rate_iops=100 with 4k blocks: 20 I/Os take about 200 ms.
+    let r = ok(
+        presets::test_tcssd(),
+        "[w]\nrw=read\nbs=4k\nnumber_ios=20\nrate_iops=100\n",
+    );
+    assert!(
+        r.jobs[0].runtime_ns > 180_000_000,
+        "{}",
+        r.jobs[0].runtime_ns
+    );
+    // thinktime of 1 ms after every 2 blocks: 10 blocks take at least 5 ms.
+    let r = ok(
+        presets::test_tcssd(),
+        "[w]\nrw=read\nbs=4k\nsize=40k\nthinktime=1ms\nthinktime_blocks=2\n",
+    );
+    assert!(
+        r.jobs[0].runtime_ns >= 4_000_000,
+        "{}",
+        r.jobs[0].runtime_ns
+    );
+    // ramp_time: I/Os of the first 10 ms are not counted; the runtime follows it.
+    let r = ok(
+        presets::test_tcssd(),
+        "[w]\nrw=randread\nbs=4k\nsize=1m\ntime_based\nruntime=20ms\nramp_time=10ms\n",
+    );
+    let n = r.jobs[0].read.ios;
+    let all = ok(
+        presets::test_tcssd(),
+        "[w]\nrw=randread\nbs=4k\nsize=1m\ntime_based\nruntime=30ms\n",
+    )
+    .jobs[0]
+        .read
+        .ios;
+    assert!(n > 0 && n < all, "{n} of {all}");
+    // loops=3 does the region three times.
+    let r = ok(
+        presets::test_tcssd(),
+        "[w]\nrw=read\nbs=4k\nsize=64k\nloops=3\n",
+    );
+    assert_eq!(r.jobs[0].read.io_bytes, 3 * (64 << 10));
+    // wait_for: b and c start after a, together.
+    let r = ok(
+        presets::test_tcssd(),
+        "[global]\nbs=4k\nsize=64k\n[a]\nrw=write\n[b]\nwait_for=a\nrw=read\n[c]\nwait_for=a\nrw=read\n",
+    );
+    assert_eq!(
+        r.jobs.iter().map(|j| j.group).collect::<Vec<_>>(),
+        vec![0, 1, 1]
+    );
+}
+
+/// zonemode=strided (fio's io_u.c): zonesize bytes in each zonerange window, then zoneskip
+/// further on, the skipped bytes counting as done; a zonesize alone means strided.
+#[test]
+fn strided_zones_read_a_part_of_each_window() {
+    let r = ok(
+        presets::test_tcssd(),
+        "[s]\nrw=read\nbs=4k\nsize=512k\nzonemode=strided\nzonesize=16k\nzonerange=64k\nzoneskip=64k\n",
+    );
+    let b = r.jobs[0].read.io_bytes;
+    assert!((96 << 10..=120 << 10).contains(&b), "{b}");
+    let r = ok(
+        presets::test_tcssd(),
+        "[s]\nrw=randread\nbs=4k\nsize=512k\nzonesize=16k\n",
+    );
+    assert_eq!(r.jobs[0].read.io_bytes, 512 << 10);
+    let e = run_on(presets::test_tcssd(), "[s]\nzonemode=strided\n").expect_err("no zonesize");
+    assert_eq!(e.option.as_deref(), Some("zonesize"));
+}
