@@ -34,8 +34,8 @@ fn errors_name_job_and_option() {
     assert!(e.to_string().contains("not supported"), "{e}");
     let e = build_jobs(&parse_jobfile("[a]\nioengine=rbd\n").expect("parse")).expect_err("rbd");
     assert!(e.to_string().contains("network"), "{e}");
-    let e = build_jobs(&parse_jobfile("[a]\nzonesize=256m\n").expect("parse"))
-        .expect_err("zonesize without zonemode");
+    let e = build_jobs(&parse_jobfile("[a]\nzonemode=none\nzonesize=256m\n").expect("parse"))
+        .expect_err("zonesize with zonemode=none");
     assert_eq!(e.option.as_deref(), Some("zonesize"));
     let e =
         build_jobs(&parse_jobfile("[a]\ntime_based\n").expect("parse")).expect_err("no runtime");
