@@ -20,7 +20,7 @@ fn testdata(name: &str) -> String {
 
 /// A job like the one behind fio's samples (globals, a write and a random read, 500 ms
 /// windows of bandwidth samples), on the small test device.
-const JOB: &str = "[global]\nioengine=libaio\nbs=4k\niodepth=4\n\n[w]\nrw=write\ntime_based\nruntime=1200ms\n\n[r]\nstonewall\nrw=randread\nsize=512k\n";
+const JOB: &str = "[global]\nioengine=libaio\nzonemode=zbd\nbs=4k\niodepth=4\n\n[w]\nrw=write\ntime_based\nruntime=1200ms\n\n[r]\nstonewall\nrw=randread\nsize=512k\n";
 
 fn run(dir: &TempDir, extra: &[&str]) -> String {
     let job = dir.path("job.fio");

@@ -52,6 +52,7 @@ fn a_killed_fio_job_leaves_what_it_wrote() {
     let fio = spawn(&[
         "fio",
         &job,
+        "--zonemode=zbd",
         "--name=w",
         "--rw=write",
         "--bs=128k",
@@ -204,6 +205,7 @@ fn a_second_process_on_an_image_is_refused_and_named() {
     let fio = spawn(&[
         "fio",
         &job,
+        "--zonemode=zbd",
         "--name=w",
         "--rw=write",
         "--bs=128k",
