@@ -4,7 +4,7 @@
 //! of StatusThread (`-s`), all on the virtual clock. Latencies are recorded in nanoseconds and
 //! shown as YCSB shows its microseconds: whole, truncated.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use report::LatencyHistogram;
 
@@ -218,7 +218,7 @@ fn java_hash(s: &str) -> i32 {
         .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
 }
 
-/// The order a Java ConcurrentHashMap of `n` keys iterates them: by bucket of the spread
+/// The order a Java concurrent hash map of `n` keys iterates them: by bucket of the spread
 /// hash, keys of one bucket in insertion order.
 fn java_map_order(hashes: &[i32]) -> Vec<usize> {
     let mut table = 16usize;
@@ -535,7 +535,7 @@ pub fn ordinal(p: f64) -> String {
 pub struct Measurements {
     pub cfg: MeasureConfig,
     list: Vec<Measurement>,
-    index: HashMap<String, usize>,
+    index: BTreeMap<String, usize>,
     /// Keep interval histograms for status lines.
     pub status: bool,
 }
