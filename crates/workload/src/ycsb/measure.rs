@@ -218,7 +218,7 @@ fn java_hash(s: &str) -> i32 {
         .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
 }
 
-/// The order the Java concurrent hash table YCSB keeps its measurements in iterates `n` keys: by bucket of the spread
+/// The order a Java concurrent hash map of `n` keys iterates them: by bucket of the spread
 /// hash, keys of one bucket in insertion order.
 fn java_map_order(hashes: &[i32]) -> Vec<usize> {
     let mut table = 16usize;
