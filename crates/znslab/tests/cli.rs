@@ -774,7 +774,12 @@ fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
         text(&o.stdout)
     );
     let report = std::fs::read_to_string(dir.0.join("r/report.md")).expect("report");
-    assert!(report.contains("made them (`MODEL_VERSION`)."), "{report}");
+    assert!(
+        report.contains(
+            "model made them (`MODEL_VERSION`: it changes when figures are meant to move)."
+        ),
+        "{report}"
+    );
     // Without the main runs there is nothing to compare CC with: n/a, not -100%.
     assert!(report.contains("- vs N: n/a"), "{report}");
     assert!(!report.contains("-100.0%"), "{report}");
@@ -788,7 +793,7 @@ fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     let report = std::fs::read_to_string(dir.0.join("r/report.md")).expect("report");
     assert!(
-        report.contains("Model 1 made them; this build is model"),
+        report.contains("Versions 1 of znslab's model made them; this build is version"),
         "{report}"
     );
     std::fs::write(&json, kept).expect("writes");

@@ -134,11 +134,13 @@ impl Report<'_> {
             .collect::<Vec<_>>()
             .join(", ");
         let model = if models.iter().all(|&m| m == MODEL_VERSION) {
-            format!("Model {MODEL_VERSION} made them (`MODEL_VERSION`).")
+            format!(
+                "Version {MODEL_VERSION} of znslab's model made them (`MODEL_VERSION`: it changes when figures are meant to move)."
+            )
         } else {
             format!(
-                "Model {listed} made them; this build is model {MODEL_VERSION} (`MODEL_VERSION`: \
-                 --resume would run them again)."
+                "Versions {listed} of znslab's model made them; this build is version {MODEL_VERSION} \
+                 (`MODEL_VERSION`: --resume would run them again)."
             )
         };
         // With --resume, runs from earlier invocations are not in the last one's wall time.
