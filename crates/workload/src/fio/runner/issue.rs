@@ -323,7 +323,7 @@ async fn submit_split<'a>(
     max_nlb: u64,
     cmd: impl Fn(u64, u32, usize) -> Command<'a>,
 ) -> device::Completion {
-    let lba_bytes = dev.with(|c| c.layout().lba_bytes) as usize;
+    let lba_bytes = dev.with(|c| c.identify().lba_bytes) as usize;
     let now = sim.now();
     let mut out: Option<device::Completion> = None;
     let mut done = 0u64;
@@ -358,7 +358,10 @@ pub(super) async fn worker(
     worker: usize,
 ) {
     let max_nlb = dev
-        .with(|c| c.identify().mdts_bytes / c.layout().lba_bytes)
+        .with(|c| {
+            let id = c.identify();
+            id.mdts_bytes / id.lba_bytes
+        })
         .max(1);
     let (append, zone_lbas) = {
         let s = state.borrow();

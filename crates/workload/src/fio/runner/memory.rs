@@ -1,7 +1,7 @@
 //! What a job set takes of the host's memory, and the check that refuses one over the budget
 //! naming what to lower.
 
-use device::Layout;
+use super::geometry::Geometry;
 use report::LatencyHistogram;
 
 use super::{JobState, RunLimits};
@@ -74,7 +74,7 @@ impl JobState {
 /// fit the budget, naming what to lower.
 pub(super) fn check_memory(
     states: &[JobState],
-    g: &Layout,
+    g: &Geometry,
     limits: &RunLimits,
 ) -> Result<(), FioError> {
     let budget = limits.memory_budget;
@@ -107,7 +107,10 @@ pub(super) fn check_memory(
         ));
     }
     if limits.data_in_memory {
-        let zone = device::harness::memory_zone_bytes(g);
+        // A zone in a memory store is reserved whole on its first write, metadata included.
+        let zone = g
+            .zone_capacity_lbas
+            .saturating_mul(g.lba_bytes.saturating_add(g.metadata_bytes));
         let capacity = (g.zone_count as u64).saturating_mul(g.zone_capacity_bytes());
         let written = states
             .iter()

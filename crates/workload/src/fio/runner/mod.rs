@@ -24,6 +24,7 @@
 
 mod cczns;
 mod distribution;
+mod geometry;
 mod issue;
 mod memory;
 mod setup;
@@ -36,7 +37,8 @@ pub use stats::{DirExt, IoStat};
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use device::{DeviceHandle, Layout};
+use device::DeviceHandle;
+use geometry::Geometry;
 use report::LatencyHistogram;
 use sim::{Rng, Sim};
 
@@ -130,7 +132,7 @@ type ChunkIndex = Rc<RefCell<Vec<Vec<ChunkEntry>>>>;
 
 struct JobState {
     spec: JobSpec,
-    g: Rc<Layout>,
+    g: Rc<Geometry>,
     bs_lbas: u64,
     /// Region in LBAs: [start, end). In zbd mode both are zone aligned.
     start: u64,
@@ -197,7 +199,7 @@ pub fn run_with(
     jobs: &[JobSpec],
     limits: &RunLimits,
 ) -> Result<RunResult, FioError> {
-    let g = Rc::new(dev.with(|c| c.layout().clone()));
+    let g = Rc::new(Geometry::of(dev));
     let chunks: ChunkIndex = Rc::new(RefCell::new(vec![Vec::new(); g.zone_count as usize]));
     let shared = verify::SharedRun::default();
     // Groups: a stonewall job starts a new one.

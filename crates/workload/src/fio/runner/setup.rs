@@ -4,7 +4,9 @@
 
 use std::rc::Rc;
 
-use device::{DeviceHandle, Layout};
+use device::DeviceHandle;
+
+use super::geometry::Geometry;
 use sim::{Rng, Sim};
 
 use super::issue::Flow;
@@ -60,7 +62,7 @@ pub(super) fn starts_group(spec: &JobSpec, earlier: &[JobSpec], states: &[JobSta
 #[allow(clippy::too_many_arguments)]
 pub(super) fn setup(
     spec: &JobSpec,
-    g: &Rc<Layout>,
+    g: &Rc<Geometry>,
     sim: &Sim,
     dev: &DeviceHandle,
     index: usize,
@@ -94,7 +96,7 @@ pub(super) fn setup(
     if spec.compressed_io && spec.verify {
         return Err(err("verify", "is not supported with compressed_io".into()));
     }
-    let (mdts, mor) = dev.with(|c| (c.identify().mdts_bytes, c.layout().max_open));
+    let (mdts, mor) = (g.max_transfer_bytes, g.max_open);
     // Larger plain I/Os are split at the maximum transfer, as the kernel does.
     if (spec.compressed_io || spec.zone_append) && spec.bs > mdts {
         return Err(err(
