@@ -213,10 +213,13 @@ const NOTICE: &[(&str, &str)] = &[
     ("disable_bw_measurement", NO_FIGURE),
     ("disable_bw", NO_FIGURE),
     ("significant_figures", NO_FIGURE),
-    ("unified_rw_reporting", NO_FIGURE),
+    (
+        "unified_rw_reporting",
+        "fio's default (0, none) only: read and write are reported apart; other values are refused",
+    ),
     (
         "kb_base",
-        "sizes are read with kb_base=1024 (fio's default)",
+        "fio's default (1024) only: sizes are read with kb_base=1024; other values are refused",
     ),
     ("unit_base", NO_FIGURE),
     ("bwavgtime", NO_FIGURE),

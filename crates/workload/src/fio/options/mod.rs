@@ -268,6 +268,26 @@ fn apply(
     match status(key) {
         Some(Status::Supported) => {}
         Some(Status::Notice(why)) => {
+            // Ignoring these is only harmless at fio's default: another value changes the
+            // sizes a job reads or the shape of fio's output.
+            let default = match key {
+                "kb_base" => Some(("1024", "sizes here are read with kb_base=1024")),
+                "unified_rw_reporting" => Some((
+                    "0",
+                    "read and write are reported apart (fio's default, none)",
+                )),
+                _ => None,
+            };
+            if let Some((want, why)) = default {
+                let v = value.unwrap_or(want);
+                if v != want && !(key == "unified_rw_reporting" && v == "none") {
+                    return Err(FioError::option(
+                        job,
+                        key,
+                        format!("'{v}': only {want} is supported: {why}"),
+                    ));
+                }
+            }
             let n = format!("option '{key}' accepted and ignored: {why}");
             if !notices.contains(&n) {
                 notices.push(n);

@@ -112,3 +112,17 @@ fn rw_forms_and_mixes() {
     assert_eq!(jobs[1].rw_modifier, Some(112 << 10));
     assert!(jobs[2].writes() && jobs[2].trims() && !jobs[2].reads());
 }
+
+#[test]
+fn options_ignored_only_at_fios_default_refuse_other_values() {
+    for (opt, ok, bad) in [
+        ("kb_base", "1024", "1000"),
+        ("unified_rw_reporting", "none", "both"),
+    ] {
+        let job = |v: &str| parse_jobfile(&format!("[a]\n{opt}={v}\n")).expect("parse");
+        assert!(build_jobs(&job(ok)).is_ok(), "{opt}={ok}");
+        let e = build_jobs(&job(bad)).expect_err("refused");
+        assert_eq!(e.option.as_deref(), Some(opt));
+        assert!(e.to_string().contains("only"), "{e}");
+    }
+}
