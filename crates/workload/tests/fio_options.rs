@@ -166,3 +166,30 @@ fn strided_zones_read_a_part_of_each_window() {
     let e = run_on(presets::test_tcssd(), "[s]\nzonemode=strided\n").expect_err("no zonesize");
     assert_eq!(e.option.as_deref(), Some("zonesize"));
 }
+
+#[test]
+fn rate_process_poisson_keeps_the_mean_rate_with_uneven_gaps_and_a_rate_stops_at_runtime() {
+    let job = |process: &str| {
+        format!(
+            "[r]\nrw=randread\nbs=4k\nsize=1m\niodepth=32\nrate_iops=50\ntime_based\nruntime=20s\nrate_process={process}\n"
+        )
+    };
+    let linear = ok(presets::test_tcssd(), &job("linear"));
+    let poisson = ok(presets::test_tcssd(), &job("poisson"));
+    // 50 I/Os a second for 20 s: about 1000 either way, and never past the runtime (a wait
+    // that ends after it ends the job, as fio's runtime check does).
+    let (l, p) = (linear.jobs[0].read.ios, poisson.jobs[0].read.ios);
+    assert!((990..=1001).contains(&l), "linear {l}");
+    assert!((850..=1150).contains(&p), "poisson {p}");
+    assert_ne!(l, p, "poisson gaps are drawn, not even");
+    for r in [&linear, &poisson] {
+        assert!(
+            r.jobs[0].runtime_ns <= 20_000_000_000,
+            "{}",
+            r.jobs[0].runtime_ns
+        );
+    }
+    let e = build_jobs(&parse_jobfile("[r]\nrate_process=burst\n").expect("parses"))
+        .expect_err("refused");
+    assert_eq!(e.option.as_deref(), Some("rate_process"));
+}

@@ -77,6 +77,7 @@ pub const SUPPORTED: &[&str] = &[
     "loops",
     "rate",
     "rate_iops",
+    "rate_process",
     "thinktime",
     "thinktime_blocks",
     "lat_percentiles",

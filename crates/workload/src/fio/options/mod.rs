@@ -89,6 +89,8 @@ pub struct JobSpec {
     pub random_distribution: Distribution,
     /// Bytes per second the job may issue (0 = no limit); `rate_iops` is turned into this.
     pub rate_bytes: u64,
+    /// rate_process=poisson: exponential gaps between I/Os instead of even ones.
+    pub rate_poisson: bool,
     /// Idle time after every `thinktime_blocks` I/Os.
     pub thinktime_ns: u64,
     pub thinktime_blocks: u64,
@@ -163,6 +165,7 @@ impl Default for JobSpec {
             randseed: None,
             random_distribution: Distribution::Random,
             rate_bytes: 0,
+            rate_poisson: false,
             thinktime_ns: 0,
             thinktime_blocks: 1,
             lat_percentiles: false,
@@ -544,6 +547,13 @@ fn apply(
         "rate_iops" => {
             let v = one_for_all(job, key, need()?)?;
             spec.rate_bytes = number(v)?.saturating_mul(spec.bs);
+        }
+        "rate_process" => {
+            spec.rate_poisson = match need()? {
+                "linear" => false,
+                "poisson" => true,
+                v => return Err(bad(v, "linear or poisson")),
+            }
         }
         "thinktime" => {
             let v = need()?;

@@ -292,8 +292,19 @@ impl JobState {
             self.issued += self.bs_lbas * self.g.lba_bytes;
             // rate / rate_iops: the job issues no faster than its rate from its start.
             if self.spec.rate_bytes > 0 {
-                let at = self.group_start
-                    + (issued as u128 * 1_000_000_000 / self.spec.rate_bytes as u128) as u64;
+                let at = if self.spec.rate_poisson {
+                    // fio's usec_for_io under rate_process=poisson: exponential gaps whose
+                    // mean is one I/O at the rate, -ln(u) for u uniform in (0, 1].
+                    let at = self.group_start + self.poisson_next_ns;
+                    let mean_ns = self.bs_lbas as f64 * self.g.lba_bytes as f64 * 1e9
+                        / self.spec.rate_bytes as f64;
+                    let u = (self.rng.below(1 << 53) + 1) as f64 / (1u64 << 53) as f64;
+                    self.poisson_next_ns += (mean_ns * -u.ln()) as u64;
+                    at
+                } else {
+                    self.group_start
+                        + (issued as u128 * 1_000_000_000 / self.spec.rate_bytes as u128) as u64
+                };
                 if at > now {
                     io.wait_until = Some(io.wait_until.map_or(at, |t| t.max(at)));
                 }
@@ -405,6 +416,16 @@ pub(super) async fn worker(
             break;
         };
         if let Some(t) = io.wait_until {
+            // A wait (rate, thinktime) that ends past the runtime ends the job, as fio's
+            // runtime check after its rate sleep does: the I/O is not issued.
+            let deadline = state.borrow().deadline;
+            if deadline.is_some_and(|d| t >= d) {
+                if let Some(d) = deadline {
+                    sim.sleep_until(sim::SimInstant::from_ns(d)).await;
+                }
+                state.borrow_mut().job_over();
+                break;
+            }
             sim.sleep_until(sim::SimInstant::from_ns(t)).await;
         }
         let start = sim.now();

@@ -146,6 +146,8 @@ struct JobState {
     reserved: Option<(u64, u64, u64)>,
     pos: u64,
     issued: u64,
+    /// rate_process=poisson: when (ns after the group's start) the next I/O may issue.
+    poisson_next_ns: u64,
     target: u64,
     deadline: Option<u64>,
     rng: Rng,

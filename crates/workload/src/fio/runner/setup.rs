@@ -269,6 +269,7 @@ pub(super) fn setup(
         reserved: None,
         pos: start,
         issued: 0,
+        poisson_next_ns: 0,
         target,
         deadline: None,
         rng,
