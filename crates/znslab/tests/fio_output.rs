@@ -250,6 +250,9 @@ fn several_formats_print_in_fios_order() {
     let json = s.find("{\n").expect("json");
     let normal = s.find("Run status group").expect("normal");
     assert!(terse < json && json < normal, "{s}");
+    // The job lines come first, as fio prints them when the jobs start.
+    let header = s.find("w: (g=0): rw=write").expect("job line");
+    assert!(header < terse, "{s}");
     let o = znslab(&["fio", "--name=x", "--output-format=xml"]);
     assert!(!o.status.success());
     assert!(

@@ -372,6 +372,10 @@ pub fn render(
     spec: &OutputSpec,
 ) -> String {
     let mut out = String::new();
+    // fio prints the job lines as the jobs start, so they come before every format's results.
+    if spec.formats.normal {
+        out.push_str(&normal::start_text(result));
+    }
     if spec.formats.terse {
         out.push_str(&terse::terse_output(result, c, spec));
     }
@@ -420,7 +424,7 @@ pub fn json_output_with(
 /// fio's normal output, then a block of device figures, for jobs whose output options are
 /// fio's defaults.
 pub fn normal_output(result: &RunResult, c: &Controller, seed: u64, wall_s: f64) -> String {
-    normal::normal_text(result, c, seed, wall_s, &default_spec(0))
+    normal::start_text(result) + &normal::normal_text(result, c, seed, wall_s, &default_spec(0))
 }
 
 #[cfg(test)]

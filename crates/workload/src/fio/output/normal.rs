@@ -228,6 +228,15 @@ fn show_lat(out: &mut String, vals: &[f64], keys: &[&str], unit: &str) {
 }
 
 /// fio's normal output, then znslab's device figures.
+/// The job lines fio prints when the jobs start (before any format's results), with the blank
+/// line after them.
+pub(crate) fn start_text(result: &RunResult) -> String {
+    let mut out = header(result);
+    out.push('\n');
+    out
+}
+
+/// The results block of the normal output (after [`start_text`]).
 pub(crate) fn normal_text(
     result: &RunResult,
     c: &Controller,
@@ -235,8 +244,7 @@ pub(crate) fn normal_text(
     wall_s: f64,
     spec: &OutputSpec,
 ) -> String {
-    let mut out = header(result);
-    out.push('\n');
+    let mut out = String::new();
     let rep = reported(result, spec);
     let gs = groups(&rep);
     let date = ctime(spec.unix_time_ms / 1000);
