@@ -11,6 +11,7 @@
 
 mod client;
 mod generator;
+mod java_fmt;
 mod java_props;
 pub mod measure;
 mod properties;

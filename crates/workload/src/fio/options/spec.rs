@@ -1,0 +1,192 @@
+//! A job as fio's options describe it, once parsed: what it does, where, how much, how fast.
+
+use super::values::{Direction, Distribution, Mix, Pattern, Size};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneMode {
+    /// fio's default: no zone awareness, I/O goes where the offsets say, errors and all.
+    None,
+    /// fio's zonemode=zbd: writes at write pointers, reads below them, trims reset zones.
+    Zbd,
+    /// fio's zonemode=strided: `zonesize` bytes in each window of `zonerange`, then the
+    /// next window `zoneskip` further on (offsets as in zonemode none).
+    Strided,
+}
+
+/// One job (one clone, after numjobs is expanded).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSpec {
+    pub name: String,
+    /// Which clone of a numjobs job this is (0-based).
+    pub clone: u32,
+    /// The job's direction; with `mix` the first of its directions (reads for rw/randrw,
+    /// writes for trimwrite).
+    pub direction: Direction,
+    pub pattern: Pattern,
+    pub mix: Mix,
+    /// rw/randrw: percent of I/Os that are reads.
+    pub rwmixread: u32,
+    /// `rw=...:N`: sequential jobs add N bytes after each I/O (negative: backwards); random
+    /// ones take a new random offset every N I/Os.
+    pub rw_modifier: Option<i64>,
+    /// The largest block size (buffers are sized for it); every I/O's with a fixed `bs`.
+    pub bs: u64,
+    /// `bsrange`/`bs=min-max`: the smallest block size (I/O sizes are drawn between the two,
+    /// multiples of it).
+    pub bs_min: u64,
+    /// `bssplit`: block sizes and their percentages of the I/Os.
+    pub bssplit: Vec<(u64, u32)>,
+    pub size: Option<Size>,
+    pub io_size: Option<Size>,
+    pub number_ios: Option<u64>,
+    pub offset: Size,
+    pub offset_increment: u64,
+    pub loops: u32,
+    pub iodepth: u32,
+    /// Wait for earlier jobs to finish before starting (starts a new reporting group).
+    pub stonewall: bool,
+    /// Start after the named job has finished.
+    pub wait_for: Option<String>,
+    pub zonemode: ZoneMode,
+    /// `zonesize`: must match the device's zone size in zonemode=zbd, as in fio.
+    pub zone_size: Option<u64>,
+    /// zonemode was given (fio: without it, a zonesize means strided).
+    pub zonemode_given: bool,
+    pub zone_range: Option<u64>,
+    pub zone_skip: u64,
+    pub max_open_zones: u32,
+    pub job_max_open_zones: u32,
+    pub ignore_zone_limits: bool,
+    pub zone_reset_threshold: f64,
+    pub zone_reset_frequency: f64,
+    pub buffer_compress_percentage: u32,
+    pub buffer_compress_chunk: u64,
+    /// znslab extension: each 4 KiB page of the buffers draws its percentage uniformly from
+    /// buffer_compress_percentage ± this, so page compression ratios vary as real data's do.
+    pub buffer_compress_spread: u32,
+    pub runtime_ns: Option<u64>,
+    /// Wait this long after the group starts before the first I/O (not counted in runtime).
+    pub startdelay_ns: u64,
+    /// I/Os completed in the first ramp_time after the job starts are not counted.
+    pub ramp_time_ns: u64,
+    pub time_based: bool,
+    pub group_reporting: bool,
+    pub randseed: Option<u64>,
+    pub random_distribution: Distribution,
+    /// Bytes per second the job may issue (0 = no limit); `rate_iops` is turned into this.
+    pub rate_bytes: u64,
+    /// rate_process=poisson: exponential gaps between I/Os instead of even ones.
+    pub rate_poisson: bool,
+    /// Idle time after every `thinktime_blocks` I/Os.
+    pub thinktime_ns: u64,
+    pub thinktime_blocks: u64,
+    /// `lat_percentiles`/`clat_percentiles`, and `percentile_list` (passed to the results).
+    pub lat_percentiles: bool,
+    pub clat_percentiles: bool,
+    pub percentile_list: Option<Vec<f64>>,
+    pub filename: Option<String>,
+    pub ioengine: String,
+    pub read_beyond_wp: bool,
+    /// `verify=`: written blocks are read back and compared with the bytes written.
+    pub verify: bool,
+    /// The verify method named (md5, crc32c, ...), for messages.
+    pub verify_method: String,
+    pub do_verify: bool,
+    pub verify_backlog: u64,
+    pub numjobs: u32,
+    /// `write_mode=zone_append` (io_uring_cmd): writes are Zone Append commands.
+    pub zone_append: bool,
+    /// `flow`: the job's weight among the jobs of its `flow_id`; `flow_sleep` their stall.
+    pub flow: u32,
+    pub flow_id: u32,
+    pub flow_sleep_ns: u64,
+    /// `exitall`: when this job finishes, the other jobs of its group stop.
+    pub exitall: bool,
+    /// CCZNS: writes become compressed writes (CW) and reads decompressed reads (DR).
+    pub compressed_io: bool,
+    /// Chunk size of CW/DR in bytes; 0 = bs (single-chunk commands). bs / chunk chunks per I/O.
+    pub compressed_chunk: u64,
+}
+
+impl Default for JobSpec {
+    fn default() -> Self {
+        JobSpec {
+            name: String::new(),
+            clone: 0,
+            direction: Direction::Read,
+            pattern: Pattern::Sequential,
+            mix: Mix::Single,
+            rwmixread: 50,
+            rw_modifier: None,
+            bs: 4096,
+            bs_min: 4096,
+            bssplit: Vec::new(),
+            size: None,
+            io_size: None,
+            number_ios: None,
+            offset: Size::Bytes(0),
+            offset_increment: 0,
+            loops: 1,
+            iodepth: 1,
+            stonewall: false,
+            wait_for: None,
+            zonemode: ZoneMode::None,
+            zone_size: None,
+            zonemode_given: false,
+            zone_range: None,
+            zone_skip: 0,
+            max_open_zones: 0,
+            job_max_open_zones: 0,
+            ignore_zone_limits: false,
+            zone_reset_threshold: 1.0,
+            zone_reset_frequency: 0.0,
+            buffer_compress_percentage: 0,
+            buffer_compress_chunk: 512,
+            buffer_compress_spread: 0,
+            runtime_ns: None,
+            startdelay_ns: 0,
+            ramp_time_ns: 0,
+            time_based: false,
+            group_reporting: false,
+            randseed: None,
+            random_distribution: Distribution::Random,
+            rate_bytes: 0,
+            rate_poisson: false,
+            thinktime_ns: 0,
+            thinktime_blocks: 1,
+            lat_percentiles: false,
+            clat_percentiles: true,
+            percentile_list: None,
+            filename: None,
+            ioengine: "libaio".into(),
+            read_beyond_wp: false,
+            verify: false,
+            verify_method: String::new(),
+            do_verify: true,
+            verify_backlog: 0,
+            compressed_io: false,
+            compressed_chunk: 0,
+            numjobs: 1,
+            zone_append: false,
+            flow: 0,
+            flow_id: 0,
+            flow_sleep_ns: 0,
+            exitall: false,
+        }
+    }
+}
+
+impl JobSpec {
+    /// The job reads (alone or mixed).
+    pub fn reads(&self) -> bool {
+        self.direction == Direction::Read
+    }
+    /// The job writes (alone or mixed).
+    pub fn writes(&self) -> bool {
+        self.direction == Direction::Write || self.mix == Mix::ReadWrite
+    }
+    /// The job trims (alone or in trimwrite).
+    pub fn trims(&self) -> bool {
+        self.direction == Direction::Trim || self.mix == Mix::TrimWrite
+    }
+}
