@@ -628,16 +628,7 @@ pub fn status_line(
 ) -> String {
     let (s, ms) = (clock_ms / 1000, clock_ms % 1000);
     let (days, sod) = (s / 86_400, s % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = report::civil_from_days(days as i64);
     let mut msg = format!(
         "{label}{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}:{ms:03} {} sec: {totalops} operations; ",
         sod / 3600,

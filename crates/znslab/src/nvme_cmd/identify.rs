@@ -435,21 +435,33 @@ const ZNS_ID_NS: &[&str] = &[
     "numzrwa", "zrwafg", "zrwasz", "zrwacap",
 ];
 
+/// The Identify data of a zoned namespace for the ZNS pages (None under --dry-run, after its
+/// note); `whose` names what has no ZNS page when the namespace is conventional.
+fn zns_identify(
+    dry_run: bool,
+    image: &std::path::Path,
+    whose: &str,
+) -> anyhow::Result<Option<Identify>> {
+    if dry_run {
+        dry_run_note("Identify");
+        return Ok(None);
+    }
+    let id = open_ro(image)?.identify();
+    if id.csi != CommandSet::Zoned {
+        bail!(
+            "{}: not a zoned namespace ({whose} has no ZNS Identify page)",
+            image.display()
+        );
+    }
+    Ok(Some(id))
+}
+
 /// `nvme zns id-ns`.
 pub(super) fn zns_id_ns(a: IdNsArgs) -> anyhow::Result<ExitCode> {
     let fmt = id_ns_flags(&a)?;
-    if a.g.dry_run() {
-        dry_run_note("Identify");
+    let Some(id) = zns_identify(a.g.dry_run(), &a.image, "a conventional NVM namespace")? else {
         return Ok(ExitCode::SUCCESS);
-    }
-    let c = open_ro(&a.image)?;
-    let id = c.identify();
-    if id.csi != CommandSet::Zoned {
-        bail!(
-            "{}: not a zoned namespace (a conventional NVM namespace has no ZNS Identify page)",
-            a.image.display()
-        );
-    }
+    };
     let value = |k: &str| -> u64 {
         match k {
             "zoc" => id.zoc as u64,
@@ -519,18 +531,9 @@ pub(super) fn zns_id_ns(a: IdNsArgs) -> anyhow::Result<ExitCode> {
 /// `nvme zns id-ctrl`: ZASL, a power of two in units of the 4 KiB minimum memory page size.
 pub(super) fn zns_id_ctrl(a: IdCtrlArgs) -> anyhow::Result<ExitCode> {
     let fmt = id_ctrl_flags(&a)?;
-    if a.g.dry_run() {
-        dry_run_note("Identify");
+    let Some(id) = zns_identify(a.g.dry_run(), &a.image, "its controller")? else {
         return Ok(ExitCode::SUCCESS);
-    }
-    let c = open_ro(&a.image)?;
-    let id = c.identify();
-    if id.csi != CommandSet::Zoned {
-        bail!(
-            "{}: not a zoned namespace (its controller has no ZNS Identify page)",
-            a.image.display()
-        );
-    }
+    };
     let zasl = (id.zasl_bytes / 4096).max(1).ilog2();
     if fmt == OutputFormat::Json {
         println!(

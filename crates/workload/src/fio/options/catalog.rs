@@ -146,6 +146,22 @@ const NO_LOGS: &str = "znslab writes no per-I/O log files; the results carry the
 const NO_CPU: &str = "CPU and NUMA placement of the host does not exist on the virtual clock";
 const NO_FILES: &str = "the device is one image, not files in a file system";
 
+/// Options of [`NOTICE`] that are harmless to ignore only at fio's default values (the
+/// first is taken when no value is given): another value would change the sizes a job reads
+/// or the shape of fio's output, so it is refused.
+pub const DEFAULT_ONLY: &[(&str, &[&str], &str)] = &[
+    (
+        "kb_base",
+        &["1024"],
+        "sizes here are read with kb_base=1024",
+    ),
+    (
+        "unified_rw_reporting",
+        &["0", "none"],
+        "read and write are reported apart (fio's default)",
+    ),
+];
+
 /// Options accepted and ignored with a notice.
 const NOTICE: &[(&str, &str)] = &[
     (

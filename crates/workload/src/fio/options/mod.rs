@@ -8,7 +8,8 @@ mod spec;
 mod values;
 
 pub use catalog::{
-    engine_refusal, status, Status, COMMAND_LINE_ONLY, DIFFERS, FIO_ALIASES, FIO_OPTIONS,
+    engine_refusal, status, Status, COMMAND_LINE_ONLY, DEFAULT_ONLY, DIFFERS, FIO_ALIASES,
+    FIO_OPTIONS,
 };
 pub use values::{
     expand_env, parse_distribution, parse_rw, parse_size, parse_time_ns, parse_time_unit,
@@ -85,23 +86,13 @@ fn apply(
     match status(key) {
         Some(Status::Supported) => {}
         Some(Status::Notice(why)) => {
-            // Ignoring these is only harmless at fio's default: another value changes the
-            // sizes a job reads or the shape of fio's output.
-            let default = match key {
-                "kb_base" => Some(("1024", "sizes here are read with kb_base=1024")),
-                "unified_rw_reporting" => Some((
-                    "0",
-                    "read and write are reported apart (fio's default, none)",
-                )),
-                _ => None,
-            };
-            if let Some((want, why)) = default {
-                let v = value.unwrap_or(want);
-                if v != want && !(key == "unified_rw_reporting" && v == "none") {
+            if let Some((_, defaults, only)) = DEFAULT_ONLY.iter().find(|(n, ..)| *n == key) {
+                let v = value.unwrap_or(defaults[0]);
+                if !defaults.contains(&v) {
                     return Err(FioError::option(
                         job,
                         key,
-                        format!("'{v}': only {want} is supported: {why}"),
+                        format!("'{v}': only {} is supported: {only}", defaults.join(" or ")),
                     ));
                 }
             }

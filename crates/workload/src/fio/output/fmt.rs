@@ -64,16 +64,7 @@ pub fn ctime(unix_s: u64) -> String {
     ];
     let days = (unix_s / 86_400) as i64;
     let secs = unix_s % 86_400;
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = report::civil_from_days(days);
     format!(
         "{} {} {:>2} {:02}:{:02}:{:02} {y}",
         DAYS[(days % 7) as usize],

@@ -105,40 +105,31 @@ pub(crate) fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-/// fio's `stat_calc_dist`: shares of a map in percent, at least 0.1 for a non-empty entry.
-pub(crate) fn dist(map: &[u64], total: u64) -> Vec<f64> {
+/// Shares of a map in percent, at least `floor` for a non-empty entry.
+fn shares(map: &[u64], total: u64, floor: f64) -> Vec<f64> {
     map.iter()
         .map(|&n| {
             if total == 0 {
-                0.0
+                return 0.0;
+            }
+            let p = n as f64 / total as f64 * 100.0;
+            if n > 0 && p < floor {
+                floor
             } else {
-                let p = n as f64 / total as f64 * 100.0;
-                if p < 0.1 && n > 0 {
-                    0.1
-                } else {
-                    p
-                }
+                p
             }
         })
         .collect()
 }
 
+/// fio's `stat_calc_dist`: shares of a map in percent, at least 0.1 for a non-empty entry.
+pub(crate) fn dist(map: &[u64], total: u64) -> Vec<f64> {
+    shares(map, total, 0.1)
+}
+
 /// fio's `stat_calc_lat`: shares in percent, at least 0.01 for a non-empty bucket.
 pub(crate) fn lat_dist(map: &[u64], total: u64) -> Vec<f64> {
-    map.iter()
-        .map(|&n| {
-            if total == 0 {
-                0.0
-            } else {
-                let p = n as f64 / total as f64 * 100.0;
-                if p < 0.01 && n > 0 {
-                    0.01
-                } else {
-                    p
-                }
-            }
-        })
-        .collect()
+    shares(map, total, 0.01)
 }
 
 /// A job's figures summed over its directions: depth map, latency buckets, I/Os.

@@ -295,11 +295,14 @@ impl JobState {
                 let at = if self.spec.rate_poisson {
                     // fio's usec_for_io under rate_process=poisson: exponential gaps whose
                     // mean is one I/O at the rate, -ln(u) for u uniform in (0, 1].
-                    let at = self.group_start + self.poisson_next_ns;
+                    let at = self.group_start.saturating_add(self.poisson_next_ns);
                     let mean_ns = self.bs_lbas as f64 * self.g.lba_bytes as f64 * 1e9
                         / self.spec.rate_bytes as f64;
                     let u = (self.rng.below(1 << 53) + 1) as f64 / (1u64 << 53) as f64;
-                    self.poisson_next_ns += (mean_ns * -u.ln()) as u64;
+                    // (f64 as u64 saturates: a tiny rate cannot wrap the clock around.)
+                    self.poisson_next_ns = self
+                        .poisson_next_ns
+                        .saturating_add((mean_ns * -u.ln()) as u64);
                     at
                 } else {
                     self.group_start
