@@ -193,3 +193,119 @@ fn rate_process_poisson_keeps_the_mean_rate_with_uneven_gaps_and_a_rate_stops_at
         .expect_err("refused");
     assert_eq!(e.option.as_deref(), Some("rate_process"));
 }
+
+/// The distinct 4 KiB blocks among the first `blocks` of the device.
+fn distinct_blocks(dev: &DeviceHandle, blocks: u64) -> usize {
+    use device::Command;
+    let mut seen = std::collections::BTreeSet::new();
+    dev.with(|c| {
+        for lba in 0..blocks {
+            let mut b = vec![0u8; 4096];
+            let done = c.submit(
+                sim::SimInstant::from_ns(0),
+                Command::Read {
+                    slba: lba,
+                    nlb: 1,
+                    data: &mut b,
+                    metadata: &mut [],
+                },
+            );
+            assert!(done.status.is_success());
+            seen.insert(b);
+        }
+    });
+    seen.len()
+}
+
+#[test]
+fn dedupe_repeats_buffers_as_fio_does() {
+    let count = |job: &str| {
+        let sim = Sim::new(3);
+        let dev = DeviceHandle::new(
+            &sim,
+            Controller::in_memory(presets::test_tcssd()).expect("ok"),
+        );
+        let jobs = build_jobs(&parse_jobfile(job).expect("parse")).expect("valid");
+        let r = run(&sim, &dev, &jobs).expect("runs");
+        assert_eq!(r.jobs[0].error, None);
+        distinct_blocks(&dev, 64)
+    };
+    let base = "[w]\nrw=write\nbs=4k\nsize=256k\n";
+    assert_eq!(count(base), 64, "without dedupe every buffer is unique");
+    // repeat: every write after the first repeats it.
+    assert_eq!(count(&format!("{base}dedupe_percentage=100\n")), 1);
+    let half = count(&format!("{base}dedupe_percentage=50\n"));
+    assert!((20..44).contains(&half), "{half} unique of 64 at 50%");
+    // working_set of 5% of 256 KiB: duplicates come from the first 4 buffers only.
+    let ws = count(&format!(
+        "{base}dedupe_percentage=100\ndedupe_mode=working_set\ndedupe_working_set_percentage=5\n"
+    ));
+    assert!(ws <= 4, "{ws} distinct blocks");
+}
+
+#[test]
+fn continue_on_error_counts_errors_and_goes_on() {
+    // Random writes without zone awareness on a zoned device fail off the write pointer.
+    let job = "[w]\nrw=randwrite\nbs=4k\nsize=64k\n";
+    let r = run_on(presets::test_min(), job).expect("runs");
+    assert_eq!(r.jobs[0].errno, 5, "EIO stops the job");
+    assert!(r.jobs[0].write.ios < 16);
+    let r = run_on(
+        presets::test_min(),
+        &format!("{job}continue_on_error=write\n"),
+    )
+    .expect("runs");
+    let j = &r.jobs[0];
+    assert_eq!((j.error.as_deref(), j.first_error), (None, 5));
+    assert_eq!(
+        j.write.ios + j.total_err,
+        16,
+        "every I/O issued, the failed ones counted"
+    );
+    assert!(j.total_err > 0);
+    // ignore_error replaces the non-fatal list: EIO is fatal again for writes.
+    let r = run_on(presets::test_min(), &format!("{job}ignore_error=,ENOSPC\n")).expect("runs");
+    assert_eq!((r.jobs[0].errno, r.jobs[0].total_err), (5, 0));
+    // Reads are not covered by continue_on_error=write.
+    let r = run_on(
+        presets::test_min(),
+        "[r]\nrw=randread\nbs=4k\nsize=64k\nread_beyond_wp=0\ncontinue_on_error=write\n",
+    );
+    assert!(r.is_ok());
+}
+
+#[test]
+fn reads_and_writes_take_their_own_block_sizes() {
+    let r = ok(
+        presets::test_tcssd(),
+        "[m]\nrw=randrw\nbs=4k,16k\nsize=1m\nio_size=2m\n",
+    );
+    let j = &r.jobs[0];
+    assert_eq!(j.read.io_bytes, j.read.ios * 4096);
+    assert_eq!(j.write.io_bytes, j.write.ios * 16384);
+    let r = ok(
+        presets::test_tcssd(),
+        "[m]\nrw=randrw\nbssplit=4k/50:8k/50,64k\nsize=1m\nio_size=4m\n",
+    );
+    let j = &r.jobs[0];
+    assert_eq!(j.write.io_bytes, j.write.ios * 65536);
+    let avg = j.read.io_bytes as f64 / j.read.ios as f64;
+    assert!((5000.0..7300.0).contains(&avg), "reads average {avg} bytes");
+}
+
+#[test]
+fn num_range_trims_several_ranges_per_io() {
+    let r = ok(
+        presets::test_tcssd(),
+        "[t]\nrw=randtrim\nbs=4k\nnum_range=8\nsize=256k\n",
+    );
+    let t = &r.jobs[0].trim;
+    assert_eq!(t.io_bytes, 256 << 10);
+    assert_eq!(t.ios, 8, "eight ranges of 4 KiB in each of 8 trims");
+    let e = run_on(
+        presets::test_tcssd(),
+        "[w]\nrw=write\nnum_range=8\nsize=64k\n",
+    )
+    .expect_err("writes have one range");
+    assert_eq!(e.option.as_deref(), Some("num_range"));
+}

@@ -16,6 +16,13 @@ pub enum Status {
 
 /// Options [`super::apply`] parses and acts on (aliases included).
 pub const SUPPORTED: &[&str] = &[
+    "continue_on_error",
+    "ignore_error",
+    "num_range",
+    "dedupe_percentage",
+    "dedupe_mode",
+    "dedupe_working_set_percentage",
+    "dedupe_global",
     "write_mode",
     "bssplit",
     "flow",
@@ -121,9 +128,13 @@ pub const DIFFERS: &[(&str, &str)] = &[
     ("create_serialize", "accepted (files are not created)"),
     ("rate", "one rate for reads, writes and trims (separate values refused); the job issues no faster than rate from its start"),
     ("rate_iops", "one rate for reads, writes and trims (separate values refused)"),
-    ("bs", "one size (or range) for reads, writes and trims; separate values refused"),
-    ("bsrange", "one range for reads, writes and trims; sizes are multiples of the smallest"),
-    ("bssplit", "one split for reads, writes and trims; separate splits refused"),
+    ("bs", "random offsets of every direction are aligned to the smallest block size of any"),
+    ("bsrange", "sizes are multiples of the range's smallest"),
+    ("bssplit", "random offsets of every direction are aligned to the smallest block size of any"),
+    ("num_range", "the ranges go to the device as Deallocate commands sent together; the I/O completes with the last; with zonemode=zbd a trim is a zone reset of one zone"),
+    ("dedupe_percentage", "duplicates repeat buffers of the job's 4 MiB data pool, and unique buffers repeat once the job has written the pool through"),
+    ("dedupe_mode", "working_set draws from the pool's first buffers, at most the pool"),
+    ("dedupe_global", "jobs with it fill their pools from one seed, so their buffers are the same set"),
     ("random_distribution", "no ':center'; applies to the random offsets of zonemode=none and strided jobs (zonemode=zbd picks zones uniformly)"),
     ("thinktime", "the job waits before its next I/O after every thinktime_blocks I/Os"),
     ("flow", "a stalled job waits flow_sleep (or 10 µs of virtual time) before looking again"),
@@ -159,6 +170,11 @@ pub const DEFAULT_ONLY: &[(&str, &[&str], &str)] = &[
         "unified_rw_reporting",
         &["0", "none"],
         "read and write are reported apart (fio's default)",
+    ),
+    (
+        "cmd_type",
+        &["nvme"],
+        "cmd_type=bsg sends SCSI commands; the emulated device speaks NVMe",
     ),
 ];
 
@@ -402,6 +418,14 @@ const NOTICE: &[(&str, &str)] = &[
     ("userspace_reap", "a host-CPU matter of libaio"),
     ("libaio_vectored", "a host-CPU matter of libaio"),
     ("cmd_type", "NVMe commands are the emulator's only kind"),
+    (
+        "readfua",
+        "the device has no volatile write cache (id-ctrl vwc 0), so FUA changes nothing",
+    ),
+    (
+        "writefua",
+        "the device has no volatile write cache (id-ctrl vwc 0), so FUA changes nothing",
+    ),
 ];
 
 /// fio options refused with a reason (anything of fio's table not listed is refused as not
@@ -441,14 +465,6 @@ const REFUSED: &[(&str, &str)] = &[
     ),
     ("cpuload", "the cpuio engine is not supported"),
     ("steadystate", "steady-state detection is not supported yet"),
-    (
-        "readfua",
-        "the emulated device has no volatile cache for FUA to bypass",
-    ),
-    (
-        "writefua",
-        "the emulated device has no volatile cache for FUA to bypass",
-    ),
     (
         "verify_mode",
         "io_uring_cmd compare commands are not modelled",
@@ -526,11 +542,6 @@ pub fn status(name: &str) -> Option<Status> {
     }
     if name.starts_with("replay_") || name.starts_with("merge_blktrace") {
         return Some(Status::Refused("I/O log replay is not supported"));
-    }
-    if name.starts_with("dedupe_") {
-        return Some(Status::Refused(
-            "deduplicated buffers are not supported yet",
-        ));
     }
     if name.starts_with("ss_") || name.starts_with("steadystate") {
         return Some(Status::Refused(

@@ -16,7 +16,7 @@ pub use values::{
     Direction, Distribution, Mix, Pattern, Size,
 };
 
-pub use spec::{JobSpec, ZoneMode};
+pub use spec::{ErrorPolicy, JobSpec, ZoneMode, ERROR_READ, ERROR_VERIFY, ERROR_WRITE};
 
 use super::{FioError, Section};
 
@@ -56,6 +56,233 @@ fn one_for_all<'a>(job: &str, key: &str, v: &'a str) -> Result<&'a str, FioError
             format!("'{v}': separate read/write/trim values are not supported yet"),
         )),
     }
+}
+
+/// A `read,write,trim` value of an integer option (fio's parse.c for options with three
+/// offsets): one value is for all three; an empty part leaves that direction at its default;
+/// a last value also applies to the directions after it unless a comma ends the list
+/// (`bs=8k,32k` is 32k for writes and trims, `bs=8k,32k,` leaves trims alone).
+fn per_direction(v: &str) -> [Option<&str>; 3] {
+    let parts: Vec<&str> = v.split(',').map(str::trim).take(3).collect();
+    let mut out = [None; 3];
+    for (dir, slot) in out.iter_mut().enumerate() {
+        let part = match parts.get(dir) {
+            Some(p) => *p,
+            None => parts.last().copied().unwrap_or(""),
+        };
+        if !part.is_empty() {
+            *slot = Some(part);
+        }
+    }
+    out
+}
+
+/// The `read,write,trim` sets of a split option (fio's str_split_parse): one set is for all
+/// three; with two, the second is for writes and trims; an empty set sets nothing.
+fn split_per_direction(v: &str) -> [Option<&str>; 3] {
+    let parts: Vec<&str> = v.splitn(3, ',').map(str::trim).collect();
+    let pick = |i: usize| parts.get(i).copied().filter(|p| !p.is_empty());
+    match parts.len() {
+        1 => [pick(0), pick(0), pick(0)],
+        2 => [pick(0), pick(1), pick(1)],
+        _ => [pick(0), pick(1), pick(2)],
+    }
+}
+
+/// One direction's `bssplit` set: `size/percent:size/percent...`, sizes without a
+/// percentage sharing what the others leave (as fio's bssplit_ddir).
+fn parse_bssplit(
+    set: &str,
+    whole: &str,
+    bad: &dyn Fn(&str, &str) -> FioError,
+    bytes: &dyn Fn(&str) -> Result<u64, FioError>,
+    percent: &dyn Fn(&str) -> Result<u32, FioError>,
+) -> Result<Vec<(u64, u32)>, FioError> {
+    let mut split = Vec::new();
+    let mut unset = 0;
+    for part in set.split(':') {
+        let (size, pct) = match part.split_once('/') {
+            Some((s, p)) if !p.trim().is_empty() => (bytes(s)?, Some(percent(p)?)),
+            Some((s, _)) => (bytes(s)?, None),
+            None => (bytes(part)?, None),
+        };
+        if size == 0 {
+            return Err(bad(part, "a positive block size"));
+        }
+        unset += pct.is_none() as u32;
+        split.push((size, pct));
+    }
+    let given: u32 = split.iter().filter_map(|(_, p)| *p).sum();
+    if given > 100 || (unset == 0 && given != 100) {
+        return Err(bad(whole, "block sizes whose percentages add up to 100"));
+    }
+    let share = (100 - given).checked_div(unset).unwrap_or(0);
+    let mut split: Vec<(u64, u32)> = split
+        .into_iter()
+        .map(|(s, p)| (s, p.unwrap_or(share)))
+        .filter(|(_, p)| *p > 0)
+        .collect();
+    let total: u32 = split.iter().map(|(_, p)| p).sum();
+    if let Some(last) = split.last_mut() {
+        last.1 += 100 - total.min(100);
+    }
+    Ok(split)
+}
+
+/// An errno by name (fio's str2error: E2BIG ... ) or number (decimal or 0x hex).
+fn errno_named(name: &str) -> Option<i32> {
+    if let Some(hex) = name.strip_prefix("0x").or_else(|| name.strip_prefix("0X")) {
+        return i32::from_str_radix(hex, 16)
+            .ok()
+            .filter(|e| *e != 0)
+            .map(i32::abs);
+    }
+    if let Ok(n) = name.parse::<i32>() {
+        return (n != 0).then_some(n.abs());
+    }
+    // fio's str2error table (options.c): Linux's errno names, the errno being the place
+    // in the list plus one, EWOULDBLOCK and EDEADLOCK standing for EAGAIN and EDEADLK.
+    const NAMES: &[&str] = &[
+        "EPERM",
+        "ENOENT",
+        "ESRCH",
+        "EINTR",
+        "EIO",
+        "ENXIO",
+        "E2BIG",
+        "ENOEXEC",
+        "EBADF",
+        "ECHILD",
+        "EAGAIN",
+        "ENOMEM",
+        "EACCES",
+        "EFAULT",
+        "ENOTBLK",
+        "EBUSY",
+        "EEXIST",
+        "EXDEV",
+        "ENODEV",
+        "ENOTDIR",
+        "EISDIR",
+        "EINVAL",
+        "ENFILE",
+        "EMFILE",
+        "ENOTTY",
+        "ETXTBSY",
+        "EFBIG",
+        "ENOSPC",
+        "ESPIPE",
+        "EROFS",
+        "EMLINK",
+        "EPIPE",
+        "EDOM",
+        "ERANGE",
+        "EDEADLK",
+        "ENAMETOOLONG",
+        "ENOLCK",
+        "ENOSYS",
+        "ENOTEMPTY",
+        "ELOOP",
+        "EWOULDBLOCK",
+        "ENOMSG",
+        "EIDRM",
+        "ECHRNG",
+        "EL2NSYNC",
+        "EL3HLT",
+        "EL3RST",
+        "ELNRNG",
+        "EUNATCH",
+        "ENOCSI",
+        "EL2HLT",
+        "EBADE",
+        "EBADR",
+        "EXFULL",
+        "ENOANO",
+        "EBADRQC",
+        "EBADSLT",
+        "EDEADLOCK",
+        "EBFONT",
+        "ENOSTR",
+        "ENODATA",
+        "ETIME",
+        "ENOSR",
+        "ENONET",
+        "ENOPKG",
+        "EREMOTE",
+        "ENOLINK",
+        "EADV",
+        "ESRMNT",
+        "ECOMM",
+        "EPROTO",
+        "EMULTIHOP",
+        "EDOTDOT",
+        "EBADMSG",
+        "EOVERFLOW",
+        "ENOTUNIQ",
+        "EBADFD",
+        "EREMCHG",
+        "ELIBACC",
+        "ELIBBAD",
+        "ELIBSCN",
+        "ELIBMAX",
+        "ELIBEXEC",
+        "EILSEQ",
+        "ERESTART",
+        "ESTRPIPE",
+        "EUSERS",
+        "ENOTSOCK",
+        "EDESTADDRREQ",
+        "EMSGSIZE",
+        "EPROTOTYPE",
+        "ENOPROTOOPT",
+        "EPROTONOSUPPORT",
+        "ESOCKTNOSUPPORT",
+        "EOPNOTSUPP",
+        "EPFNOSUPPORT",
+        "EAFNOSUPPORT",
+        "EADDRINUSE",
+        "EADDRNOTAVAIL",
+        "ENETDOWN",
+        "ENETUNREACH",
+        "ENETRESET",
+        "ECONNABORTED",
+        "ECONNRESET",
+        "ENOBUFS",
+        "EISCONN",
+        "ENOTCONN",
+        "ESHUTDOWN",
+        "ETOOMANYREFS",
+        "ETIMEDOUT",
+        "ECONNREFUSED",
+        "EHOSTDOWN",
+        "EHOSTUNREACH",
+        "EALREADY",
+        "EINPROGRESS",
+        "ESTALE",
+        "EUCLEAN",
+        "ENOTNAM",
+        "ENAVAIL",
+        "EISNAM",
+        "EREMOTEIO",
+        "EDQUOT",
+        "ENOMEDIUM",
+        "EMEDIUMTYPE",
+        "ECANCELED",
+        "ENOKEY",
+        "EKEYEXPIRED",
+        "EKEYREVOKED",
+        "EKEYREJECTED",
+        "EOWNERDEAD",
+        "ENOTRECOVERABLE",
+        "ERFKILL",
+        "EHWPOISON",
+    ];
+    match name {
+        "EWOULDBLOCK" => return Some(11),
+        "EDEADLOCK" => return Some(35),
+        _ => {}
+    }
+    NAMES.iter().position(|n| *n == name).map(|i| i as i32 + 1)
 }
 
 /// Apply one option to `spec`. Options accepted and ignored push a one-line notice.
@@ -137,8 +364,9 @@ fn apply(
         "rwmixwrite" => spec.rwmixread = 100 - percent(need()?)?,
         "bs" | "blocksize" | "bsrange" | "blocksize_range" => {
             let v = need()?;
-            let mut ranges = Vec::new();
-            for part in v.split(',').filter(|p| !p.trim().is_empty()) {
+            let mut any = false;
+            for (dir, part) in per_direction(v).into_iter().enumerate() {
+                let Some(part) = part else { continue };
                 let (lo, hi) = match part.split_once('-') {
                     Some((a, b)) => (bytes(a)?, bytes(b)?),
                     None => (bytes(part)?, bytes(part)?),
@@ -146,63 +374,27 @@ fn apply(
                 if lo == 0 || hi < lo {
                     return Err(bad(part, "a positive size or a range min-max"));
                 }
-                ranges.push((lo, hi));
+                let b = &mut spec.block_sizes[dir];
+                (b.min, b.max) = (lo, hi);
+                any = true;
             }
-            if ranges.is_empty() {
+            if !any {
                 return Err(bad(v, "a size (like 4k, 1m, 2g)"));
             }
-            if ranges.iter().any(|r| *r != ranges[0]) {
-                return Err(FioError::option(
-                    job,
-                    key,
-                    "separate read/write/trim block sizes are not supported yet",
-                ));
-            }
-            (spec.bs_min, spec.bs) = ranges[0];
-            spec.bssplit.clear();
+            spec.settle_block_sizes();
         }
         "bssplit" => {
             let v = need()?;
-            let sets: Vec<&str> = v.split(',').filter(|p| !p.trim().is_empty()).collect();
-            if sets.iter().any(|s| *s != sets[0]) || sets.is_empty() {
-                return Err(FioError::option(
-                    job,
-                    key,
-                    "separate read/write/trim splits are not supported yet",
-                ));
+            let mut any = false;
+            for (dir, set) in split_per_direction(v).into_iter().enumerate() {
+                let Some(set) = set else { continue };
+                spec.block_sizes[dir].split = parse_bssplit(set, v, &bad, &bytes, &percent)?;
+                any = true;
             }
-            let mut split = Vec::new();
-            let mut unset = 0;
-            for part in sets[0].split(':') {
-                let (size, pct) = match part.split_once('/') {
-                    Some((s, p)) if !p.trim().is_empty() => (bytes(s)?, Some(percent(p)?)),
-                    Some((s, _)) => (bytes(s)?, None),
-                    None => (bytes(part)?, None),
-                };
-                if size == 0 {
-                    return Err(bad(part, "a positive block size"));
-                }
-                unset += pct.is_none() as u32;
-                split.push((size, pct));
-            }
-            let given: u32 = split.iter().filter_map(|(_, p)| *p).sum();
-            if given > 100 || (unset == 0 && given != 100) {
+            if !any {
                 return Err(bad(v, "block sizes whose percentages add up to 100"));
             }
-            // As fio: sizes without a percentage share what the others leave.
-            let share = (100 - given).checked_div(unset).unwrap_or(0);
-            let mut split: Vec<(u64, u32)> = split
-                .into_iter()
-                .map(|(s, p)| (s, p.unwrap_or(share)))
-                .filter(|(_, p)| *p > 0)
-                .collect();
-            let total: u32 = split.iter().map(|(_, p)| p).sum();
-            if let Some(last) = split.last_mut() {
-                last.1 += 100 - total.min(100);
-            }
-            spec.bs = split.iter().map(|(s, _)| *s).max().unwrap_or(4096);
-            spec.bs_min = split.iter().map(|(s, _)| *s).min().unwrap_or(4096);
-            spec.bssplit = split;
+            spec.settle_block_sizes();
         }
         "flow" => {
             let v = need()?;
@@ -224,6 +416,60 @@ fn apply(
             number(need()?)?;
         }
         "exitall" => spec.exitall = parse_bool(job, key, value)?,
+        "num_range" => {
+            let v = need()?;
+            spec.num_range = number(v)
+                .ok()
+                .filter(|n| (1..=256).contains(n))
+                .ok_or_else(|| bad(v, "a number of ranges from 1 to 256 (Dataset Management's limit)"))?
+                as u32;
+        }
+        "dedupe_percentage" => spec.dedupe.percentage = percent(need()?)?,
+        "dedupe_mode" => match need()? {
+            "repeat" => spec.dedupe.working_set = false,
+            "working_set" => spec.dedupe.working_set = true,
+            v => return Err(bad(v, "repeat or working_set")),
+        },
+        "dedupe_working_set_percentage" => {
+            spec.dedupe.working_set_percentage = percent(need()?)?;
+        }
+        "dedupe_global" => spec.dedupe.global = parse_bool(job, key, value)?,
+        "continue_on_error" => {
+            let v = need()?;
+            spec.errors.continue_on = match v.to_ascii_lowercase().as_str() {
+                "none" | "0" => 0,
+                "read" => ERROR_READ,
+                "write" => ERROR_WRITE,
+                "io" => ERROR_READ | ERROR_WRITE,
+                "verify" => ERROR_VERIFY,
+                "all" | "1" => 0xffff,
+                _ => return Err(bad(v, "none, read, write, io, verify, all, 0 or 1")),
+            };
+        }
+        "ignore_error" => {
+            // fio's str_ignore_error_cb: read,write,verify lists of errnos (names or
+            // numbers, ':'-separated); a type given a list is continued on.
+            let v = need()?;
+            let lists: Vec<&str> = v.split(',').collect();
+            if lists.len() > 3 {
+                return Err(bad(v, "at most three lists (read,write,verify)"));
+            }
+            for (bit, list) in lists.iter().enumerate() {
+                let mut errnos = Vec::new();
+                for name in list.split(':').map(str::trim) {
+                    if name.is_empty() {
+                        break;
+                    }
+                    errnos.push(errno_named(name).ok_or_else(|| {
+                        bad(name, "an error name (like EIO, ENOSPC) or number")
+                    })?);
+                }
+                if !errnos.is_empty() {
+                    spec.errors.continue_on |= 1 << bit;
+                    spec.errors.ignore[bit] = Some(errnos);
+                }
+            }
+        }
         "write_mode" => match need()? {
             "write" => spec.zone_append = false,
             "zone_append" => spec.zone_append = true,
@@ -574,6 +820,13 @@ pub fn build_jobs_with_notices(
                 &s.name,
                 "compressed_io",
                 "random compressed writes are not supported (use rw=write)",
+            ));
+        }
+        if spec.num_range > 1 && (spec.direction != Direction::Trim || spec.mix != Mix::Single) {
+            return Err(FioError::option(
+                &s.name,
+                "num_range",
+                "is for trims only (rw=trim or randtrim), as in fio",
             ));
         }
         if spec.time_based && spec.runtime_ns.is_none() {

@@ -13,6 +13,84 @@ pub enum ZoneMode {
     Strided,
 }
 
+/// The block sizes of one direction: `bs`/`bsrange` give a range (I/O sizes are drawn
+/// between its ends, multiples of the smaller); `bssplit` sizes with their percentages of the
+/// I/Os, which win over the range when given (fio's get_next_buflen).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockSizes {
+    pub min: u64,
+    pub max: u64,
+    pub split: Vec<(u64, u32)>,
+}
+
+impl Default for BlockSizes {
+    fn default() -> Self {
+        BlockSizes {
+            min: 4096,
+            max: 4096,
+            split: Vec::new(),
+        }
+    }
+}
+
+impl BlockSizes {
+    /// Every size an I/O of this direction can have (the split's, or the range's ends).
+    pub fn sizes(&self) -> Vec<u64> {
+        if self.split.is_empty() {
+            vec![self.min, self.max]
+        } else {
+            self.split.iter().map(|(s, _)| *s).collect()
+        }
+    }
+    pub fn smallest(&self) -> u64 {
+        self.sizes().into_iter().min().unwrap_or(4096)
+    }
+    pub fn largest(&self) -> u64 {
+        self.sizes().into_iter().max().unwrap_or(4096)
+    }
+    /// One size for every I/O.
+    pub fn fixed(&self) -> bool {
+        self.smallest() == self.largest()
+    }
+}
+
+/// fio's error types (td_error.h): the bits of `continue_on_error`.
+pub const ERROR_READ: u32 = 1;
+pub const ERROR_WRITE: u32 = 2;
+pub const ERROR_VERIFY: u32 = 4;
+
+/// `continue_on_error` (which error types a job goes on after) and `ignore_error` (per type,
+/// the errnos that count as non-fatal; fio's default EIO and EILSEQ when not given).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ErrorPolicy {
+    pub continue_on: u32,
+    pub ignore: [Option<Vec<i32>>; 3],
+}
+
+/// `dedupe_percentage` and its mode: that share of the writes repeat an earlier buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dedupe {
+    pub percentage: u32,
+    /// dedupe_mode=working_set: duplicates are drawn from the first unique buffers,
+    /// `working_set_percentage` of the job's size; repeat (false) repeats the last unique
+    /// buffer.
+    pub working_set: bool,
+    pub working_set_percentage: u32,
+    /// dedupe_global: jobs with it share one set of buffers.
+    pub global: bool,
+}
+
+impl Default for Dedupe {
+    fn default() -> Self {
+        Dedupe {
+            percentage: 0,
+            working_set: false,
+            working_set_percentage: 5, // fio's default
+            global: false,
+        }
+    }
+}
+
 /// One job (one clone, after numjobs is expanded).
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobSpec {
@@ -29,13 +107,13 @@ pub struct JobSpec {
     /// `rw=...:N`: sequential jobs add N bytes after each I/O (negative: backwards); random
     /// ones take a new random offset every N I/Os.
     pub rw_modifier: Option<i64>,
-    /// The largest block size (buffers are sized for it); every I/O's with a fixed `bs`.
+    /// The largest block size of any direction (buffers are sized for it); set from
+    /// `block_sizes` by [`JobSpec::settle_block_sizes`].
     pub bs: u64,
-    /// `bsrange`/`bs=min-max`: the smallest block size (I/O sizes are drawn between the two,
-    /// multiples of it).
+    /// The smallest block size of any direction.
     pub bs_min: u64,
-    /// `bssplit`: block sizes and their percentages of the I/Os.
-    pub bssplit: Vec<(u64, u32)>,
+    /// Per direction (read, write, trim): `bs`/`bsrange` and `bssplit`.
+    pub block_sizes: [BlockSizes; 3],
     pub size: Option<Size>,
     pub io_size: Option<Size>,
     pub number_ios: Option<u64>,
@@ -102,6 +180,10 @@ pub struct JobSpec {
     pub flow_sleep_ns: u64,
     /// `exitall`: when this job finishes, the other jobs of its group stop.
     pub exitall: bool,
+    pub errors: ErrorPolicy,
+    pub dedupe: Dedupe,
+    /// `num_range`: ranges per trim (one Dataset Management command of that many ranges).
+    pub num_range: u32,
     /// CCZNS: writes become compressed writes (CW) and reads decompressed reads (DR).
     pub compressed_io: bool,
     /// Chunk size of CW/DR in bytes; 0 = bs (single-chunk commands). bs / chunk chunks per I/O.
@@ -120,7 +202,7 @@ impl Default for JobSpec {
             rw_modifier: None,
             bs: 4096,
             bs_min: 4096,
-            bssplit: Vec::new(),
+            block_sizes: Default::default(),
             size: None,
             io_size: None,
             number_ios: None,
@@ -172,11 +254,30 @@ impl Default for JobSpec {
             flow_id: 0,
             flow_sleep_ns: 0,
             exitall: false,
+            errors: ErrorPolicy::default(),
+            dedupe: Dedupe::default(),
+            num_range: 1,
         }
     }
 }
 
 impl JobSpec {
+    /// `bs` and `bs_min` from the directions' block sizes.
+    pub fn settle_block_sizes(&mut self) {
+        let b = &self.block_sizes;
+        self.bs = b.iter().map(BlockSizes::largest).max().unwrap_or(4096);
+        self.bs_min = b.iter().map(BlockSizes::smallest).min().unwrap_or(4096);
+    }
+    /// The block sizes of a direction.
+    pub fn sizes_of(&self, dir: Direction) -> &BlockSizes {
+        &self.block_sizes[dir as usize]
+    }
+    /// Every direction has one fixed block size, the same for all.
+    pub fn one_block_size(&self) -> bool {
+        self.block_sizes
+            .iter()
+            .all(|b| b.fixed() && b.min == self.bs)
+    }
     /// The job reads (alone or mixed).
     pub fn reads(&self) -> bool {
         self.direction == Direction::Read

@@ -126,3 +126,43 @@ fn options_ignored_only_at_fios_default_refuse_other_values() {
         assert!(e.to_string().contains("only"), "{e}");
     }
 }
+
+#[test]
+fn block_sizes_per_direction_as_fio_parses_them() {
+    let jobs = |text: &str| build_jobs(&parse_jobfile(text).expect("parse")).expect("valid");
+    let range = |j: &JobSpec| {
+        j.block_sizes
+            .iter()
+            .map(|b| (b.min >> 10, b.max >> 10))
+            .collect::<Vec<_>>()
+    };
+    // fio's HOWTO, bs: one value for all; "8k,32k" is 32k for writes and trims; a trailing
+    // comma leaves trims at the default; an empty first part leaves reads alone.
+    assert_eq!(range(&jobs("[a]\nbs=256k\n")[0]), [(256, 256); 3]);
+    assert_eq!(
+        range(&jobs("[a]\nbs=8k,32k\n")[0]),
+        [(8, 8), (32, 32), (32, 32)]
+    );
+    assert_eq!(
+        range(&jobs("[a]\nbs=8k,32k,\n")[0]),
+        [(8, 8), (32, 32), (4, 4)]
+    );
+    assert_eq!(range(&jobs("[a]\nbs=,8k\n")[0]), [(4, 4), (8, 8), (8, 8)]);
+    assert_eq!(
+        range(&jobs("[a]\nbsrange=4k-16k,8k\n")[0]),
+        [(4, 16), (8, 8), (8, 8)]
+    );
+    let j = &jobs("[a]\nbs=,8k\n")[0];
+    assert_eq!((j.bs_min, j.bs), (4096, 8192));
+    // bssplit as fio's str_split_parse: reads, then writes (and trims with two sets).
+    let j = &jobs("[a]\nbssplit=64k/40:1024k/60,1024k/100\n")[0];
+    let split = |d: usize| j.block_sizes[d].split.clone();
+    assert_eq!(split(0), vec![(64 << 10, 40), (1 << 20, 60)]);
+    assert_eq!(split(1), vec![(1 << 20, 100)]);
+    assert_eq!(split(2), vec![(1 << 20, 100)]);
+    assert_eq!((j.bs_min, j.bs), (64 << 10, 1 << 20));
+    // A split wins over a bs given after it (fio's get_next_buflen looks at the split first).
+    let j = &jobs("[global]\nbssplit=4k/50:8k/50\n[a]\nbs=64k\n")[0];
+    assert_eq!(j.block_sizes[1].sizes(), vec![4096, 8192]);
+    assert_eq!(j.bs, 8192);
+}

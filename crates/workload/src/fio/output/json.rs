@@ -135,15 +135,22 @@ pub(crate) fn lat_dist(map: &[u64], total: u64) -> Vec<f64> {
 /// A job's figures summed over its directions: depth map, latency buckets, I/Os.
 pub(crate) struct JobSums {
     pub ios: u64,
+    pub issued: u64,
     pub depth: [u64; 7],
     pub lat_n: [u64; 10],
     pub lat_u: [u64; 10],
     pub lat_m: [u64; 12],
 }
 
+/// The directions' counts summed; `issued` counts every I/O submitted (fio's total_io_u),
+/// those that failed under continue_on_error or completed in ramp_time included.
 pub(crate) fn sums(dirs: &[&DirStats]) -> JobSums {
     let mut s = JobSums {
         ios: dirs.iter().map(|d| d.ios).sum(),
+        issued: dirs
+            .iter()
+            .map(|d| d.ext.depth_map.iter().sum::<u64>())
+            .sum(),
         depth: [0; 7],
         lat_n: [0; 10],
         lat_u: [0; 10],
@@ -249,7 +256,10 @@ pub(crate) fn json_value(
             let mut m = Map::new();
             m.insert("jobname".into(), j.spec.name.clone().into());
             m.insert("groupid".into(), j.group.into());
-            m.insert("error".into(), u8::from(j.error.is_some()).into());
+            m.insert(
+                "error".into(),
+                j.reported_error().map_or(0, |(errno, _)| errno).into(),
+            );
             m.insert("znslab_error".into(), j.error.clone().into());
             m.insert("eta".into(), 0.into());
             m.insert(
@@ -288,7 +298,7 @@ pub(crate) fn json_value(
                 "iodepth_level".into(),
                 named(
                     &["1", "2", "4", "8", "16", "32", ">=64"],
-                    &dist(&s.depth, s.ios),
+                    &dist(&s.depth, s.issued),
                 ),
             );
             // Each submission and each reaping handles one I/O: fio's 1-4 bucket.
@@ -308,6 +318,10 @@ pub(crate) fn json_value(
                 "latency_ms".into(),
                 named(&LAT_M_KEYS, &lat_dist(&s.lat_m, s.ios)),
             );
+            if j.spec.errors.continue_on != 0 {
+                m.insert("total_err".into(), j.total_err.into());
+                m.insert("first_error".into(), j.first_error.into());
+            }
             m.insert("latency_depth".into(), j.spec.iodepth.into());
             m.insert("latency_target".into(), 0.into());
             m.insert("latency_percentile".into(), 100.0.into());

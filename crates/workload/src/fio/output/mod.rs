@@ -273,6 +273,12 @@ pub(crate) fn reported<'a>(result: &RunResult, spec: &'a OutputSpec) -> Vec<Repo
                 agg.zone_finishes += j.zone_finishes;
                 if agg.error.is_none() {
                     agg.error = j.error.clone();
+                    agg.errno = j.errno;
+                }
+                agg.total_err += j.total_err;
+                if agg.first_error_text.is_none() {
+                    agg.first_error = j.first_error;
+                    agg.first_error_text = j.first_error_text.clone();
                 }
                 r.members += 1;
                 continue;

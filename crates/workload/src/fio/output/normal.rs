@@ -34,13 +34,20 @@ fn header(result: &RunResult) -> String {
         let s = &j.spec;
         match s.clone {
             0 => {
-                let bs = num2str(s.bs, 4, true, Unit::Byte);
+                let bs = |d: usize| {
+                    let b = &s.block_sizes[d];
+                    let n = |v| num2str(v, 4, true, Unit::Byte);
+                    format!("{}-{}", n(b.smallest()), n(b.largest()))
+                };
                 let _ = writeln!(
                     out,
-                    "{}: (g={}): rw={}, bs=(R) {bs}-{bs}, (W) {bs}-{bs}, (T) {bs}-{bs}, ioengine={}, iodepth={}",
+                    "{}: (g={}): rw={}, bs=(R) {}, (W) {}, (T) {}, ioengine={}, iodepth={}",
                     s.name,
                     j.group,
                     rw_name(s),
+                    bs(0),
+                    bs(1),
+                    bs(2),
                     s.ioengine,
                     s.iodepth
                 );
@@ -253,7 +260,7 @@ pub(crate) fn normal_text(
         let Some(g) = gs.iter().find(|g| g.id == j.group) else {
             continue;
         };
-        match &j.error {
+        match j.reported_error() {
             None => {
                 let _ = writeln!(
                     out,
@@ -261,10 +268,10 @@ pub(crate) fn normal_text(
                     j.spec.name, j.group, r.members
                 );
             }
-            Some(e) => {
+            Some((errno, e)) => {
                 let _ = writeln!(
                     out,
-                    "{}: (groupid={}, jobs={}): err= 1 ({e}): pid=0: {date}",
+                    "{}: (groupid={}, jobs={}): err={errno:2} ({e}): pid=0: {date}",
                     j.spec.name, j.group, r.members
                 );
             }
@@ -306,7 +313,7 @@ pub(crate) fn normal_text(
         ];
         show_lat(&mut out, &lat_dist(&s.lat_m, s.ios), &mkeys, "msec");
         out.push_str("  cpu          : usr=0.00%, sys=0.00%, ctx=0, majf=0, minf=0\n");
-        let d = dist(&s.depth, s.ios);
+        let d = dist(&s.depth, s.issued);
         let _ = writeln!(
             out,
             "  IO depths    : 1={:3.1}%, 2={:3.1}%, 4={:3.1}%, 8={:3.1}%, 16={:3.1}%, 32={:3.1}%, >=64={:3.1}%",
@@ -322,9 +329,20 @@ pub(crate) fn normal_text(
         }
         let _ = writeln!(
             out,
-            "     issued rwts: total={},{},0,0 short=0,0,0,0 dropped=0,0,0,0",
-            j.read.ios, j.write.ios
+            "     issued rwts: total={},{},{},0 short=0,0,0,0 dropped=0,0,0,0",
+            issued(&j.read),
+            issued(&j.write),
+            issued(&j.trim)
         );
+        if j.spec.errors.continue_on != 0 {
+            let _ = writeln!(
+                out,
+                "     errors    : total={}, first_error={}/<{}>",
+                j.total_err,
+                j.first_error,
+                crate::fio::runner::errors::strerror(j.first_error)
+            );
+        }
         let _ = writeln!(
             out,
             "     latency   : target=0, window=0, percentile=100.00%, depth={}",
@@ -368,4 +386,9 @@ pub(crate) fn normal_text(
     );
     out.push_str(&device_text(result, c, seed, wall_s));
     out
+}
+
+/// I/Os of a direction issued (fio's total_io_u): every submission, failed ones included.
+fn issued(d: &crate::fio::DirStats) -> u64 {
+    d.ext.depth_map.iter().sum()
 }

@@ -93,7 +93,7 @@ pub(crate) fn terse_output(result: &RunResult, _c: &Controller, spec: &OutputSpe
     for r in &rep {
         let j = &r.job;
         let agg = |i: usize| gs.iter().find(|g| g.id == j.group).map_or(0, |g| g.agg[i]);
-        let err = u8::from(j.error.is_some());
+        let err = j.reported_error().map_or(0, |(errno, _)| errno);
         if ver == 2 {
             let _ = write!(out, "2;{};{};{err}", j.spec.name, j.group);
         } else {
@@ -112,7 +112,7 @@ pub(crate) fn terse_output(result: &RunResult, _c: &Controller, spec: &OutputSpe
         }
         out.push_str(";0.000000%;0.000000%;0;0;0");
         let s = sums(&[&j.read, &j.write, &j.trim]);
-        for v in dist(&s.depth, s.ios) {
+        for v in dist(&s.depth, s.issued) {
             let _ = write!(out, ";{v:3.1}%");
         }
         // stat_calc_lat_nu: the ns buckets count in the first us bucket.
@@ -138,6 +138,9 @@ pub(crate) fn terse_output(result: &RunResult, _c: &Controller, spec: &OutputSpe
                 du.ticks[0] + du.ticks[1],
                 du.util
             );
+        }
+        if j.spec.errors.continue_on != 0 {
+            let _ = write!(out, ";{};{}", j.total_err, j.first_error);
         }
         out.push('\n');
     }

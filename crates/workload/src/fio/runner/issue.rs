@@ -10,6 +10,7 @@ use sim::Sim;
 
 use super::cczns::record_chunks;
 use super::distribution::Sampler;
+use super::errors;
 use super::{CcIo, Io, JobState};
 use crate::fio::options::{Direction, Mix, Pattern, ZoneMode};
 
@@ -31,12 +32,19 @@ pub(super) struct Flow {
     /// zonemode=strided: the window's start and the blocks done in it.
     pub(super) window: Option<u64>,
     pub(super) window_done: u64,
+    /// num_range: the trim's ranges after its first, (lba, blocks), taken by the worker.
+    pub(super) more_ranges: Vec<(u64, u32)>,
 }
 
 impl JobState {
     pub(super) fn fail(&mut self, msg: String) -> Option<Io> {
+        self.fail_errno(msg, errors::EIO)
+    }
+
+    pub(super) fn fail_errno(&mut self, msg: String, errno: i32) -> Option<Io> {
         if self.result.error.is_none() {
             self.result.error = Some(msg);
+            self.result.errno = errno;
         }
         self.done = true;
         None
@@ -131,6 +139,7 @@ impl JobState {
                     self.flow.run_left -= 1;
                 } else {
                     // Offsets are multiples of the smallest block size (fio's blockalign).
+                    // (One alignment for all directions: the smallest block size of any.)
                     let align = (self.spec.bs_min / self.g.lba_bytes).max(1);
                     let slots = ((self.end - self.start) / align).max(1);
                     if self.flow.sampler.is_none() {
@@ -153,27 +162,28 @@ impl JobState {
         }
     }
 
-    /// The block size of the next I/O in LBAs: `bs`, or drawn from `bssplit` or between
-    /// `bsrange`'s bounds (in multiples of the smallest).
-    fn next_bs_lbas(&mut self) -> u64 {
+    /// The block size of the next I/O of direction `dir` in LBAs: drawn from its `bssplit`,
+    /// or between its `bsrange` ends (in multiples of the smaller), or its fixed `bs`.
+    fn next_bs_lbas(&mut self, dir: Direction) -> u64 {
         let lba = self.g.lba_bytes;
-        if !self.spec.bssplit.is_empty() {
+        let sizes = &self.spec.block_sizes[dir as usize];
+        if !sizes.split.is_empty() {
             let r = self.rng.below(100) as u32;
             let mut acc = 0;
-            for &(size, pct) in &self.spec.bssplit {
+            for &(size, pct) in &sizes.split {
                 acc += pct;
                 if r < acc {
                     return size / lba;
                 }
             }
-            return self.spec.bssplit[self.spec.bssplit.len() - 1].0 / lba;
+            return sizes.split[sizes.split.len() - 1].0 / lba;
         }
-        if self.spec.bs_min < self.spec.bs {
-            let lo = self.spec.bs_min / lba;
-            let steps = (self.spec.bs / lba - lo) / lo;
+        if sizes.min < sizes.max {
+            let lo = sizes.min / lba;
+            let steps = (sizes.max / lba - lo) / lo;
             return lo * (1 + self.rng.below(steps + 1));
         }
-        self.bs_lbas
+        sizes.max / lba
     }
 
     /// fio's flow_threshold_exceeded: a job whose share of its flow's I/Os is above its share
@@ -225,7 +235,6 @@ impl JobState {
             return None;
         }
         let fixed_bs = self.bs_lbas;
-        self.bs_lbas = self.next_bs_lbas();
         let io = self.next_io_sized(dev, now);
         self.bs_lbas = fixed_bs;
         io
@@ -247,7 +256,9 @@ impl JobState {
                 return Some(io);
             }
         }
+        // As fio's fill_io_u: the direction first, then the block size for it.
         let dir = self.next_dir();
+        self.bs_lbas = self.next_bs_lbas(dir);
         let mut io = match (self.spec.zonemode, dir, self.spec.pattern) {
             (ZoneMode::Zbd, Direction::Read, Pattern::Sequential) if self.spec.compressed_io => {
                 self.next_dr_seq()
@@ -272,6 +283,20 @@ impl JobState {
                 }
                 if dir == Direction::Trim && self.spec.mix == Mix::TrimWrite {
                     self.flow.pending_write = Some(lba);
+                }
+                // num_range: a trim of several ranges, each at its own offset and size
+                // (fio's fill_multi_range_io_u).
+                if dir == Direction::Trim && self.spec.num_range > 1 {
+                    self.flow.more_ranges.clear();
+                    let first = self.bs_lbas;
+                    for _ in 1..self.spec.num_range {
+                        self.bs_lbas = self.next_bs_lbas(dir);
+                        let at = self.next_plain_lba();
+                        self.forget(at, at + self.bs_lbas);
+                        self.issued += self.bs_lbas * self.g.lba_bytes;
+                        self.flow.more_ranges.push((at, self.bs_lbas as u32));
+                    }
+                    self.bs_lbas = first;
                 }
                 Some(Io {
                     dir,
@@ -399,6 +424,29 @@ pub(super) async fn worker(
     // Each worker walks the data pool from its own place so concurrent writes differ.
     let pool_slots = (pool.len() - bs_bytes) / 4096 + 1;
     let mut slot = (worker * 7919) % pool_slots;
+    let mut dedupe = {
+        let s = state.borrow();
+        (s.spec.dedupe.percentage > 0).then(|| {
+            let step = bs_bytes / 4096 + 1;
+            // The working set: dedupe_working_set_percentage of the job's bytes, in buffers
+            // of the pool's walk, at most the whole pool.
+            let ws = (s.target * s.spec.dedupe.working_set_percentage as u64 / 100)
+                .div_ceil(bs_bytes.max(1) as u64) as usize;
+            DedupeState {
+                rng: s.rng.stream(&format!("dedupe.{worker}")),
+                percentage: s.spec.dedupe.percentage,
+                working_set: s
+                    .spec
+                    .dedupe
+                    .working_set
+                    .then_some(ws.clamp(1, pool_slots / step)),
+                step,
+                start: slot,
+                pool_slots,
+                last: None,
+            }
+        })
+    };
     let start = state.borrow().group_start;
     sim.sleep_until(sim::SimInstant::from_ns(start)).await;
     loop {
@@ -408,11 +456,11 @@ pub(super) async fn worker(
                 .await;
             continue;
         }
-        let (io, generation) = {
+        let (io, generation, more_ranges) = {
             let mut s = state.borrow_mut();
             let io = s.next_io(&dev, sim.now().as_ns());
             let generation = io.as_ref().map_or(0, |io| s.zone_generation(io.lba));
-            (io, generation)
+            (io, generation, std::mem::take(&mut s.flow.more_ranges))
         };
         let Some(io) = io else {
             state.borrow_mut().job_over();
@@ -439,7 +487,8 @@ pub(super) async fn worker(
             .submitted(direction, start.as_ns());
         let mut written_at = None;
         let mut written_lba = io.lba;
-        let mut io_bytes = io.nlb as u64 * lba;
+        let mut io_bytes =
+            (io.nlb as u64 + more_ranges.iter().map(|r| r.1 as u64).sum::<u64>()) * lba;
         let mut short = false;
         let comp = match (direction, io.cc) {
             // fio's zbd mode makes a trim a zone reset (zbd_do_io_u_trim).
@@ -456,16 +505,46 @@ pub(super) async fn worker(
                 }
                 comp
             }
-            (Direction::Trim, _) => {
+            (Direction::Trim, _) if more_ranges.is_empty() => {
                 dev.submit(Command::Deallocate {
                     slba: io.lba,
                     nlb: io.nlb,
                 })
                 .await
             }
+            (Direction::Trim, _) => {
+                // num_range: every range at once; the I/O completes with the last (or the
+                // first that fails).
+                let now = sim.now();
+                let mut out: Option<device::Completion> = None;
+                for &(slba, nlb) in std::iter::once(&(io.lba, io.nlb)).chain(&more_ranges) {
+                    let c = dev.with(|c| c.submit(now, Command::Deallocate { slba, nlb }));
+                    let failed = c.status != Status::SUCCESS;
+                    let later = out.as_ref().is_none_or(|o| c.done_at > o.done_at);
+                    if out.as_ref().is_none_or(|o| o.status == Status::SUCCESS) && (failed || later)
+                    {
+                        out = Some(c);
+                    }
+                    if failed {
+                        break;
+                    }
+                }
+                let c = out.expect("at least one range");
+                sim.sleep_until(c.done_at).await;
+                c
+            }
             (Direction::Write, cc) => {
-                let at = slot * 4096;
-                slot = (slot + bs_bytes / 4096 + 1) % pool_slots;
+                let at = match dedupe.as_mut().and_then(|d| d.duplicate()) {
+                    Some(dup) => dup * 4096,
+                    None => {
+                        let at = slot * 4096;
+                        if let Some(d) = dedupe.as_mut() {
+                            d.unique(slot);
+                        }
+                        slot = (slot + bs_bytes / 4096 + 1) % pool_slots;
+                        at
+                    }
+                };
                 written_at = Some(at);
                 let data = &pool[at..at + io_bytes as usize];
                 match cc {
@@ -591,7 +670,16 @@ pub(super) async fn worker(
                 (Direction::Read, false) => "read",
                 (Direction::Read, true) => "decompressed read",
             };
-            s.fail(format!("{what} at LBA {}: {}", io.lba, comp.status));
+            let msg = format!("{what} at LBA {}: {}", io.lba, comp.status);
+            let errno = errors::errno_of(comp.status);
+            let etype = errors::error_type(direction, errno);
+            // continue_on_error: a non-fatal error is counted and the job goes on.
+            if errors::non_fatal(&s.spec.errors, etype, errno) {
+                s.result.count_error(errno, msg);
+                s.result.errored(direction, sim.now().as_ns());
+                continue;
+            }
+            s.fail_errno(msg, errno);
             s.job_over();
             break;
         }
@@ -603,7 +691,12 @@ pub(super) async fn worker(
         }
         if direction == Direction::Read && io.cc.is_none() {
             if let Err(e) = s.check_read(io.lba, io.nlb, &read_buf) {
-                s.fail(e);
+                if errors::non_fatal(&s.spec.errors, errors::ERROR_VERIFY_TYPE, errors::EILSEQ) {
+                    s.result.count_error(errors::EILSEQ, e);
+                    s.result.errored(direction, sim.now().as_ns());
+                    continue;
+                }
+                s.fail_errno(e, errors::EILSEQ);
                 s.job_over();
                 break;
             }
@@ -625,5 +718,40 @@ pub(super) async fn worker(
         stats.ios += 1;
         stats.clat.record(lat);
         stats.completed_at(io_bytes, lat, sim.now().as_ns(), job_start);
+    }
+}
+
+/// fio's get_buf_state under dedupe_percentage: that share of the writes repeat a buffer
+/// (the last unique one, or one of the working set's), the others take the next unique one.
+struct DedupeState {
+    rng: sim::Rng,
+    percentage: u32,
+    /// Buffers in the working set (dedupe_mode=working_set).
+    working_set: Option<usize>,
+    /// Pool slots between a worker's consecutive buffers, the first one, the pool's slots.
+    step: usize,
+    start: usize,
+    pool_slots: usize,
+    last: Option<usize>,
+}
+
+impl DedupeState {
+    /// The pool slot a duplicate write repeats, or None for a unique write.
+    fn duplicate(&mut self) -> Option<usize> {
+        let v = 1 + self.rng.below(100) as u32;
+        if v > self.percentage {
+            return None;
+        }
+        match self.working_set {
+            Some(n) => {
+                let i = self.rng.below(n as u64) as usize;
+                Some((self.start + i * self.step) % self.pool_slots)
+            }
+            None => self.last,
+        }
+    }
+
+    fn unique(&mut self, slot: usize) {
+        self.last = Some(slot);
     }
 }

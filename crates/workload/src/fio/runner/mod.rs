@@ -24,6 +24,7 @@
 
 mod cczns;
 mod distribution;
+pub(crate) mod errors;
 mod geometry;
 mod issue;
 mod memory;
@@ -82,6 +83,12 @@ pub struct JobResult {
     pub runtime_ns: u64,
     /// First failure: an NVMe status or a job that found nothing to do.
     pub error: Option<String>,
+    /// The errno of `error` as Linux would give it to fio (0 without an error).
+    pub errno: i32,
+    /// continue_on_error: the errors the job went on after, and the first of them.
+    pub total_err: u64,
+    pub first_error: i32,
+    pub first_error_text: Option<String>,
     pub zone_resets: u64,
     pub zone_finishes: u64,
     /// Multi-chunk DRs whose predicted budget held fewer chunks than asked for.
@@ -226,7 +233,12 @@ pub fn run_with(
             if !s.spec.writes() {
                 return Rc::new(vec![0u8; (s.bs_lbas * s.g.lba_bytes) as usize]);
             }
-            let mut rng = s.rng.stream("buffers");
+            // dedupe_global: jobs with it share one set of buffers (one seed).
+            let mut rng = if s.spec.dedupe.global && s.spec.dedupe.percentage > 0 {
+                Rng::new(s.spec.randseed.unwrap_or(sim.seed())).stream("fio.dedupe_global")
+            } else {
+                s.rng.stream("buffers")
+            };
             let mut pool = vec![0u8; s.pool_bytes() as usize];
             fill_compressible(
                 &mut rng,

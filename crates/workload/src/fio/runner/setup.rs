@@ -78,19 +78,17 @@ pub(super) fn setup(
             format!("{} is not a multiple of the {lba}-byte LBA", spec.bs),
         ));
     }
-    for size in std::iter::once(spec.bs_min).chain(spec.bssplit.iter().map(|(s, _)| *s)) {
-        if !size.is_multiple_of(lba) {
-            return Err(err(
-                if spec.bssplit.is_empty() {
-                    "bs"
-                } else {
-                    "bssplit"
-                },
-                format!("{size} is not a multiple of the {lba}-byte LBA"),
-            ));
+    for b in &spec.block_sizes {
+        for size in b.sizes() {
+            if !size.is_multiple_of(lba) {
+                return Err(err(
+                    if b.split.is_empty() { "bs" } else { "bssplit" },
+                    format!("{size} is not a multiple of the {lba}-byte LBA"),
+                ));
+            }
         }
     }
-    if spec.compressed_io && (spec.bs_min != spec.bs || !spec.bssplit.is_empty()) {
+    if spec.compressed_io && !spec.one_block_size() {
         return Err(err("compressed_io", "needs one block size (bs)".into()));
     }
     if spec.compressed_io && spec.verify {
@@ -283,6 +281,10 @@ pub(super) fn setup(
             trim: DirStats::default(),
             runtime_ns: 0,
             error: None,
+            errno: 0,
+            total_err: 0,
+            first_error: 0,
+            first_error_text: None,
             zone_resets: 0,
             zone_finishes: 0,
             dr_short_reads: 0,

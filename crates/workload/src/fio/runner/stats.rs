@@ -188,6 +188,25 @@ fn depth_index(depth: u32) -> usize {
 }
 
 impl JobResult {
+    /// The error fio reports for the job (ts->error, ts->verror): its fatal one, or under
+    /// continue_on_error the first one it went on after.
+    pub fn reported_error(&self) -> Option<(i32, &str)> {
+        match (&self.error, &self.first_error_text) {
+            (Some(e), _) => Some((self.errno, e)),
+            (None, Some(e)) if self.spec.errors.continue_on != 0 => Some((self.first_error, e)),
+            _ => None,
+        }
+    }
+
+    /// A non-fatal error (continue_on_error): counted, the first one kept (update_error_count).
+    pub(super) fn count_error(&mut self, errno: i32, text: String) {
+        self.total_err += 1;
+        if self.total_err == 1 {
+            self.first_error = errno;
+            self.first_error_text = Some(text);
+        }
+    }
+
     /// A worker submits an I/O of direction `dir` at `now`.
     pub(super) fn submitted(&mut self, dir: Direction, now: u64) {
         let depth =
@@ -206,6 +225,14 @@ impl JobResult {
         let d = &mut self.dir_mut(dir).ext;
         d.in_flight = d.in_flight.saturating_sub(1);
         d.busy_since = now;
+    }
+
+    /// An I/O of direction `dir` failed at `now` and the job goes on (continue_on_error):
+    /// it leaves the queue uncounted.
+    pub(super) fn errored(&mut self, dir: Direction, now: u64) {
+        let d = &mut self.dir_mut(dir).ext;
+        d.in_flight = d.in_flight.saturating_sub(1);
+        d.idle_at(now);
     }
 
     fn dir_mut(&mut self, dir: Direction) -> &mut DirStats {
