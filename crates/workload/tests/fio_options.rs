@@ -309,3 +309,25 @@ fn num_range_trims_several_ranges_per_io() {
     .expect_err("writes have one range");
     assert_eq!(e.option.as_deref(), Some("num_range"));
 }
+
+#[test]
+fn racing_writers_verify_only_without_the_write_sequence() {
+    // fio's atomic-verify.fio: many jobs write and verify the same blocks.
+    let job = "[w]\nrw=randwrite\nbs=4k\nsize=128k\niodepth=8\nverify=crc64\natomic=1\nnumjobs=6\n";
+    let r = run_on(presets::test_tcssd(), job).expect("runs");
+    assert!(
+        r.jobs.iter().any(|j| j.errno == 84),
+        "with the write sequence, another job's block fails verification"
+    );
+    let r = ok(
+        presets::test_tcssd(),
+        &format!("{job}verify_write_sequence=0\n"),
+    );
+    assert!(r.jobs.iter().all(|j| j.read.ios > 0));
+    let e = run_on(
+        presets::test_tcssd(),
+        "[w]\nrw=write\nbs=8k\natomic=1\nsize=64k\n",
+    )
+    .expect_err("past the atomic write unit");
+    assert_eq!(e.option.as_deref(), Some("atomic"));
+}

@@ -19,6 +19,8 @@ pub const SUPPORTED: &[&str] = &[
     "continue_on_error",
     "ignore_error",
     "num_range",
+    "atomic",
+    "verify_write_sequence",
     "dedupe_percentage",
     "dedupe_mode",
     "dedupe_working_set_percentage",
@@ -131,6 +133,8 @@ pub const DIFFERS: &[(&str, &str)] = &[
     ("bs", "random offsets of every direction are aligned to the smallest block size of any"),
     ("bsrange", "sizes are multiples of the range's smallest"),
     ("bssplit", "random offsets of every direction are aligned to the smallest block size of any"),
+    ("atomic", "writes of one logical block only: the devices' atomic write unit (id-ctrl awupf 0) is one block"),
+    ("verify_write_sequence", "blocks are compared whole with what was written; with 0 a block passes if it holds what any of the last 8 writes to it wrote (fio: a self-consistent checksum without the sequence)"),
     ("num_range", "the ranges go to the device as Deallocate commands sent together; the I/O completes with the last; with zonemode=zbd a trim is a zone reset of one zone"),
     ("dedupe_percentage", "duplicates repeat buffers of the job's 4 MiB data pool, and unique buffers repeat once the job has written the pool through"),
     ("dedupe_mode", "working_set draws from the pool's first buffers, at most the pool"),
@@ -392,10 +396,6 @@ const NOTICE: &[(&str, &str)] = &[
         "written blocks are verified in the order written",
     ),
     (
-        "verify_write_sequence",
-        "blocks are compared whole, so no header sequence is needed",
-    ),
-    (
         "verify_header_seed",
         "blocks are compared whole, so no header seed is needed",
     ),
@@ -454,10 +454,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "data_placement",
         "the emulated devices have no flexible data placement",
-    ),
-    (
-        "atomic",
-        "the emulated devices have no atomic-write support",
     ),
     (
         "profile",

@@ -192,6 +192,8 @@ fn apply(
             number(need()?)?;
         }
         "exitall" => spec.exitall = parse_bool(job, key, value)?,
+        "atomic" => spec.atomic = parse_bool(job, key, value)?,
+        "verify_write_sequence" => spec.verify_write_sequence = parse_bool(job, key, value)?,
         "num_range" => {
             let v = need()?;
             spec.num_range = number(v)

@@ -184,6 +184,10 @@ pub struct JobSpec {
     pub dedupe: Dedupe,
     /// `num_range`: ranges per trim (one Dataset Management command of that many ranges).
     pub num_range: u32,
+    /// `atomic`: writes must be atomic (RWF_ATOMIC): no larger than the atomic write unit.
+    pub atomic: bool,
+    /// `verify_write_sequence=0`: a block read back may hold another writer's data.
+    pub verify_write_sequence: bool,
     /// CCZNS: writes become compressed writes (CW) and reads decompressed reads (DR).
     pub compressed_io: bool,
     /// Chunk size of CW/DR in bytes; 0 = bs (single-chunk commands). bs / chunk chunks per I/O.
@@ -257,6 +261,8 @@ impl Default for JobSpec {
             errors: ErrorPolicy::default(),
             dedupe: Dedupe::default(),
             num_range: 1,
+            atomic: false,
+            verify_write_sequence: true,
         }
     }
 }

@@ -546,6 +546,9 @@ pub(super) async fn worker(
                     }
                 };
                 written_at = Some(at);
+                state
+                    .borrow_mut()
+                    .write_in_flight(io.lba, io.nlb, &pool, at);
                 let data = &pool[at..at + io_bytes as usize];
                 match cc {
                     Some(CcIo::Write { intra }) => {

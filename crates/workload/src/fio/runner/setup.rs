@@ -12,7 +12,7 @@ use sim::{Rng, Sim};
 use super::issue::Flow;
 use super::verify::SharedRun;
 use super::{ChunkIndex, DirStats, JobResult, JobState};
-use crate::fio::options::{JobSpec, Mix, Pattern, ZoneMode};
+use crate::fio::options::{Direction, JobSpec, Mix, Pattern, ZoneMode};
 use crate::fio::FioError;
 
 /// Fill `buf` the way fio does for buffer_compress_percentage: in each chunk, the first
@@ -87,6 +87,17 @@ pub(super) fn setup(
                 ));
             }
         }
+    }
+    // atomic: the kernel refuses RWF_ATOMIC writes past the device's atomic write unit,
+    // one block here (id-ctrl awupf 0).
+    let largest_write = spec.block_sizes[Direction::Write as usize].largest();
+    if spec.atomic && spec.writes() && largest_write > lba {
+        return Err(err(
+            "atomic",
+            format!(
+                "{largest_write}-byte writes: the device's atomic write unit is one {lba}-byte block (awupf 0)"
+            ),
+        ));
     }
     if spec.compressed_io && !spec.one_block_size() {
         return Err(err("compressed_io", "needs one block size (bs)".into()));
