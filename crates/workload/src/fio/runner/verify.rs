@@ -200,7 +200,8 @@ impl JobState {
                 .get(&lba)
                 .is_some_and(|e| e.iter().any(|w| w.nlb == nlb && holds(w)))
         };
-        if !holds(w) && !(!self.spec.verify_write_sequence && earlier()) {
+        let passes = holds(w) || (!self.spec.verify_write_sequence && earlier());
+        if !passes {
             let first = data
                 .iter()
                 .zip(&w.pool[w.at..w.at + len])
