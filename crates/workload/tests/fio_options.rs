@@ -26,7 +26,7 @@ fn ok(preset: DeviceConfig, job: &str) -> RunResult {
 fn verify_reads_back_what_was_written_and_catches_overwrites() {
     let r = ok(
         presets::test_tcssd(),
-        "[w]\nrw=randwrite\nbs=4k\nsize=256k\nverify=crc32c\niodepth=4\n",
+        "[w]\nrw=randwrite\nbs=4k\nsize=256k\nverify=crc32c\niodepth=4\nioengine=libaio\n",
     );
     assert_eq!(r.jobs[0].write.io_bytes, 256 << 10);
     assert_eq!(r.jobs[0].read.io_bytes, 256 << 10, "every write read back");
@@ -171,7 +171,7 @@ fn strided_zones_read_a_part_of_each_window() {
 fn rate_process_poisson_keeps_the_mean_rate_with_uneven_gaps_and_a_rate_stops_at_runtime() {
     let job = |process: &str| {
         format!(
-            "[r]\nrw=randread\nbs=4k\nsize=1m\niodepth=32\nrate_iops=50\ntime_based\nruntime=20s\nrate_process={process}\n"
+            "[r]\nrw=randread\nbs=4k\nsize=1m\niodepth=32\nioengine=libaio\nrate_iops=50\ntime_based\nruntime=20s\nrate_process={process}\n"
         )
     };
     let linear = ok(presets::test_tcssd(), &job("linear"));
@@ -313,7 +313,7 @@ fn num_range_trims_several_ranges_per_io() {
 #[test]
 fn racing_writers_verify_only_without_the_write_sequence() {
     // fio's atomic-verify.fio: many jobs write and verify the same blocks.
-    let job = "[w]\nrw=randwrite\nbs=4k\nsize=128k\niodepth=8\nverify=crc64\natomic=1\nnumjobs=6\n";
+    let job = "[w]\nrw=randwrite\nbs=4k\nsize=128k\niodepth=8\nioengine=libaio\nverify=crc64\natomic=1\nnumjobs=6\n";
     let r = run_on(presets::test_tcssd(), job).expect("runs");
     assert!(
         r.jobs.iter().any(|j| j.errno == 84),

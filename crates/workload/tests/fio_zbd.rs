@@ -135,7 +135,7 @@ fn job_errors_name_the_option() {
 fn same_seed_same_json() {
     let once = || {
         let (sim, dev) = fresh();
-        let r = run_on(&dev, &sim, "[w]\nrw=write\nbs=16k\nsize=1m\nnumjobs=2\noffset_increment=1m\niodepth=3\n[r]\nstonewall\nrw=randread\nbs=4k\niodepth=8\nsize=2m\nruntime=20ms\ntime_based\n")
+        let r = run_on(&dev, &sim, "[w]\nrw=write\nbs=16k\nsize=1m\nnumjobs=2\noffset_increment=1m\niodepth=3\nioengine=libaio\n[r]\nstonewall\nrw=randread\nbs=4k\niodepth=8\nioengine=libaio\nsize=2m\nruntime=20ms\ntime_based\n")
             .expect("runs");
         let c = dev.into_controller().expect("sole owner");
         serde_json::to_string(&json_output(&r, &c, 5, 0.0, 0)).expect("json")
@@ -245,7 +245,7 @@ fn zone_append_writes_land_at_write_pointers() {
     let r = run_on(
         &dev,
         &sim,
-        "[w]\nrw=randwrite\nbs=8k\nsize=2z\niodepth=4\nwrite_mode=zone_append\nverify=crc32c\n",
+        "[w]\nrw=randwrite\nbs=8k\nsize=2z\niodepth=4\nioengine=libaio\nwrite_mode=zone_append\nverify=crc32c\n",
     )
     .expect("runs");
     let j = &r.jobs[0];

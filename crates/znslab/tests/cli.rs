@@ -49,6 +49,7 @@ fn fio_json_is_fio_shaped_and_deterministic() {
         "--bs=16k",
         "--size=1m",
         "--iodepth=2",
+        "--ioengine=libaio",
         "--name=r",
         "--stonewall",
         "--rw=randread",

@@ -58,6 +58,7 @@ fn a_killed_fio_job_leaves_what_it_wrote() {
         "--bs=128k",
         "--size=64g",
         "--iodepth=4",
+        "--ioengine=libaio",
     ]);
     kill_after(fio, 1500);
     let zl = zones(&img);
@@ -470,6 +471,7 @@ fn a_write_job_run_again_with_a_deep_queue_resets_and_rewrites_its_zones() {
             "--rw=write",
             "--bs=16k",
             "--iodepth=4",
+            "--ioengine=libaio",
             "--size=1m",
             "--output-format=json",
         ]);

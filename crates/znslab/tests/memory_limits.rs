@@ -103,6 +103,7 @@ fn fio_runs_thousands_of_deep_jobs_in_the_memory_their_ios_need() {
             "--bs=4k",
             "--size=64k",
             "--iodepth=65536",
+            "--ioengine=libaio",
             "--numjobs=4095",
             "--output-format=json",
         ],
@@ -130,6 +131,7 @@ fn fio_refuses_a_job_set_beyond_the_budget_naming_numjobs_iodepth_and_bs() {
             "--bs=4k",
             "--size=64k",
             "--iodepth=65536",
+            "--ioengine=libaio",
             "--numjobs=4096",
             "--time_based",
             "--runtime=1s",
@@ -153,6 +155,7 @@ fn fio_refuses_a_job_set_beyond_the_budget_naming_numjobs_iodepth_and_bs() {
         "--bs=4k",
         "--size=64k",
         "--iodepth=4",
+        "--ioengine=libaio",
         "--numjobs=2",
         "--mem-budget=4m",
     ]);

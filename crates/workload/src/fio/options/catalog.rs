@@ -109,7 +109,7 @@ pub const SUPPORTED: &[&str] = &[
 
 /// How supported options differ from fio, for the compatibility table.
 pub const DIFFERS: &[(&str, &str)] = &[
-    ("ioengine", "engines needing a kernel, a network or other hardware are refused; the others are the same NVMe device (sync engines run at iodepth 1); the default is libaio, not fio's psync"),
+    ("ioengine", "engines needing a kernel, a network or other hardware are refused; the others are the same NVMe device (sync engines run at iodepth 1); the default is psync, as fio's on Linux"),
     ("filename", "one device image per run; --filename on the command line replaces the job file's filename= (device nodes like /dev/sdb)"),
     ("filesize", "the same as size (one file: the device)"),
     ("verify", "every method (md5, crc32c, sha256, pattern, meta, ...) checks the block read against the bytes written, byte for byte; no header is written into the data, so blocks no job of the run wrote are not checked"),

@@ -244,7 +244,8 @@ impl Default for JobSpec {
             clat_percentiles: true,
             percentile_list: None,
             filename: None,
-            ioengine: "libaio".into(),
+            // fio's default on Linux (os/os.h FIO_PREFERRED_ENGINE): synchronous, one I/O in flight.
+            ioengine: "psync".into(),
             read_beyond_wp: false,
             verify: false,
             verify_method: String::new(),
