@@ -53,14 +53,18 @@ pub enum DesignName {
     /// larger than the flash, every 4 KiB block compressed and packed, a fine-grained map in
     /// device DRAM, device garbage collection with over-provisioning. No zone commands.
     Tcssd,
+    /// ZNS+ (OSDI'21 §3.2): plain ZNS plus in-storage zone compaction (copyback for whole
+    /// chunks that stay on their chip, read + program otherwise) and identify_mapping.
+    Znsplus,
 }
 
 impl DesignName {
-    pub const ALL: [DesignName; 4] = [
+    pub const ALL: [DesignName; 5] = [
         DesignName::Zns,
         DesignName::Cczns,
         DesignName::Balloon,
         DesignName::Tcssd,
+        DesignName::Znsplus,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +73,7 @@ impl DesignName {
             DesignName::Cczns => "cczns",
             DesignName::Balloon => "balloon",
             DesignName::Tcssd => "tcssd",
+            DesignName::Znsplus => "znsplus",
         }
     }
 }

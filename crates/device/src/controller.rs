@@ -325,11 +325,21 @@ impl Controller {
         );
         let changes = !matches!(
             command,
-            Command::Read { .. } | Command::DecompressedRead { .. } | Command::ZoneMgmtRecv { .. }
+            Command::Read { .. }
+                | Command::DecompressedRead { .. }
+                | Command::ZoneMgmtRecv { .. }
+                | Command::IdentifyMapping { .. }
         );
         let adds_bytes = matches!(
             command,
-            Command::Write { .. } | Command::ZoneAppend { .. } | Command::CompressedWrite { .. }
+            Command::Write { .. }
+                | Command::ZoneAppend { .. }
+                | Command::CompressedWrite { .. }
+                | Command::ZoneCompaction { .. }
+        );
+        let znsplus = matches!(
+            command,
+            Command::ZoneCompaction { .. } | Command::IdentifyMapping { .. }
         );
         // A conventional namespace has no zone commands, other designs no compressed ones;
         // injected faults end a command early.
@@ -344,6 +354,9 @@ impl Controller {
             Some(Status::NAMESPACE_WRITE_PROTECTED)
         } else if let Some(status) = self.faults.check(&command) {
             Some(status)
+        } else if znsplus && !caps.zone_compaction {
+            // A vendor opcode this design does not have.
+            Some(Status::INVALID_OPCODE)
         } else if compressed && !caps.compressed_io {
             // CDW12 bit 16 on a device without compressed I/O.
             Some(Status::INVALID_FIELD)
@@ -406,6 +419,8 @@ impl Controller {
             } => self.zone_mgmt_recv(ready, slba, filter, partial, extended, buffer),
             Command::Flush => self.flush(ready),
             Command::Deallocate { slba, nlb } => self.deallocate(ready, slba, nlb),
+            Command::ZoneCompaction { zslba, pairs } => self.zone_compaction(ready, zslba, pairs),
+            Command::IdentifyMapping { data } => self.identify_mapping(ready, data),
         };
         // Before the host hears of it, the image holds what the command changed.
         let result = match (result, changes) {

@@ -30,6 +30,12 @@ pub struct DeviceCounters {
     pub dr_chunks: u64,
     pub dr_logical_bytes: u64,
     pub dr_stored_bytes: u64,
+    /// ZNS+ zone_compaction: commands, blocks copied, and destination chunks copied by
+    /// copyback or by read and program.
+    pub zone_compactions: u64,
+    pub compaction_blocks: u64,
+    pub compaction_copybacks: u64,
+    pub compaction_read_programs: u64,
 }
 
 /// Device DRAM in use, by purpose.

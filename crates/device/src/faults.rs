@@ -29,9 +29,12 @@ impl CommandKind {
             Command::Read { .. } | Command::DecompressedRead { .. } => CommandKind::Read,
             Command::Write { .. }
             | Command::ZoneAppend { .. }
-            | Command::CompressedWrite { .. } => CommandKind::Write,
+            | Command::CompressedWrite { .. }
+            | Command::ZoneCompaction { .. } => CommandKind::Write,
             Command::ZoneMgmtSend { .. } | Command::ZoneMgmtRecv { .. } => CommandKind::ZoneMgmt,
-            Command::Flush | Command::Deallocate { .. } => CommandKind::Other,
+            Command::Flush | Command::Deallocate { .. } | Command::IdentifyMapping { .. } => {
+                CommandKind::Other
+            }
         };
         self == CommandKind::Any || self == kind
     }

@@ -4,7 +4,7 @@
 //! The input is a device TOML file, then (after a NUL byte, if any) the bytes that choose the
 //! commands: writes at write pointers and elsewhere, appends, reads, zone management (every
 //! action, Select All), report zones, compressed writes and decompressed reads, flushes,
-//! deallocations and power cycles. The device lives in memory within a memory budget: its
+//! deallocations, ZNS+'s zone compactions and identify_mapping, and power cycles. The device lives in memory within a memory budget: its
 //! tables must fit ([`DeviceConfig::layout_within`]), and so must one zone's bytes, which the
 //! memory store reserves whole on the zone's first write. Nothing here may panic.
 
@@ -118,7 +118,7 @@ pub fn run_config(cfg: DeviceConfig, ops: &[u8], memory_budget: u64) -> Outcome 
         fill(&mut data, bytes, r.u8());
         meta.clear();
         meta.resize(meta_len, 0xa5);
-        let comp = match op % 11 {
+        let comp = match op % 13 {
             0 => c.submit(
                 now,
                 Command::Write {
@@ -261,6 +261,33 @@ pub fn run_config(cfg: DeviceConfig, ops: &[u8], memory_budget: u64) -> Outcome 
                         nlb: 1 + r.u16() as u32,
                     },
                 )
+            }
+            10 => {
+                // zone_compaction: blocks of a random zone below its write pointer (or not) to
+                // this zone's write pointer (or near it).
+                let from = c.zone(r.u16() as u32 % l.zone_count);
+                let n = nlb as u64;
+                let wp = if d.wp == u64::MAX { d.zslba } else { d.wp };
+                let skew = (r.u8() % 4) as u64;
+                let pairs: Vec<(u64, u64)> = (0..n)
+                    .map(|i| {
+                        (
+                            from.zslba + (r.u8() as u64 + i) % (l.zone_size_lbas + 2),
+                            wp + skew / 3 + i,
+                        )
+                    })
+                    .collect();
+                c.submit(
+                    now,
+                    Command::ZoneCompaction {
+                        zslba: d.zslba + skew % 2,
+                        pairs: &pairs,
+                    },
+                )
+            }
+            11 => {
+                data.resize(4096 - (r.u8() % 2) as usize, 0);
+                c.submit(now, Command::IdentifyMapping { data: &mut data })
             }
             _ => {
                 c.power_cycle();

@@ -53,6 +53,8 @@ pub struct VendorCaps {
     pub compressed_io: bool,
     /// Deallocate (Dataset Management) and the DULBE error-recovery feature.
     pub deallocate: bool,
+    /// ZNS+: zone_compaction (vendor opcode 81h) and identify_mapping (86h).
+    pub zone_compaction: bool,
 }
 
 /// Admin commands the controller takes besides Identify.

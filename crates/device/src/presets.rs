@@ -93,7 +93,7 @@ pub fn cczns_small_zones() -> DeviceConfig {
 fn znsplus(name: &str, nand: nand::NandConfig) -> DeviceConfig {
     DeviceConfig {
         name: name.into(),
-        design: DesignName::Zns,
+        design: DesignName::Znsplus,
         nand,
         // §4: D_zone = 16 chips, one 2 MiB block each: 32 MiB zones.
         zones: zones(ZoneMapping::AllDies, 0, 0),

@@ -188,11 +188,16 @@ fn set_field(c: &mut DeviceConfig, which: u8, v: u64) {
 }
 
 fn base(i: u8) -> DeviceConfig {
-    match i % 5 {
+    match i % 6 {
         0 => presets::test_min(),
         1 => presets::test_cczns(),
         2 => presets::test_balloon(),
         3 => presets::test_tcssd(),
+        4 => {
+            let mut c = presets::test_min();
+            c.design = DesignName::Znsplus;
+            c
+        }
         _ => {
             let mut c = presets::test_min();
             c.design = DesignName::Cczns;

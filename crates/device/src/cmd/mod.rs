@@ -10,6 +10,7 @@ mod flush;
 mod read;
 pub mod wire;
 mod write;
+mod zone_compaction;
 mod zone_mgmt_recv;
 mod zone_mgmt_send;
 
@@ -18,6 +19,10 @@ use sim::SimInstant;
 use crate::status::Status;
 use crate::zone::ZoneState;
 
+pub use zone_compaction::{
+    compaction_payload, parse_compaction_payload, ChunkMapping, COMPACTION_PAYLOAD_BYTES,
+    MAPPING_BYTES, MAX_COMPACTION_PAIRS,
+};
 pub use zone_mgmt_recv::{parse_report, REPORT_DESCRIPTOR_BYTES, REPORT_HEADER_BYTES};
 
 /// One NVMe command with its data buffers. `nlb` is a count of blocks (1-based; NVMe's wire
@@ -93,6 +98,11 @@ pub enum Command<'a> {
     /// Dataset Management (09h) with Attribute Deallocate, one range of `nlb` blocks from
     /// `slba` (TRIM; the conventional tcssd namespace only).
     Deallocate { slba: u64, nlb: u32 },
+    /// ZNS+ zone_compaction (vendor 81h): copy each pair's source block to its destination in
+    /// the zone starting at `zslba`, inside the device.
+    ZoneCompaction { zslba: u64, pairs: &'a [(u64, u64)] },
+    /// ZNS+ identify_mapping (vendor 86h): the chunk → chip bit fields, into 4 KiB.
+    IdentifyMapping { data: &'a mut [u8] },
 }
 
 /// Zone Send Action (ZSA).

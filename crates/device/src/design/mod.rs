@@ -20,6 +20,7 @@
 //! | `cczns` | `cczns/` | zoned | chunk records in the OOB for compressed write / decompressed read |
 //! | `balloon` | `balloon/` | zoned | per-page compression into slots and residues (own flash map) |
 //! | `tcssd` | `tcssd/` | conventional | a page-mapped compressing FTL with GC (own flash map) |
+//! | `znsplus` | `znsplus/` | zoned | zone_compaction (copyback or read + program inside the device) |
 //!
 //! Adding a design: see `docs/adding-a-device-design.md`.
 
@@ -49,6 +50,7 @@ pub(crate) mod region;
 pub(crate) mod shape;
 pub mod tcssd;
 pub mod zns;
+pub mod znsplus;
 
 pub use persist::Tables;
 
@@ -128,6 +130,15 @@ pub struct ZoneRead<'a> {
     pub offset: u64,
     pub data: &'a mut [u8],
     pub metadata: &'a mut [u8],
+    pub ready: SimInstant,
+}
+
+/// A validated zone_compaction: `pairs` (source LBA, destination LBA) sorted by destination,
+/// the destinations dense from the destination zone's write pointer `start`.
+pub struct Compaction<'a> {
+    pub zone: usize,
+    pub start: u64,
+    pub pairs: &'a [(u64, u64)],
     pub ready: SimInstant,
 }
 
@@ -240,6 +251,15 @@ pub trait Design: Any {
         None
     }
 
+    // ---- ZNS+'s in-storage copies ----------------------------------------------------------
+
+    /// zone_compaction (designs whose caps say `zone_compaction`): copy each source block to
+    /// its destination inside the device; the controller has validated the command and moves
+    /// the destination zone's write pointer afterwards. Returns when the copies are done.
+    fn compact_zone(&mut self, _m: &mut Media, _c: &Compaction) -> Result<SimInstant, Status> {
+        Err(Status::INVALID_OPCODE)
+    }
+
     // ---- persistence and power ------------------------------------------------------------
 
     /// Designs with their own flash map journal it and checkpoint it (`persist.rs`).
@@ -299,6 +319,7 @@ pub(crate) fn build(config: &DeviceConfig, layout: &Layout, on_image: bool) -> B
             layout.zone_count,
         )),
         Name::Tcssd => Box::new(tcssd::Tcssd::from_config(config, layout, on_image)),
+        Name::Znsplus => Box::new(znsplus::Znsplus),
     }
 }
 
@@ -311,7 +332,7 @@ pub fn command_set_of(name: crate::config::DesignName) -> CommandSet {
 }
 
 /// Every named design with one line on what it is (for `znslab devices`).
-pub fn catalog() -> [(crate::config::DesignName, &'static str); 4] {
+pub fn catalog() -> [(crate::config::DesignName, &'static str); 5] {
     [
         (
             crate::config::DesignName::Zns,
@@ -332,6 +353,12 @@ pub fn catalog() -> [(crate::config::DesignName, &'static str); 4] {
             crate::config::DesignName::Tcssd,
             "transparently compressing block SSD (DP-CSD, ScaleFlux): conventional namespace \
              larger than the flash, per-block map in device DRAM, greedy GC with OP; no zone commands",
+        ),
+        (
+            crate::config::DesignName::Znsplus,
+            "ZNS+ (OSDI'21 §3.2): plain ZNS plus zone_compaction (vendor 81h: up to 512 source → \
+             destination blocks copied inside the device, copyback for whole chunks on their chip) \
+             and identify_mapping (86h)",
         ),
     ]
 }

@@ -31,7 +31,7 @@ pub(crate) fn layout_part(
         max_zones,
     };
     match cfg.design {
-        Name::Zns => {}
+        Name::Zns | Name::Znsplus => {}
         Name::Cczns => cczns_layout::check(cfg, g)?,
         Name::Balloon => {
             part.balloon = Some(balloon_layout::balloon_layout(

@@ -173,7 +173,19 @@ pub(super) fn passthru(a: PassthruArgs) -> anyhow::Result<ExitCode> {
     let mut c = open(&a.image)?;
     let lba = c.layout().lba_bytes;
     let cc = dws.cdw12 & wire::CDW12_CC != 0;
+    // ZNS+'s zone_compaction (81h): CDW12[15:0] pairs - 1, the data buffer its pair lists.
+    let pairs = (opcode == 0x81)
+        .then(|| device::cmd::parse_compaction_payload(&data, (dws.cdw12 & 0xffff) as usize + 1))
+        .flatten();
     let decoded = match opcode {
+        0x81 => pairs
+            .as_deref()
+            .map(|pairs| Command::ZoneCompaction {
+                zslba: dws.slba(),
+                pairs,
+            })
+            .ok_or(Status::INVALID_FIELD),
+        0x86 => Ok(Command::IdentifyMapping { data: &mut data }),
         wire::OPC_WRITE | wire::OPC_ZONE_APPEND => wire::decode_write(opcode, dws, &data, &mut md),
         wire::OPC_READ => wire::decode_read(dws, &mut data, &mut md),
         0x79 => wire::decode_zone_send(dws.slba(), dws.cdw13),
@@ -240,7 +252,7 @@ pub(super) fn passthru(a: PassthruArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = &a.metadata_output_file {
         std::fs::write(p, &md).with_context(|| format!("writing {}", p.display()))?;
     }
-    if opcode == wire::OPC_READ && !data.is_empty() {
+    if (opcode == wire::OPC_READ || opcode == 0x86) && !data.is_empty() {
         match &a.output_file {
             Some(p) => {
                 std::fs::write(p, &data).with_context(|| format!("writing {}", p.display()))?

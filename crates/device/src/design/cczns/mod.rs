@@ -58,6 +58,7 @@ impl Design for Cczns {
         VendorCaps {
             compressed_io: true,
             deallocate: false,
+            ..VendorCaps::default()
         }
     }
 

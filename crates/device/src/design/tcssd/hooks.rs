@@ -45,6 +45,7 @@ impl Design for Tcssd {
         VendorCaps {
             compressed_io: false,
             deallocate: true,
+            ..VendorCaps::default()
         }
     }
 

@@ -1,0 +1,212 @@
+//! ZNS+ (Han et al., OSDI'21 §3.2): a plain ZNS device that also copies blocks between zones
+//! inside itself. zone_compaction (vendor opcode 81h) takes up to 512 source → destination
+//! block pairs; the controller validates them and moves the destination zone's write pointer,
+//! and this design moves the bytes and charges the flash: a destination chunk (one program
+//! unit, 16 KiB on the paper's device) whose blocks are one whole source chunk, in order, on
+//! the same chip is copied by copyback (tR + tPROG on that die, nothing on the channel);
+//! every other chunk reads each source flash page it needs once (the artifact reads whole
+//! pages, as Cosmos+ must) and programs when its reads are in. Sources still in the write
+//! buffer need no flash read. A partial last chunk waits in the write buffer for the zone's
+//! next bytes, as a write's tail does.
+//!
+//! Still to come (see `docs/znsplus.md`): dynamic zone → flash block group mapping, TL_open
+//! and internal plugging, background work on idle chips.
+
+use std::collections::BTreeMap;
+use std::io;
+
+use sim::SimInstant;
+
+use super::zns;
+use super::{Compaction, Design, Media, ZoneRead, ZoneWrite};
+use crate::identify::VendorCaps;
+use crate::status::Status;
+
+/// The ZNS+ design.
+#[derive(Debug, Default)]
+pub struct Znsplus;
+
+impl Design for Znsplus {
+    fn name(&self) -> &'static str {
+        "znsplus"
+    }
+
+    fn vendor_caps(&self) -> VendorCaps {
+        VendorCaps {
+            zone_compaction: true,
+            ..VendorCaps::default()
+        }
+    }
+
+    fn write_zone(&mut self, m: &mut Media, w: &ZoneWrite) -> Result<SimInstant, Status> {
+        zns::store(m, w)?;
+        Ok(zns::cost_write(m, w))
+    }
+
+    fn read_zone(&mut self, m: &mut Media, r: &mut ZoneRead) -> Result<SimInstant, Status> {
+        zns::read(m, r)
+    }
+
+    fn finish_zone(&mut self, m: &mut Media, zone: usize, ready: SimInstant) -> SimInstant {
+        zns::finish(m, zone, ready)
+    }
+
+    fn before_reset(&mut self, m: &mut Media, zone: usize) {
+        zns::discard_buffered(m, zone);
+    }
+
+    fn reset_zone(
+        &mut self,
+        m: &mut Media,
+        zone: usize,
+        ready: SimInstant,
+        recorded: bool,
+    ) -> (SimInstant, io::Result<()>) {
+        zns::reset(m, zone, ready, recorded)
+    }
+
+    fn compact_zone(&mut self, m: &mut Media, c: &Compaction) -> Result<SimInstant, Status> {
+        copy_bytes(m, c)?;
+        Ok(charge(m, c))
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// Zone and byte offset of an LBA.
+fn place(m: &Media, lba: u64) -> (usize, u64) {
+    let z = m.layout.zone_size_lbas;
+    ((lba / z) as usize, (lba % z) * m.layout.lba_bytes)
+}
+
+/// Gather every source block (and its metadata) in the staging buffer, then store them at the
+/// destination's write pointer in one write: a failed read changes nothing.
+fn copy_bytes(m: &mut Media, c: &Compaction) -> Result<(), Status> {
+    let lba = m.layout.lba_bytes as usize;
+    let ms = m.layout.metadata_bytes as usize;
+    let n = c.pairs.len();
+    let mut staging = std::mem::take(m.staging);
+    staging.clear();
+    staging.resize(n * (lba + ms), 0);
+    let (data, meta) = staging.split_at_mut(n * lba);
+    let mut failed = None;
+    for (i, &(src, _)) in c.pairs.iter().enumerate() {
+        let (zone, off) = place(m, src);
+        let r = m.storage.read(
+            zone as u32,
+            off,
+            &mut data[i * lba..(i + 1) * lba],
+            off / lba as u64 * ms as u64,
+            &mut meta[i * ms..(i + 1) * ms],
+        );
+        if let Err(e) = r {
+            failed = Some(m.image_failed("read", &e));
+            break;
+        }
+    }
+    let result = match failed {
+        Some(s) => Err(s),
+        None => {
+            let off = (c.start % m.layout.zone_size_lbas) * lba as u64;
+            m.storage
+                .write(c.zone as u32, off, data, off / lba as u64 * ms as u64, meta)
+                .map_err(|e| m.image_failed("write", &e))
+        }
+    };
+    *m.staging = staging;
+    result
+}
+
+/// Time the copies: per destination unit a copyback or reads then a program; the partial
+/// last unit into the write buffer. Returns when the last copy is done.
+fn charge(m: &mut Media, c: &Compaction) -> SimInstant {
+    let lba = m.layout.lba_bytes;
+    let unit = m.layout.geometry.unit_bytes;
+    let page = m.layout.geometry.page_bytes as u64;
+    let zi = c.zone;
+    let start = (c.start % m.layout.zone_size_lbas) * lba;
+    let end = start + c.pairs.len() as u64 * lba;
+    let t = c.ready.as_ns();
+    // When each source page is in the controller (read once per command).
+    let mut pages: BTreeMap<(usize, u64), SimInstant> = BTreeMap::new();
+    let mut source_ready = |m: &mut Media, src: u64| -> SimInstant {
+        let (zone, off) = place(m, src);
+        if m.zone_flash[zone].holds(off, t, unit) {
+            m.counters.buffer_read_bytes += lba;
+            return c.ready;
+        }
+        *pages.entry((zone, off / page)).or_insert_with(|| {
+            let die = m.layout.die_at(zone as u32, off);
+            m.flash.read(die, page, c.ready)
+        })
+    };
+    let mut done = c.ready;
+    let mut off = m.zone_flash[zi].issued;
+    while off + unit <= end {
+        let (lo, hi) = (off.max(start), (off + unit).min(end));
+        let pairs = if lo < hi {
+            &c.pairs[((lo - start) / lba) as usize..((hi - start) / lba) as usize]
+        } else {
+            &[][..]
+        };
+        let die = m.layout.die_at(zi as u32, off);
+        let erased = SimInstant::from_ns(m.zone_flash[zi].erased_at);
+        let copyback = lo == off && hi == off + unit && copybackable(m, pairs, die, t);
+        let unit_done = if copyback {
+            m.counters.compaction_copybacks += 1;
+            m.flash.copyback(die, c.ready.max(erased))
+        } else {
+            let mut ready = c.ready;
+            for &(src, _) in pairs {
+                ready = ready.max(source_ready(m, src));
+            }
+            if !pairs.is_empty() {
+                m.counters.compaction_read_programs += 1;
+            }
+            m.flash.program(die, unit, ready.max(erased))
+        };
+        // Bytes of this unit the host wrote before the compaction wait in the buffer until
+        // the unit is programmed.
+        let host_bytes = start.clamp(off, off + unit) - off;
+        m.buffer.release_at(unit_done.as_ns(), host_bytes);
+        let zf = &mut m.zone_flash[zi];
+        zf.pending.push_back((off + unit, unit_done.as_ns()));
+        zf.issued = off + unit;
+        zf.busy_until = zf.busy_until.max(unit_done.as_ns());
+        done = done.max(unit_done);
+        off += unit;
+    }
+    // A partial last unit: its copied blocks wait in the write buffer with the zone's next
+    // bytes.
+    let tail_from = off.max(start);
+    if end > tail_from {
+        let mut ready = c.ready;
+        for &(src, _) in &c.pairs[((tail_from - start) / lba) as usize..] {
+            ready = ready.max(source_ready(m, src));
+        }
+        m.counters.compaction_read_programs += 1;
+        done = done.max(m.buffer_admit(ready, end - tail_from));
+    }
+    done
+}
+
+/// A destination unit on `die` can be copied by copyback: its blocks are one whole source
+/// unit in the same order, on the same die, already programmed (not in the write buffer).
+fn copybackable(m: &mut Media, pairs: &[(u64, u64)], die: nand::DieId, t: u64) -> bool {
+    let lba = m.layout.lba_bytes;
+    let unit = m.layout.geometry.unit_bytes;
+    let Some(&(first, _)) = pairs.first() else {
+        return false;
+    };
+    let (zone, off) = place(m, first);
+    off % unit == 0
+        && pairs
+            .iter()
+            .enumerate()
+            .all(|(k, &(src, _))| src == first + k as u64)
+        && pairs.len() as u64 * lba == unit
+        && m.layout.die_at(zone as u32, off) == die
+        && !m.zone_flash[zone].holds(off, t, unit)
+}
