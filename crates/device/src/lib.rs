@@ -36,8 +36,9 @@ mod write_buffer;
 mod zone;
 
 pub use cmd::{
-    parse_report, Command, Completion, ReportFilter, ZoneAction, REPORT_DESCRIPTOR_BYTES,
-    REPORT_HEADER_BYTES,
+    compaction_payload, parse_compaction_payload, parse_report, ChunkMapping, Command, Completion,
+    ReportFilter, ZoneAction, COMPACTION_PAYLOAD_BYTES, MAPPING_BYTES, MAX_COMPACTION_PAIRS,
+    REPORT_DESCRIPTOR_BYTES, REPORT_HEADER_BYTES,
 };
 pub use config::FlushUnit;
 pub use config::{

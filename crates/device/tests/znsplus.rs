@@ -6,7 +6,7 @@
 mod common;
 
 use common::Dev;
-use device::cmd::ChunkMapping;
+use device::ChunkMapping;
 use device::{presets, Command, DeviceConfig, Status, ZoneAction, ZoneMapping, ZoneState};
 use sim::SimInstant;
 

@@ -16,6 +16,7 @@ mod common;
 mod identify;
 mod io;
 mod zns;
+mod znsplus;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -321,6 +322,40 @@ pub enum ZnsCmd {
     IdNs(IdNsArgs),
     /// Identify Controller, ZNS command set fields.
     IdCtrl(IdCtrlArgs),
+    /// ZNS+ zone_compaction (vendor 81h): copy blocks into a zone inside the device.
+    ZoneCompaction(CompactionArgs),
+    /// ZNS+ identify_mapping (vendor 86h): which LBA bits name a chunk's chip.
+    IdentifyMapping(MappingArgs),
+}
+
+#[derive(Args)]
+pub struct CompactionArgs {
+    image: PathBuf,
+    #[arg(short = 'n', long, value_parser = number)]
+    namespace_id: Option<u64>,
+    /// The destination zone's start LBA.
+    #[arg(short = 's', long, value_parser = number)]
+    zslba: u64,
+    /// Source LBAs, in order: a list like 0-7,16,20-23 (at most 512).
+    #[arg(short = 'S', long)]
+    sources: String,
+    /// Destination LBAs, one per source: dense from the zone's write pointer once sorted.
+    #[arg(short = 'D', long)]
+    destinations: String,
+    /// Print the command's (simulated) latency.
+    #[arg(short = 't', long)]
+    latency: bool,
+    #[command(flatten)]
+    g: Global,
+}
+
+#[derive(Args)]
+pub struct MappingArgs {
+    image: PathBuf,
+    #[arg(short = 'n', long, value_parser = number)]
+    namespace_id: Option<u64>,
+    #[command(flatten)]
+    g: Global,
 }
 
 /// nvme-cli's data, metadata, latency and command-field flags of read, write and zone-append.

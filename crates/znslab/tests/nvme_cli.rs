@@ -362,3 +362,83 @@ fn dry_run_and_show_command_and_namespace_ids_behave_as_nvme_cli() {
         "--zrwaa",
     ]));
 }
+
+#[test]
+fn znsplus_zone_compaction_and_identify_mapping_from_the_command_line() {
+    let dir = TempDir::new("nvme-znsplus");
+    let img = image(&dir, "z.img", "znsplus-mlc");
+    let data: Vec<u8> = (0..16 * 4096u32).map(|i| (i * 7 % 251) as u8).collect();
+    let o = znslab_in(
+        &["nvme", "write", &img, "-s", "0", "-c", "15", "-z", "65536"],
+        &data,
+    );
+    ok(&o);
+    // Blocks 0-7 to the start of zone 1 (LBA 8192): two chunks on their own chips.
+    let out = ok(&znslab(&[
+        "nvme",
+        "zns",
+        "zone-compaction",
+        &img,
+        "-s",
+        "8192",
+        "--sources",
+        "0-7",
+        "--destinations",
+        "0x2000-0x2007",
+        "-v",
+    ]));
+    assert!(out.contains("Success zone slba:2000 pairs:8"), "{out}");
+    assert!(out.contains("2 copybacks"), "{out}");
+    let back = dir.path("back");
+    ok(&znslab(&[
+        "nvme", "read", &img, "-s", "8192", "-c", "7", "-z", "32768", "-d", &back,
+    ]));
+    assert_eq!(std::fs::read(&back).expect("read back"), data[..32768]);
+    // The same through io-passthru with the wire payload.
+    let payload = dir.path("pairs");
+    let pairs: Vec<(u64, u64)> = (8..12).map(|i| (i, 8192 + i)).collect();
+    std::fs::write(&payload, device::compaction_payload(&pairs)).expect("payload");
+    ok(&znslab(&[
+        "nvme",
+        "io-passthru",
+        &img,
+        "--opcode=0x81",
+        "--cdw10=8192",
+        "--cdw12=3",
+        "--data-len=8192",
+        &format!("--input-file={payload}"),
+        "--write",
+    ]));
+    let z = json(&znslab(&[
+        "nvme",
+        "zns",
+        "report-zones",
+        &img,
+        "-d",
+        "2",
+        "-o",
+        "json",
+    ]));
+    assert_eq!(z["zone_list"][1]["wp"], 8204, "{z}");
+    let m = json(&znslab(&[
+        "nvme",
+        "zns",
+        "identify-mapping",
+        &img,
+        "-o",
+        "json",
+    ]));
+    assert_eq!(
+        (m["chunk_lbas"].as_u64(), m["chip_id_bits"].as_u64()),
+        (Some(4), Some(4))
+    );
+    // A plain ZNS device has neither opcode.
+    let plain = image(&dir, "p.img", "test-min");
+    let o = znslab(&["nvme", "zns", "identify-mapping", &plain]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("INVALID_OPCODE"),
+        "{}",
+        text(&o.stderr)
+    );
+}

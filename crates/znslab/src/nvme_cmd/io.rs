@@ -175,7 +175,7 @@ pub(super) fn passthru(a: PassthruArgs) -> anyhow::Result<ExitCode> {
     let cc = dws.cdw12 & wire::CDW12_CC != 0;
     // ZNS+'s zone_compaction (81h): CDW12[15:0] pairs - 1, the data buffer its pair lists.
     let pairs = (opcode == 0x81)
-        .then(|| device::cmd::parse_compaction_payload(&data, (dws.cdw12 & 0xffff) as usize + 1))
+        .then(|| device::parse_compaction_payload(&data, (dws.cdw12 & 0xffff) as usize + 1))
         .flatten();
     let decoded = match opcode {
         0x81 => pairs
