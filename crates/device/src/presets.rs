@@ -94,9 +94,17 @@ fn znsplus(name: &str, nand: nand::NandConfig) -> DeviceConfig {
     DeviceConfig {
         name: name.into(),
         design: DesignName::Znsplus,
-        nand,
-        // §4: D_zone = 16 chips, one 2 MiB block each: 32 MiB zones.
-        zones: zones(ZoneMapping::AllDies, 0, 0),
+        // Spare flash block groups are not stated (seed-specs A.4-5): 16 spare blocks per
+        // chip beyond the 512 zones' (six LogFBGs and resets that need not wait for erases).
+        nand: nand::NandConfig {
+            blocks_per_plane: nand.blocks_per_plane + 16,
+            ..nand
+        },
+        // §4: D_zone = 16 chips, one 2 MiB block each: 32 MiB zones, 512 of them (16 GiB).
+        zones: ZonesConfig {
+            count: Some(512),
+            ..zones(ZoneMapping::AllDies, 0, 0)
+        },
         lba: LbaConfig::default(),
         // Table 2: PCIe Gen2 ×2, 1.2 GB/s (600 MB/s per lane, §4.5).
         pcie: PcieConfig {

@@ -10,10 +10,11 @@ use device::ChunkMapping;
 use device::{presets, Command, DeviceConfig, Status, ZoneAction, ZoneMapping, ZoneState};
 use sim::SimInstant;
 
-/// ZNS+'s MLC device (Table 2) with 8 zones instead of 512.
+/// ZNS+'s MLC device (Table 2) with 8 zones instead of 512, and no spare block groups.
 fn small() -> DeviceConfig {
     let mut cfg = presets::znsplus_mlc();
     cfg.nand.blocks_per_plane = 8;
+    cfg.zones.count = Some(8);
     cfg
 }
 
@@ -301,4 +302,108 @@ fn copies_past_the_zone_capacity_are_a_boundary_error() {
     let pairs: Vec<(u64, u64)> = (0..4).map(|i| (i, z1 + cap - 2 + i)).collect();
     assert_eq!(compact(&mut d, z1, &pairs), Status::ZONE_BOUNDARY_ERROR);
     assert_eq!(d.c.zone(1).wp, z1 + cap - 2);
+}
+
+/// Time of a Reset of a full zone, and of a write to it right after.
+fn reset_then_write(cfg: DeviceConfig) -> (u64, u64) {
+    let mut d = Dev::new(cfg);
+    let cap = d.cap();
+    let mut at = 0;
+    while at < cap {
+        assert_eq!(d.write(at, 512.min(cap - at)), Status::SUCCESS);
+        at += 512;
+    }
+    d.now = d.now + sim::SimDuration::from_ms(1000);
+    let t = d.now;
+    let c = d.submit(Command::ZoneMgmtSend {
+        slba: 0,
+        action: ZoneAction::Reset,
+        select_all: false,
+    });
+    assert_eq!(c.status, Status::SUCCESS);
+    let reset = c.done_at.since(t).as_ns();
+    // A whole stripe, so it is programmed at once.
+    let (data, _) = d.random(64);
+    let t = d.now;
+    let c = d.c.submit(
+        t,
+        Command::Write {
+            slba: 0,
+            nlb: 64,
+            data: &data,
+            metadata: &[],
+        },
+    );
+    assert_eq!(c.status, Status::SUCCESS);
+    d.now = c.done_at;
+    // Read it back from flash once programmed: the program waited for a free block group.
+    let (_, back) = d.read(0, 64);
+    assert_eq!(back, data);
+    (reset, d.now.since(t).as_ns())
+}
+
+#[test]
+fn a_reset_takes_a_spare_block_group_and_erases_the_old_one_in_the_background() {
+    let erase = small().nand.erase_latency_ns;
+    // The presets keep 16 spare blocks per chip beyond the zones'.
+    let mut spare = small();
+    spare.zones.count = Some(4);
+    let d = Dev::new(spare.clone());
+    let z =
+        d.c.design()
+            .as_any()
+            .downcast_ref::<device::design::znsplus::Znsplus>()
+            .expect("znsplus");
+    assert_eq!(z.spare_groups(), vec![4]);
+    let (reset, _) = reset_then_write(spare);
+    assert!(reset < erase / 10, "reset {reset} ns with a spare waiting");
+    // Without spares the zone waits for its own erase, as on plain ZNS.
+    let (reset, _) = reset_then_write(small());
+    assert!(reset >= erase, "reset {reset} ns without a spare");
+    let mut plain = small();
+    plain.design = device::DesignName::Zns;
+    let (reset, _) = reset_then_write(plain);
+    assert!(reset >= erase, "plain ZNS reset {reset} ns");
+}
+
+#[test]
+fn the_background_erase_delays_reads_on_its_dies() {
+    let mut cfg = small();
+    cfg.zones.count = Some(4);
+    let mut d = Dev::new(cfg);
+    let cap = d.cap();
+    for zone in 0..2u64 {
+        let mut at = 0;
+        while at < cap {
+            assert_eq!(d.write(zone * cap + at, 512.min(cap - at)), Status::SUCCESS);
+            at += 512;
+        }
+    }
+    d.now = d.now + sim::SimDuration::from_ms(1000);
+    let t = d.now;
+    let c = d.c.submit(
+        t,
+        Command::ZoneMgmtSend {
+            slba: 0,
+            action: ZoneAction::Reset,
+            select_all: false,
+        },
+    );
+    assert_eq!(c.status, Status::SUCCESS);
+    // Zone 1 shares every die with zone 0: a read there waits for the erase.
+    let mut buf = vec![0u8; 4096];
+    let r = d.c.submit(
+        c.done_at,
+        Command::Read {
+            slba: cap,
+            nlb: 1,
+            data: &mut buf,
+            metadata: &mut [],
+        },
+    );
+    let erase = small().nand.erase_latency_ns;
+    assert!(
+        r.done_at.since(t).as_ns() >= erase,
+        "the read went around the erase"
+    );
 }

@@ -319,7 +319,7 @@ pub(crate) fn build(config: &DeviceConfig, layout: &Layout, on_image: bool) -> B
             layout.zone_count,
         )),
         Name::Tcssd => Box::new(tcssd::Tcssd::from_config(config, layout, on_image)),
-        Name::Znsplus => Box::new(znsplus::Znsplus),
+        Name::Znsplus => Box::new(znsplus::Znsplus::new(layout)),
     }
 }
 

@@ -9,8 +9,13 @@
 //! buffer need no flash read. A partial last chunk waits in the write buffer for the zone's
 //! next bytes, as a write's tail does.
 //!
-//! Still to come (see `docs/znsplus.md`): dynamic zone → flash block group mapping, TL_open
-//! and internal plugging, background work on idle chips.
+//! Zones map to flash block groups dynamically (§2.2): the blocks of each die beyond its
+//! zones' are spare groups, and a Reset switches the zone to the spare erased earliest and
+//! erases its old group in the background on its dies, where it contends with host I/O. A
+//! device without spares resets as plain ZNS does, after the erase.
+//!
+//! Still to come (see `docs/znsplus.md`): TL_open and internal plugging, background work on
+//! idle chips.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -22,9 +27,33 @@ use super::{Compaction, Design, Media, ZoneRead, ZoneWrite};
 use crate::identify::VendorCaps;
 use crate::status::Status;
 
-/// The ZNS+ design.
+/// The ZNS+ design: the spare flash block groups of each die group, as the times they are
+/// (or will be) erased and free.
 #[derive(Debug, Default)]
-pub struct Znsplus;
+pub struct Znsplus {
+    spares: Vec<Vec<u64>>,
+}
+
+impl Znsplus {
+    /// Spare block groups per die group: the blocks of each die beyond its zones'.
+    pub fn new(layout: &crate::layout::Layout) -> Znsplus {
+        let groups = layout.zone_groups.max(1);
+        let per_die =
+            layout.geometry.erase_units_per_die / layout.erase_units_per_zone_per_die.max(1);
+        let spares = (0..groups)
+            .map(|g| {
+                let zones = (layout.zone_count + groups - 1 - g) / groups;
+                vec![0; per_die.saturating_sub(zones as u64) as usize]
+            })
+            .collect();
+        Znsplus { spares }
+    }
+
+    /// Spare block groups of each die group (for reports and tests).
+    pub fn spare_groups(&self) -> Vec<usize> {
+        self.spares.iter().map(Vec::len).collect()
+    }
+}
 
 impl Design for Znsplus {
     fn name(&self) -> &'static str {
@@ -55,6 +84,9 @@ impl Design for Znsplus {
         zns::discard_buffered(m, zone);
     }
 
+    /// Reset with dynamic zone → block group mapping (§2.2): the zone takes the spare group
+    /// erased earliest and is done once it has one; its old group is erased in the
+    /// background on its dies (contending with host I/O there) and becomes a spare.
     fn reset_zone(
         &mut self,
         m: &mut Media,
@@ -62,7 +94,20 @@ impl Design for Znsplus {
         ready: SimInstant,
         recorded: bool,
     ) -> (SimInstant, io::Result<()>) {
-        zns::reset(m, zone, ready, recorded)
+        let group = zone % self.spares.len().max(1);
+        let (erased, punched) = zns::reset(m, zone, ready, recorded);
+        let Some(spares) = self.spares.get_mut(group).filter(|s| !s.is_empty()) else {
+            return (erased, punched); // no spare: the zone waits for its own erase
+        };
+        let first = (0..spares.len())
+            .min_by_key(|&i| spares[i])
+            .expect("not empty");
+        let free_at = std::mem::replace(&mut spares[first], erased.as_ns());
+        let assigned = ready.as_ns().max(free_at);
+        let zf = &mut m.zone_flash[zone];
+        zf.erased_at = assigned;
+        zf.busy_until = assigned;
+        (SimInstant::from_ns(assigned), punched)
     }
 
     fn compact_zone(&mut self, m: &mut Media, c: &Compaction) -> Result<SimInstant, Status> {
