@@ -96,6 +96,18 @@ pub const SUPPORTED: &[&str] = &[
     "verify_pattern_interval",
     "fill_device",
     "fill_fs",
+    "steadystate",
+    "ss",
+    "steadystate_duration",
+    "ss_dur",
+    "steadystate_ramp_time",
+    "ss_ramp",
+    "steadystate_check_interval",
+    "ss_interval",
+    "latency_target",
+    "latency_window",
+    "latency_percentile",
+    "latency_run",
 ];
 
 /// How supported options differ from fio, for the compatibility table.
@@ -440,7 +452,6 @@ const REFUSED: &[(&str, &str)] = &[
         "fio's built-in profiles (tiobench, act) are not supported",
     ),
     ("cpuload", "the cpuio engine is not supported"),
-    ("steadystate", "steady-state detection is not supported yet"),
     (
         "readfua",
         "the emulated device has no volatile cache for FUA to bypass",
@@ -465,7 +476,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("apptag", "protection information is not modelled"),
     ("apptag_mask", "protection information is not modelled"),
     ("deac", "write zeroes commands are not modelled"),
-    ("ss", "steady-state detection is not supported yet"),
 ];
 
 /// fio's command-line options that are not job options: accepted (the output ones are
@@ -530,11 +540,6 @@ pub fn status(name: &str) -> Option<Status> {
     if name.starts_with("dedupe_") {
         return Some(Status::Refused(
             "deduplicated buffers are not supported yet",
-        ));
-    }
-    if name.starts_with("ss_") || name.starts_with("steadystate") {
-        return Some(Status::Refused(
-            "steady-state detection is not supported yet",
         ));
     }
     if FIO_OPTIONS.contains(&name) || FIO_ALIASES.contains(&name) {

@@ -3,6 +3,7 @@
 //! and what znslab does with it.
 
 mod catalog;
+mod features;
 mod fio_names;
 mod spec;
 mod values;
@@ -16,6 +17,8 @@ pub use values::{
     Direction, Distribution, Mix, Pattern, Size,
 };
 
+#[allow(unused_imports)] // SpRandom: until sprandom runs
+pub use features::{LatencyTarget, SpRandom, SsMetric, SteadyState};
 pub use spec::{JobSpec, ZoneMode};
 
 use super::{FioError, Section};
@@ -111,6 +114,9 @@ fn apply(
             ))
         }
         None => {}
+    }
+    if let Some(r) = features::apply(spec, job, key, value) {
+        return r;
     }
     match key {
         "name" | "description" | "new_group" | "randrepeat" | "allrandrepeat" | "norandommap"
@@ -576,6 +582,7 @@ pub fn build_jobs_with_notices(
                 "random compressed writes are not supported (use rw=write)",
             ));
         }
+        features::check(&spec)?;
         if spec.time_based && spec.runtime_ns.is_none() {
             return Err(FioError::option(&s.name, "time_based", "needs a runtime"));
         }

@@ -15,6 +15,7 @@
 pub mod fmt;
 mod json;
 mod normal;
+mod steady;
 mod terse;
 mod znslab;
 
@@ -271,6 +272,10 @@ pub(crate) fn reported<'a>(result: &RunResult, spec: &'a OutputSpec) -> Vec<Repo
                 agg.runtime_ns = agg.runtime_ns.max(j.runtime_ns);
                 agg.zone_resets += j.zone_resets;
                 agg.zone_finishes += j.zone_finishes;
+                // fio's group takes the steady state of its last job (which keeps the window).
+                if j.steady.is_some() {
+                    agg.steady = j.steady.clone();
+                }
                 if agg.error.is_none() {
                     agg.error = j.error.clone();
                 }

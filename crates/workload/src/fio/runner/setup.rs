@@ -286,6 +286,12 @@ pub(super) fn setup(
             zone_resets: 0,
             zone_finishes: 0,
             dr_short_reads: 0,
+            steady: None,
+            latency_depth: if spec.latency.target_ns > 0 {
+                1
+            } else {
+                spec.iodepth
+            },
         },
         last_done: 0,
         group_start: 0,
@@ -299,5 +305,6 @@ pub(super) fn setup(
             job: index,
             ..Flow::default()
         },
+        lat: super::latency_target::LatState::new(&spec.latency, spec.iodepth),
     })
 }
