@@ -108,6 +108,10 @@ pub const SUPPORTED: &[&str] = &[
     "latency_window",
     "latency_percentile",
     "latency_run",
+    "sprandom",
+    "spr_num_regions",
+    "spr_op",
+    "spr_cs",
 ];
 
 /// How supported options differ from fio, for the compatibility table.
@@ -150,6 +154,7 @@ pub const DIFFERS: &[(&str, &str)] = &[
     ("fill_fs", "the same as size=100%"),
     ("max_open_zones", "as fio: the device's limit when not given; more than the device's is refused unless ignore_zone_limits"),
     ("loops", "the job's I/O size is loops times its size"),
+    ("sprandom", "fresh offsets walk every block once in a seeded order of the simulator's generator, not fio's LFSR sequence; randwrite (or randrw) with zonemode=none only"),
     ("write_mode", "io_uring_cmd's option: write and zone_append (zonemode=zbd) are supported; uncor, zeroes and verify are refused"),
 ];
 

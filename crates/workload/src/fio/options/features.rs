@@ -84,6 +84,11 @@ pub struct SpRandom {
     pub num_regions: u32,
     pub op: f64,
     pub cache_bytes: u64,
+    /// The options fio's sprandom checks when they are given: random_generator (lfsr
+    /// only), norandommap (1 only) and nrfiles (1 only).
+    pub random_generator: Option<String>,
+    pub norandommap: Option<bool>,
+    pub nr_files: Option<String>,
 }
 
 impl Default for SpRandom {
@@ -93,6 +98,9 @@ impl Default for SpRandom {
             num_regions: 100,
             op: 0.15,
             cache_bytes: 0,
+            random_generator: None,
+            norandommap: None,
+            nr_files: None,
         }
     }
 }
@@ -110,6 +118,17 @@ fn leading_float(s: &str) -> Option<f64> {
         })
         .map_or(s.len(), |(i, _)| i);
     s[..end].parse().ok()
+}
+
+/// Note the options sprandom's checks look at (they are otherwise handled elsewhere).
+pub(super) fn observe(spec: &mut JobSpec, key: &str, value: Option<&str>) {
+    let v = || value.map(|v| v.trim().to_string());
+    match key {
+        "random_generator" => spec.sprandom.random_generator = v(),
+        "norandommap" => spec.sprandom.norandommap = super::values::bool_value(value),
+        "nrfiles" | "nr_files" => spec.sprandom.nr_files = v(),
+        _ => {}
+    }
 }
 
 /// Apply one of these features' options; `None` when `key` is none of theirs.
@@ -265,15 +284,37 @@ pub(super) fn check(spec: &JobSpec) -> Result<(), FioError> {
     }
     let spr = &spec.sprandom;
     if spr.enabled {
+        // fio's td_write && td_random: randwrite, or randrw (whose reads are plain random).
         let random_write = spec.writes()
             && spec.pattern == super::Pattern::Random
-            && spec.mix == super::Mix::Single;
+            && spec.mix != super::Mix::TrimWrite;
+        let err = |o: &str, m: &str| Err(FioError::option(&spec.name, o, m));
         if !random_write {
-            return Err(FioError::option(
-                &spec.name,
+            return err(
                 "sprandom",
                 "requires random write, random_generator=lfsr, norandommap=1 (as fio)",
-            ));
+            );
+        }
+        if spr.random_generator.as_deref().is_some_and(|g| g != "lfsr") {
+            return err(
+                "random_generator",
+                "sprandom requires random_generator=lfsr (as fio)",
+            );
+        }
+        if spr.norandommap == Some(false) {
+            return err("norandommap", "sprandom requires norandommap=1 (as fio)");
+        }
+        if spr.nr_files.as_deref().is_some_and(|n| n != "1") {
+            return err("nrfiles", "sprandom supports only one file (as fio)");
+        }
+        if spec.zonemode == super::ZoneMode::Zbd || spec.compressed_io {
+            return err(
+                "sprandom",
+                "overwrites blocks at random: not with zonemode=zbd or compressed_io",
+            );
+        }
+        if spec.zonemode == super::ZoneMode::Strided {
+            return err("sprandom", "is not supported yet with zonemode=strided");
         }
     }
     Ok(())

@@ -17,7 +17,6 @@ pub use values::{
     Direction, Distribution, Mix, Pattern, Size,
 };
 
-#[allow(unused_imports)] // SpRandom: until sprandom runs
 pub use features::{LatencyTarget, SpRandom, SsMetric, SteadyState};
 pub use spec::{JobSpec, ZoneMode};
 
@@ -86,6 +85,7 @@ fn apply(
         Ok(p) if p <= 100 => Ok(p as u32),
         _ => Err(bad(v, "a percentage (0-100)")),
     };
+    features::observe(spec, key, value);
     match status(key) {
         Some(Status::Supported) => {}
         Some(Status::Notice(why)) => {

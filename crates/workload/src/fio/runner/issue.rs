@@ -265,6 +265,7 @@ impl JobState {
             (ZoneMode::None | ZoneMode::Strided, _, _) => {
                 let lba = match (dir, self.flow.pending_write.take()) {
                     (Direction::Write, Some(lba)) => lba,
+                    (Direction::Write, None) if self.spr.is_some() => self.sprandom_lba()?,
                     _ => self.next_plain_lba(),
                 };
                 if dir == Direction::Trim {

@@ -29,6 +29,7 @@ mod issue;
 mod latency_target;
 mod memory;
 mod setup;
+mod sprandom;
 mod stats;
 mod steadystate;
 mod verify;
@@ -177,6 +178,8 @@ struct JobState {
     flow: issue::Flow,
     /// `latency_target`: the queue-depth search ([`latency_target`]).
     lat: Option<latency_target::LatState>,
+    /// `sprandom`: the preconditioning's regions and invalidations ([`sprandom`]).
+    spr: Option<sprandom::SpState>,
 }
 
 /// What a run may take of the host's memory.

@@ -249,6 +249,16 @@ pub(super) fn setup(
     if let Some(n) = spec.number_ios {
         target = target.min(n.saturating_mul(spec.bs));
     }
+    let spr = if spec.sprandom.enabled {
+        let blocks = (end - start) / bs_lbas;
+        let (s, physical) = super::sprandom::SpState::new(&spec.sprandom, blocks, spec.bs, &rng)
+            .map_err(|e| err("sprandom", e))?;
+        // fio sets the job's io_size to the physical size it writes.
+        target = physical.saturating_mul(spec.loops as u64);
+        Some(s)
+    } else {
+        None
+    };
     if spec.mix == Mix::TrimWrite {
         target = target.saturating_mul(2); // each block is trimmed, then written
     }
@@ -306,5 +316,6 @@ pub(super) fn setup(
             ..Flow::default()
         },
         lat: super::latency_target::LatState::new(&spec.latency, spec.iodepth),
+        spr,
     })
 }
