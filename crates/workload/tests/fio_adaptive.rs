@@ -294,3 +294,20 @@ fn without_a_target_the_latency_keys_keep_fio_defaults() {
         assert!(e.contains(want), "{opts}: {e}");
     }
 }
+
+#[test]
+fn ss_dur_alone_judges_fios_default_criterion() {
+    // fio's default steadystate is iops_slope:0.01%; ss_dur turns it on.
+    let (r, j, _) = run_job(&format!("{READS}runtime=30s\nss_dur=3s\n"));
+    let ss = &j["jobs"][0]["steadystate"];
+    assert_eq!(ss["ss"], "iops_slope:0.010000%");
+    assert_eq!(ss["attained"], 1);
+    assert!(
+        r.jobs[0].runtime_ns < 4_100_000_000,
+        "{}",
+        r.jobs[0].runtime_ns
+    );
+    // An absolute bandwidth limit is a size in bytes/s.
+    let (_, j, _) = run_job(&format!("{READS}runtime=3s\nss=bw:5m\nss_dur=2s\n"));
+    assert_eq!(j["jobs"][0]["steadystate"]["ss"], "bw:5242880.000000");
+}
