@@ -82,3 +82,14 @@ fn sprandom_requirements_are_fios() {
         r.jobs[0].write.ios
     );
 }
+
+#[test]
+fn sprandom_says_what_it_sets_as_fio_does() {
+    let s = parse_jobfile("[p]\nrw=randwrite\nsprandom=1\n").expect("parses");
+    let (_, notes) = workload::fio::build_jobs_with_notices(&s).expect("builds");
+    assert!(notes.contains(&"sprandom sets random_generator=lfsr (as fio)".to_string()));
+    assert!(notes.contains(&"sprandom sets norandommap=1 (as fio)".to_string()));
+    let s = parse_jobfile("[p]\nrw=randwrite\nsprandom=1\nnorandommap=1\n").expect("parses");
+    let (_, notes) = workload::fio::build_jobs_with_notices(&s).expect("builds");
+    assert!(!notes.iter().any(|n| n.contains("norandommap")));
+}

@@ -261,8 +261,10 @@ fn parse_ss(v: &str) -> Result<(SsMetric, bool, bool, f64), String> {
         .ok_or_else(|| format!("could not parse the threshold '{nr}'"))
 }
 
-/// init.c's and steadystate.c's checks of one job, made once its options are all read.
-pub(super) fn check(spec: &JobSpec) -> Result<(), FioError> {
+/// init.c's and steadystate.c's checks of one job, made once its options are all read;
+/// the notes fio prints (`sprandom sets ...`).
+pub(super) fn check(spec: &JobSpec) -> Result<Vec<String>, FioError> {
+    let mut notes = Vec::new();
     let ss = &spec.steady;
     if ss.enabled() {
         let err = |o: &str, m: String| FioError::option(&spec.name, o, m);
@@ -316,6 +318,12 @@ pub(super) fn check(spec: &JobSpec) -> Result<(), FioError> {
         if spec.zonemode == super::ZoneMode::Strided {
             return err("sprandom", "is not supported yet with zonemode=strided");
         }
+        if spr.random_generator.is_none() {
+            notes.push("sprandom sets random_generator=lfsr (as fio)".to_string());
+        }
+        if spr.norandommap.is_none() {
+            notes.push("sprandom sets norandommap=1 (as fio)".to_string());
+        }
     }
-    Ok(())
+    Ok(notes)
 }

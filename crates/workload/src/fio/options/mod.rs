@@ -582,7 +582,11 @@ pub fn build_jobs_with_notices(
                 "random compressed writes are not supported (use rw=write)",
             ));
         }
-        features::check(&spec)?;
+        for n in features::check(&spec)? {
+            if !notices.contains(&n) {
+                notices.push(n);
+            }
+        }
         if spec.time_based && spec.runtime_ns.is_none() {
             return Err(FioError::option(&s.name, "time_based", "needs a runtime"));
         }

@@ -276,6 +276,8 @@ pub(crate) fn reported<'a>(result: &RunResult, spec: &'a OutputSpec) -> Vec<Repo
                 if j.steady.is_some() {
                     agg.steady = j.steady.clone();
                 }
+                // ... and its latency_qd (stat.c takes each job's in turn).
+                agg.latency_depth = j.latency_depth;
                 if agg.error.is_none() {
                     agg.error = j.error.clone();
                 }

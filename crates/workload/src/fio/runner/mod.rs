@@ -20,7 +20,9 @@
 //! issuing loop (which I/O comes next, and the worker tasks that submit them); [`zones`] is
 //! zonemode=zbd (write pointers, resets and finishes, reads below write pointers); [`cczns`]
 //! is compressed I/O (the chunk index, decompressed reads); [`memory`] refuses job sets that
-//! would not fit the host's memory.
+//! would not fit the host's memory; [`steadystate`] is fio's steady-state detection (a
+//! checker task on the virtual clock that stops jobs), [`latency_target`] the queue-depth
+//! search of `latency_target`, [`sprandom`] SanDisk random preconditioning's offsets.
 
 mod cczns;
 mod distribution;
