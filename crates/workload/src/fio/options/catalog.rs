@@ -105,6 +105,22 @@ pub const SUPPORTED: &[&str] = &[
     "verify_pattern_interval",
     "fill_device",
     "fill_fs",
+    "steadystate",
+    "ss",
+    "steadystate_duration",
+    "ss_dur",
+    "steadystate_ramp_time",
+    "ss_ramp",
+    "steadystate_check_interval",
+    "ss_interval",
+    "latency_target",
+    "latency_window",
+    "latency_percentile",
+    "latency_run",
+    "sprandom",
+    "spr_num_regions",
+    "spr_op",
+    "spr_cs",
 ];
 
 /// How supported options differ from fio, for the compatibility table.
@@ -153,6 +169,7 @@ pub const DIFFERS: &[(&str, &str)] = &[
     ("fill_fs", "the same as size=100%"),
     ("max_open_zones", "as fio: the device's limit when not given; more than the device's is refused unless ignore_zone_limits"),
     ("loops", "the job's I/O size is loops times its size"),
+    ("sprandom", "fresh offsets walk every block once in a seeded order of the simulator's generator, not fio's LFSR sequence; randwrite (or randrw) with zonemode=none only"),
     ("write_mode", "io_uring_cmd's option: write and zone_append (zonemode=zbd) are supported; uncor, zeroes and verify are refused"),
 ];
 
@@ -460,7 +477,6 @@ const REFUSED: &[(&str, &str)] = &[
         "fio's built-in profiles (tiobench, act) are not supported",
     ),
     ("cpuload", "the cpuio engine is not supported"),
-    ("steadystate", "steady-state detection is not supported yet"),
     (
         "verify_mode",
         "io_uring_cmd compare commands are not modelled",
@@ -477,7 +493,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("apptag", "protection information is not modelled"),
     ("apptag_mask", "protection information is not modelled"),
     ("deac", "write zeroes commands are not modelled"),
-    ("ss", "steady-state detection is not supported yet"),
 ];
 
 /// fio's command-line options that are not job options: accepted (the output ones are
@@ -538,11 +553,6 @@ pub fn status(name: &str) -> Option<Status> {
     }
     if name.starts_with("replay_") || name.starts_with("merge_blktrace") {
         return Some(Status::Refused("I/O log replay is not supported"));
-    }
-    if name.starts_with("ss_") || name.starts_with("steadystate") {
-        return Some(Status::Refused(
-            "steady-state detection is not supported yet",
-        ));
     }
     if FIO_OPTIONS.contains(&name) || FIO_ALIASES.contains(&name) {
         return Some(Status::Refused("not supported yet"));

@@ -3,6 +3,7 @@
 //! and what znslab does with it.
 
 mod catalog;
+mod features;
 mod fio_names;
 mod spec;
 mod values;
@@ -19,6 +20,7 @@ pub use values::{
 mod lists;
 use lists::{errno_named, parse_bssplit, per_direction, split_per_direction};
 
+pub use features::{LatencyTarget, SpRandom, SsMetric, SteadyState};
 pub use spec::{ErrorPolicy, JobSpec, ZoneMode, ERROR_READ, ERROR_VERIFY, ERROR_WRITE};
 
 use super::{FioError, Section};
@@ -86,6 +88,7 @@ fn apply(
         Ok(p) if p <= 100 => Ok(p as u32),
         _ => Err(bad(v, "a percentage (0-100)")),
     };
+    features::observe(spec, key, value);
     match status(key) {
         Some(Status::Supported) => {}
         Some(Status::Notice(why)) => {
@@ -114,6 +117,9 @@ fn apply(
             ))
         }
         None => {}
+    }
+    if let Some(r) = features::apply(spec, job, key, value) {
+        return r;
     }
     match key {
         "name" | "description" | "new_group" | "randrepeat" | "allrandrepeat" | "norandommap"
@@ -606,6 +612,11 @@ pub fn build_jobs_with_notices(
                 "num_range",
                 "is for trims only (rw=trim or randtrim), as in fio",
             ));
+        }
+        for n in features::check(&spec)? {
+            if !notices.contains(&n) {
+                notices.push(n);
+            }
         }
         if spec.time_based && spec.runtime_ns.is_none() {
             return Err(FioError::option(&s.name, "time_based", "needs a runtime"));

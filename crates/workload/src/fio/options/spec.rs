@@ -1,5 +1,6 @@
 //! A job as fio's options describe it, once parsed: what it does, where, how much, how fast.
 
+use super::features::{LatencyTarget, SpRandom, SteadyState};
 use super::values::{Direction, Distribution, Mix, Pattern, Size};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -192,6 +193,10 @@ pub struct JobSpec {
     pub compressed_io: bool,
     /// Chunk size of CW/DR in bytes; 0 = bs (single-chunk commands). bs / chunk chunks per I/O.
     pub compressed_chunk: u64,
+    /// Steady-state detection, the latency target and sprandom (options/features.rs).
+    pub steady: SteadyState,
+    pub latency: LatencyTarget,
+    pub sprandom: SpRandom,
 }
 
 impl Default for JobSpec {
@@ -264,6 +269,9 @@ impl Default for JobSpec {
             num_range: 1,
             atomic: false,
             verify_write_sequence: true,
+            steady: SteadyState::default(),
+            latency: LatencyTarget::default(),
+            sprandom: SpRandom::default(),
         }
     }
 }

@@ -12,7 +12,19 @@ pub enum Unit {
 }
 
 /// fio's `num2str(num, maxlen, base = 1, pow2, units)`, carry rounding and all.
-pub fn num2str(mut num: u64, maxlen: usize, pow2: bool, unit: Unit) -> String {
+pub fn num2str(num: u64, maxlen: usize, pow2: bool, unit: Unit) -> String {
+    num2str_base(num, maxlen, 0, pow2, unit)
+}
+
+/// fio's `num2str` with a `base` of 1024^`base_steps` (a number already in KiB: 1), which
+/// starts the prefix that many steps up whatever `pow2` says, as fio does.
+pub fn num2str_base(
+    mut num: u64,
+    maxlen: usize,
+    base_steps: usize,
+    pow2: bool,
+    unit: Unit,
+) -> String {
     const SI: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
     const IEC: [&str; 7] = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
     let prefix = if pow2 { &IEC } else { &SI };
@@ -22,7 +34,7 @@ pub fn num2str(mut num: u64, maxlen: usize, pow2: bool, unit: Unit) -> String {
         Unit::Byte => "B",
         Unit::BytePerSec => "B/s",
     };
-    let mut post = 0usize;
+    let mut post = base_steps;
     let mut modulo: Option<u64> = None;
     let mut carry = false;
     while post < prefix.len() {

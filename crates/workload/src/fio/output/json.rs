@@ -322,10 +322,14 @@ pub(crate) fn json_value(
                 m.insert("total_err".into(), j.total_err.into());
                 m.insert("first_error".into(), j.first_error.into());
             }
-            m.insert("latency_depth".into(), j.spec.iodepth.into());
-            m.insert("latency_target".into(), 0.into());
-            m.insert("latency_percentile".into(), 100.0.into());
-            m.insert("latency_window".into(), 0.into());
+            let (depth, target, percentile, window) = super::steady::latency_figures(j);
+            m.insert("latency_depth".into(), depth.into());
+            m.insert("latency_target".into(), target.into());
+            m.insert("latency_percentile".into(), round6(percentile).into());
+            m.insert("latency_window".into(), window.into());
+            if let Some(ss) = &j.steady {
+                m.insert("steadystate".into(), super::steady::steadystate_json(ss));
+            }
             m.insert("zone_resets".into(), j.zone_resets.into());
             m.insert("zone_finishes".into(), j.zone_finishes.into());
             Value::Object(m)

@@ -15,6 +15,7 @@
 pub mod fmt;
 mod json;
 mod normal;
+mod steady;
 mod terse;
 mod znslab;
 
@@ -271,6 +272,12 @@ pub(crate) fn reported<'a>(result: &RunResult, spec: &'a OutputSpec) -> Vec<Repo
                 agg.runtime_ns = agg.runtime_ns.max(j.runtime_ns);
                 agg.zone_resets += j.zone_resets;
                 agg.zone_finishes += j.zone_finishes;
+                // fio's group takes the steady state of its last job (which keeps the window).
+                if j.steady.is_some() {
+                    agg.steady = j.steady.clone();
+                }
+                // ... and its latency_qd (stat.c takes each job's in turn).
+                agg.latency_depth = j.latency_depth;
                 if agg.error.is_none() {
                     agg.error = j.error.clone();
                     agg.errno = j.errno;

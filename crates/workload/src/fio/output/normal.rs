@@ -343,11 +343,14 @@ pub(crate) fn normal_text(
                 crate::fio::runner::errors::strerror(j.first_error)
             );
         }
+        let (depth, target, percentile, window) = super::steady::latency_figures(j);
         let _ = writeln!(
             out,
-            "     latency   : target=0, window=0, percentile=100.00%, depth={}",
-            j.spec.iodepth
+            "     latency   : target={target}, window={window}, percentile={percentile:.2}%, depth={depth}"
         );
+        if let Some(ss) = &j.steady {
+            out.push_str(&super::steady::steadystate_line(ss));
+        }
     }
     for g in &gs {
         let _ = writeln!(out, "\nRun status group {} (all jobs):", g.id);

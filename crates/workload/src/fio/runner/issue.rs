@@ -276,6 +276,7 @@ impl JobState {
             (ZoneMode::None | ZoneMode::Strided, _, _) => {
                 let lba = match (dir, self.flow.pending_write.take()) {
                     (Direction::Write, Some(lba)) => lba,
+                    (Direction::Write, None) if self.spr.is_some() => self.sprandom_lba()?,
                     _ => self.next_plain_lba(),
                 };
                 if dir == Direction::Trim {
@@ -456,6 +457,11 @@ pub(super) async fn worker(
                 .await;
             continue;
         }
+        let gate = state.borrow_mut().lat_gate(sim.now().as_ns());
+        if let Some(n) = gate {
+            n.notified().await; // latency_target: the depth's I/Os are in flight
+            continue;
+        }
         let (io, generation, more_ranges) = {
             let mut s = state.borrow_mut();
             let io = s.next_io(&dev, sim.now().as_ns());
@@ -481,10 +487,11 @@ pub(super) async fn worker(
         }
         let start = sim.now();
         let direction = io.dir;
-        state
-            .borrow_mut()
-            .result
-            .submitted(direction, start.as_ns());
+        {
+            let mut s = state.borrow_mut();
+            s.result.submitted(direction, start.as_ns());
+            s.lat_submitted();
+        }
         let mut written_at = None;
         let mut written_lba = io.lba;
         let mut io_bytes =
@@ -664,6 +671,13 @@ pub(super) async fn worker(
             }
         };
         let mut s = state.borrow_mut();
+        let (now_ns, ok) = (sim.now().as_ns(), comp.status == Status::SUCCESS);
+        let counted = ok && now_ns >= s.group_start + s.spec.ramp_time_ns;
+        if let Err(e) = s.lat_completed(now_ns - start.as_ns(), now_ns, counted) {
+            s.fail(e);
+            s.job_over();
+            break;
+        }
         if comp.status != Status::SUCCESS {
             let what = match (direction, io.cc.is_some()) {
                 (Direction::Trim, _) if zbd => "trim (zone reset)",
@@ -711,7 +725,7 @@ pub(super) async fn worker(
             s.result.not_counted(direction, sim.now().as_ns());
             continue;
         }
-        let job_start = s.group_start;
+        let job_start = s.stats_start();
         let stats = match direction {
             Direction::Write => &mut s.result.write,
             Direction::Read => &mut s.result.read,

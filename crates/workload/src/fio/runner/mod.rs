@@ -20,20 +20,26 @@
 //! issuing loop (which I/O comes next, and the worker tasks that submit them); [`zones`] is
 //! zonemode=zbd (write pointers, resets and finishes, reads below write pointers); [`cczns`]
 //! is compressed I/O (the chunk index, decompressed reads); [`memory`] refuses job sets that
-//! would not fit the host's memory.
+//! would not fit the host's memory; [`steadystate`] is fio's steady-state detection (a
+//! checker task on the virtual clock that stops jobs), [`latency_target`] the queue-depth
+//! search of `latency_target`, [`sprandom`] SanDisk random preconditioning's offsets.
 
 mod cczns;
 mod distribution;
 pub(crate) mod errors;
 mod geometry;
 mod issue;
+mod latency_target;
 mod memory;
 mod setup;
+mod sprandom;
 mod stats;
+mod steadystate;
 mod verify;
 mod zones;
 
 pub use stats::{DirExt, IoStat};
+pub use steadystate::SteadyData;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -93,6 +99,11 @@ pub struct JobResult {
     pub zone_finishes: u64,
     /// Multi-chunk DRs whose predicted budget held fewer chunks than asked for.
     pub dr_short_reads: u64,
+    /// Steady-state detection's window and verdict (`ss_dur`), see [`steadystate`].
+    pub steady: Option<SteadyData>,
+    /// The queue depth the latency target settled at (fio's `latency_qd`); iodepth
+    /// without a target.
+    pub latency_depth: u32,
 }
 
 /// What a whole run did.
@@ -174,6 +185,10 @@ struct JobState {
     verify: verify::VerifyState,
     /// Per-I/O choices: mixes, `rw=...:N`, rate, thinktime and ramp_time.
     flow: issue::Flow,
+    /// `latency_target`: the queue-depth search ([`latency_target`]).
+    lat: Option<latency_target::LatState>,
+    /// `sprandom`: the preconditioning's regions and invalidations ([`sprandom`]).
+    spr: Option<sprandom::SpState>,
 }
 
 /// What a run may take of the host's memory.
@@ -221,6 +236,11 @@ pub fn run_with(
         states.push(setup(spec, &g, sim, dev, i, group, &chunks, &shared)?);
     }
     check_memory(&states, &g, limits)?;
+    let groups: Vec<u32> = states.iter().map(|s| s.result.group).collect();
+    for (s, ss) in states.iter_mut().zip(steadystate::setup(jobs, &groups)?) {
+        s.result.steady = ss;
+    }
+    let ss_interval = steadystate::interval_ms(jobs);
     let states: Vec<_> = states
         .into_iter()
         .map(|s| Rc::new(RefCell::new(s)))
@@ -251,9 +271,17 @@ pub fn run_with(
         })
         .collect();
 
+    let run_over = Rc::new(std::cell::Cell::new(false));
     let driver = {
         let (sim, dev, states) = (sim.clone(), dev.clone(), states.clone());
+        let run_over = run_over.clone();
         async move {
+            if let Some(ms) = ss_interval {
+                let start = sim.now().as_ns();
+                let c =
+                    steadystate::checker(sim.clone(), states.clone(), ms, start, run_over.clone());
+                sim.spawn(c);
+            }
             let mut i = 0;
             while i < states.len() {
                 let group = states[i].borrow().result.group;
@@ -266,6 +294,10 @@ pub fn run_with(
                         s.group_start = start;
                         s.last_done = start;
                         s.deadline = s.spec.runtime_ns.map(|r| start + s.spec.ramp_time_ns + r);
+                        let epoch = start + s.spec.ramp_time_ns;
+                        if let Some(ss) = s.result.steady.as_mut() {
+                            ss.epoch = Some(epoch);
+                        }
                         s.workers() as usize
                     };
                     for w in 0..depth {
@@ -283,6 +315,7 @@ pub fn run_with(
                     h.await;
                 }
             }
+            run_over.set(true);
         }
     };
     sim.block_on(driver);
@@ -297,8 +330,9 @@ pub fn run_with(
         );
         let mut r = s.result.clone();
         (r.read, r.write) = (read, write);
-        r.runtime_ns = s.last_done - s.group_start;
-        r.finish_samples(s.group_start, s.last_done);
+        let from = s.stats_start();
+        r.runtime_ns = s.last_done.saturating_sub(from);
+        r.finish_samples(from, s.last_done);
         sim_end = sim_end.max(s.last_done);
         results.push(r);
     }

@@ -258,6 +258,16 @@ pub(super) fn setup(
     if let Some(n) = spec.number_ios {
         target = target.min(n.saturating_mul(spec.bs));
     }
+    let spr = if spec.sprandom.enabled {
+        let blocks = (end - start) / bs_lbas;
+        let (s, physical) = super::sprandom::SpState::new(&spec.sprandom, blocks, spec.bs, &rng)
+            .map_err(|e| err("sprandom", e))?;
+        // fio sets the job's io_size to the physical size it writes.
+        target = physical.saturating_mul(spec.loops as u64);
+        Some(s)
+    } else {
+        None
+    };
     if spec.mix == Mix::TrimWrite {
         target = target.saturating_mul(2); // each block is trimmed, then written
     }
@@ -299,6 +309,12 @@ pub(super) fn setup(
             zone_resets: 0,
             zone_finishes: 0,
             dr_short_reads: 0,
+            steady: None,
+            latency_depth: if spec.latency.target_ns > 0 {
+                1
+            } else {
+                spec.iodepth
+            },
         },
         last_done: 0,
         group_start: 0,
@@ -312,5 +328,7 @@ pub(super) fn setup(
             job: index,
             ..Flow::default()
         },
+        lat: super::latency_target::LatState::new(&spec.latency, spec.iodepth),
+        spr,
     })
 }
