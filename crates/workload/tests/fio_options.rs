@@ -331,3 +331,61 @@ fn racing_writers_verify_only_without_the_write_sequence() {
     .expect_err("past the atomic write unit");
     assert_eq!(e.option.as_deref(), Some("atomic"));
 }
+
+#[test]
+fn buffer_pattern_and_zero_buffers_fill_what_is_written() {
+    let written = |job: &str| {
+        let sim = Sim::new(3);
+        let dev = DeviceHandle::new(
+            &sim,
+            Controller::in_memory(presets::test_tcssd()).expect("ok"),
+        );
+        let jobs = build_jobs(&parse_jobfile(job).expect("parse")).expect("valid");
+        let r = run(&sim, &dev, &jobs).expect("runs");
+        assert_eq!(r.jobs[0].error, None);
+        let mut b = vec![0u8; 8192];
+        let done = dev.with(|c| {
+            c.submit(
+                sim::SimInstant::from_ns(0),
+                device::Command::Read {
+                    slba: 2,
+                    nlb: 2,
+                    data: &mut b,
+                    metadata: &mut [],
+                },
+            )
+        });
+        assert!(done.status.is_success());
+        b
+    };
+    let base = "[w]\nrw=write\nbs=8k\nsize=64k\n";
+    assert!(written(&format!("{base}zero_buffers\n"))
+        .iter()
+        .all(|&b| b == 0));
+    let p = written(&format!("{base}buffer_pattern=0xdeadbeef\"ab\"\n"));
+    assert_eq!(
+        &p[..12],
+        &[0xde, 0xad, 0xbe, 0xef, b'a', b'b', 0xde, 0xad, 0xbe, 0xef, b'a', b'b']
+    );
+    // With buffer_compress_percentage the pattern fills each chunk's compressible part.
+    let c = written(&format!(
+        "{base}buffer_pattern=0x11\nbuffer_compress_percentage=50\nbuffer_compress_chunk=4096\n"
+    ));
+    assert!(c[2048..4096].iter().all(|&b| b == 0x11));
+    assert!(c[..2048].iter().any(|&b| b != 0x11));
+    let r = written(base);
+    assert!(
+        r.iter().filter(|&&b| b == 0).count() < 200,
+        "random by default"
+    );
+}
+
+#[test]
+fn fsync_every_n_writes_is_counted_as_fio_counts_syncs() {
+    let r = ok(
+        presets::test_tcssd(),
+        "[w]\nrw=write\nbs=4k\nsize=256k\nfsync=4\nfdatasync=16\n",
+    );
+    // 64 writes: 16 fsyncs and 4 fdatasyncs, none sent to a device without a volatile cache.
+    assert_eq!(r.jobs[0].sync.count(), 20);
+}

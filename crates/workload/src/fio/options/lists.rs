@@ -1,6 +1,6 @@
 //! Options whose value is a list: per-direction values (`read,write,trim`) as fio's parse.c
 //! and str_split_parse split them, a direction's `bssplit`, and errno names for
-//! `ignore_error`.
+//! `ignore_error`, and byte patterns (`buffer_pattern`).
 
 use super::FioError;
 
@@ -229,4 +229,108 @@ pub(super) fn errno_named(name: &str) -> Option<i32> {
         _ => {}
     }
     NAMES.iter().position(|n| *n == name).map(|i| i as i32 + 1)
+}
+
+/// Bytes a pattern gives at most (fio's MAX_PATTERN_SIZE is 128 MiB; the pool repeats it).
+const MAX_PATTERN_BYTES: usize = 1 << 20;
+
+/// A byte pattern as fio's parse_and_fill_pattern reads it: `0x` hex bytes (any length, an
+/// odd first digit alone), decimal integers in [INT_MIN, INT_MAX] as their little-endian
+/// bytes (0 as one zero byte), `"strings"` and `'files'` (their first MiB), back to back.
+pub(super) fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut rest = v;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('"') {
+            let end = r
+                .find('"')
+                .ok_or_else(|| format!("'{v}': a string without its closing \""))?;
+            out.extend_from_slice(&r.as_bytes()[..end]);
+            rest = &r[end + 1..];
+        } else if let Some(r) = rest.strip_prefix('\'') {
+            let end = r
+                .find('\'')
+                .ok_or_else(|| format!("'{v}': a file name without its closing '"))?;
+            let name = &r[..end];
+            let bytes = std::fs::read(name).map_err(|e| format!("pattern file '{name}': {e}"))?;
+            out.extend_from_slice(&bytes[..bytes.len().min(MAX_PATTERN_BYTES)]);
+            rest = &r[end + 1..];
+        } else if let Some(r) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
+            let mut digits = r.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(r.len());
+            // fio's look-back: in 0xff0x14 the second 0x starts a new number.
+            if digits < r.len()
+                && digits > 0
+                && r[digits - 1..].to_ascii_lowercase().starts_with("0x")
+            {
+                digits -= 1;
+            }
+            if digits == 0 {
+                return Err(format!("'{v}': 0x without hex digits"));
+            }
+            let hex = &r[..digits];
+            let (first, pairs) = hex.split_at(digits % 2);
+            if !first.is_empty() {
+                out.push(u8::from_str_radix(first, 16).map_err(|e| e.to_string())?);
+            }
+            for i in (0..pairs.len()).step_by(2) {
+                out.push(u8::from_str_radix(&pairs[i..i + 2], 16).map_err(|e| e.to_string())?);
+            }
+            rest = &r[digits..];
+        } else {
+            let end = rest
+                .char_indices()
+                .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+'))))
+                .map_or(rest.len(), |(i, _)| i);
+            let n: i64 = rest[..end]
+                .parse()
+                .map_err(|_| format!("'{v}': '{rest}' is not a number, \"string\" or 'file'"))?;
+            if n < i32::MIN as i64 || n > i32::MAX as i64 {
+                return Err(format!("'{v}': {n} is outside [INT_MIN, INT_MAX]"));
+            }
+            let mut val = n as i32 as u32;
+            if val == 0 {
+                out.push(0);
+            }
+            while val != 0 {
+                out.push(val as u8);
+                val >>= 8;
+            }
+            rest = &rest[end..];
+        }
+        if out.len() > MAX_PATTERN_BYTES {
+            return Err(format!(
+                "'{v}': a pattern of more than {MAX_PATTERN_BYTES} bytes"
+            ));
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("'{v}': an empty pattern"));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_pattern;
+
+    #[test]
+    fn patterns_as_fio_parses_them() {
+        assert_eq!(
+            parse_pattern("0xdeadface").unwrap(),
+            [0xde, 0xad, 0xfa, 0xce]
+        );
+        assert_eq!(parse_pattern("0xabc").unwrap(), [0x0a, 0xbc]);
+        assert_eq!(parse_pattern("-12").unwrap(), [0xf4, 0xff, 0xff, 0xff]);
+        assert_eq!(parse_pattern("0").unwrap(), [0]);
+        assert_eq!(parse_pattern("258").unwrap(), [2, 1]);
+        assert_eq!(parse_pattern("\"abcd\"").unwrap(), b"abcd");
+        assert_eq!(
+            parse_pattern("0xdeadface\"ab\"-12").unwrap(),
+            [0xde, 0xad, 0xfa, 0xce, b'a', b'b', 0xf4, 0xff, 0xff, 0xff]
+        );
+        assert_eq!(parse_pattern("0xff0x14").unwrap(), [0xff, 0x14]);
+        assert!(parse_pattern("\"open").is_err());
+        assert!(parse_pattern("zz").is_err());
+        assert!(parse_pattern("99999999999").is_err());
+    }
 }

@@ -18,7 +18,7 @@ pub use values::{
 };
 
 mod lists;
-use lists::{errno_named, parse_bssplit, per_direction, split_per_direction};
+use lists::{errno_named, parse_bssplit, parse_pattern, per_direction, split_per_direction};
 
 pub use features::{LatencyTarget, SpRandom, SsMetric, SteadyState};
 pub use spec::{ErrorPolicy, JobSpec, ZoneMode, ERROR_READ, ERROR_VERIFY, ERROR_WRITE};
@@ -199,6 +199,15 @@ fn apply(
         }
         "exitall" => spec.exitall = parse_bool(job, key, value)?,
         "atomic" => spec.atomic = parse_bool(job, key, value)?,
+        "zero_buffers" => spec.zero_buffers = parse_bool(job, key, value)?,
+        "fsync" => spec.fsync_every = number(need()?)?,
+        "fdatasync" => spec.fdatasync_every = number(need()?)?,
+        "buffer_pattern" => {
+            let v = need()?;
+            spec.buffer_pattern = parse_pattern(v).map_err(|e| FioError::option(job, key, e))?;
+            // As fio's str_buffer_pattern_cb: the pattern wins over zero_buffers.
+            spec.zero_buffers = false;
+        }
         "verify_write_sequence" => spec.verify_write_sequence = parse_bool(job, key, value)?,
         "num_range" => {
             let v = need()?;

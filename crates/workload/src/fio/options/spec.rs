@@ -143,6 +143,10 @@ pub struct JobSpec {
     /// znslab extension: each 4 KiB page of the buffers draws its percentage uniformly from
     /// buffer_compress_percentage ± this, so page compression ratios vary as real data's do.
     pub buffer_compress_spread: u32,
+    /// `buffer_pattern`: bytes the buffers repeat (or fill their compressible part with).
+    pub buffer_pattern: Vec<u8>,
+    /// `zero_buffers`: buffers of zeros instead of random bytes.
+    pub zero_buffers: bool,
     pub runtime_ns: Option<u64>,
     /// Wait this long after the group starts before the first I/O (not counted in runtime).
     pub startdelay_ns: u64,
@@ -187,6 +191,9 @@ pub struct JobSpec {
     pub num_range: u32,
     /// `atomic`: writes must be atomic (RWF_ATOMIC): no larger than the atomic write unit.
     pub atomic: bool,
+    /// `fsync`/`fdatasync`: a sync after every that many writes (0: none).
+    pub fsync_every: u64,
+    pub fdatasync_every: u64,
     /// `verify_write_sequence=0`: a block read back may hold another writer's data.
     pub verify_write_sequence: bool,
     /// CCZNS: writes become compressed writes (CW) and reads decompressed reads (DR).
@@ -234,6 +241,8 @@ impl Default for JobSpec {
             buffer_compress_percentage: 0,
             buffer_compress_chunk: 512,
             buffer_compress_spread: 0,
+            buffer_pattern: Vec::new(),
+            zero_buffers: false,
             runtime_ns: None,
             startdelay_ns: 0,
             ramp_time_ns: 0,
@@ -268,6 +277,8 @@ impl Default for JobSpec {
             dedupe: Dedupe::default(),
             num_range: 1,
             atomic: false,
+            fsync_every: 0,
+            fdatasync_every: 0,
             verify_write_sequence: true,
             steady: SteadyState::default(),
             latency: LatencyTarget::default(),

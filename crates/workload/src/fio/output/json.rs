@@ -283,7 +283,7 @@ pub(crate) fn json_value(
             );
             m.insert(
                 "sync".into(),
-                json!({"total_ios": 0, "lat_ns": LatencyHistogram::new().fio_json()}),
+                json!({"total_ios": j.sync.count(), "lat_ns": j.sync.fio_json()}),
             );
             m.insert("job_runtime".into(), (j.runtime_ns / 1_000_000).into());
             // No host CPU is modelled: fio's CPU and fault figures are 0.

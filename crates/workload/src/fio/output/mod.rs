@@ -283,6 +283,7 @@ pub(crate) fn reported<'a>(result: &RunResult, spec: &'a OutputSpec) -> Vec<Repo
                     agg.errno = j.errno;
                 }
                 agg.total_err += j.total_err;
+                agg.sync.merge(&j.sync);
                 if agg.first_error_text.is_none() {
                     agg.first_error = j.first_error;
                     agg.first_error_text = j.first_error_text.clone();

@@ -312,6 +312,11 @@ pub(crate) fn normal_text(
             "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
         ];
         show_lat(&mut out, &lat_dist(&s.lat_m, s.ios), &mkeys, "msec");
+        if j.sync.count() > 0 {
+            out.push_str("  fsync/fdatasync/sync_file_range:\n");
+            display_lat(&mut out, "sync", &j.sync);
+            show_percentiles(&mut out, "sync", &j.sync, r.out);
+        }
         out.push_str("  cpu          : usr=0.00%, sys=0.00%, ctx=0, majf=0, minf=0\n");
         let d = dist(&s.depth, s.issued);
         let _ = writeln!(

@@ -55,7 +55,7 @@ use setup::starts_group;
 
 use issue::worker;
 use memory::check_memory;
-use setup::{fill_compressible, setup};
+use setup::{fill_pool, setup};
 
 /// Counts for one direction of one job.
 #[derive(Clone, Debug, Default)]
@@ -95,6 +95,8 @@ pub struct JobResult {
     pub total_err: u64,
     pub first_error: i32,
     pub first_error_text: Option<String>,
+    /// fsync/fdatasync: syncs issued and their latencies.
+    pub sync: LatencyHistogram,
     pub zone_resets: u64,
     pub zone_finishes: u64,
     /// Multi-chunk DRs whose predicted budget held fewer chunks than asked for.
@@ -260,13 +262,7 @@ pub fn run_with(
                 s.rng.stream("buffers")
             };
             let mut pool = vec![0u8; s.pool_bytes() as usize];
-            fill_compressible(
-                &mut rng,
-                &mut pool,
-                s.spec.buffer_compress_percentage,
-                s.spec.buffer_compress_chunk,
-                s.spec.buffer_compress_spread,
-            );
+            fill_pool(&mut rng, &mut pool, &s.spec);
             Rc::new(pool)
         })
         .collect();

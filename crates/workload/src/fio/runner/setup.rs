@@ -15,23 +15,47 @@ use super::{ChunkIndex, DirStats, JobResult, JobState};
 use crate::fio::options::{Direction, JobSpec, Mix, Pattern, ZoneMode};
 use crate::fio::FioError;
 
-/// Fill `buf` the way fio does for buffer_compress_percentage: in each chunk, the first
-/// (100 - pct)% random bytes and the rest zeros. With a `spread`, each 4 KiB page draws its own
-/// percentage from pct ± spread (a znslab extension).
-pub(super) fn fill_compressible(rng: &mut Rng, buf: &mut [u8], pct: u32, chunk: u64, spread: u32) {
+/// Fill a job's data pool as fio's fill_io_buffer does: with buffer_compress_percentage (or
+/// dedupe) each chunk is (100 - pct)% random bytes and the rest the buffer_pattern (or
+/// zeros); otherwise the buffer_pattern repeated, or zeros with zero_buffers, or random
+/// bytes. The pattern restarts at every 4 KiB page, where the buffers of a pool start. With a
+/// `spread`, each 4 KiB page draws its own percentage from pct ± spread (a znslab extension).
+pub(super) fn fill_pool(rng: &mut Rng, buf: &mut [u8], spec: &JobSpec) {
+    let pct = spec.buffer_compress_percentage;
+    let pattern = &spec.buffer_pattern[..];
+    if pct == 0 && spec.dedupe.percentage == 0 {
+        if !pattern.is_empty() {
+            for page in buf.chunks_mut(4096) {
+                fill_pattern(page, pattern);
+            }
+        } else if spec.zero_buffers {
+            buf.fill(0);
+        } else {
+            rng.fill(buf);
+        }
+        return;
+    }
+    let (chunk, spread) = (spec.buffer_compress_chunk, spec.buffer_compress_spread);
     if spread == 0 {
-        fill_chunks(rng, buf, pct, chunk);
+        fill_chunks(rng, buf, pct, chunk, pattern);
         return;
     }
     for page in buf.chunks_mut(4096) {
         let lo = pct.saturating_sub(spread);
         let hi = (pct + spread).min(100);
         let p = lo + rng.below((hi - lo + 1) as u64) as u32;
-        fill_chunks(rng, page, p, chunk);
+        fill_chunks(rng, page, p, chunk, pattern);
     }
 }
 
-fn fill_chunks(rng: &mut Rng, buf: &mut [u8], pct: u32, chunk: u64) {
+/// fio's cpy_pattern: the pattern over and over from its first byte.
+fn fill_pattern(buf: &mut [u8], pattern: &[u8]) {
+    for (b, p) in buf.iter_mut().zip(pattern.iter().cycle()) {
+        *b = *p;
+    }
+}
+
+fn fill_chunks(rng: &mut Rng, buf: &mut [u8], pct: u32, chunk: u64, pattern: &[u8]) {
     if pct == 0 {
         rng.fill(buf);
         return;
@@ -39,7 +63,11 @@ fn fill_chunks(rng: &mut Rng, buf: &mut [u8], pct: u32, chunk: u64) {
     for c in buf.chunks_mut(chunk as usize) {
         let random = c.len() * (100 - pct as usize) / 100;
         rng.fill(&mut c[..random]);
-        c[random..].fill(0);
+        if pattern.is_empty() {
+            c[random..].fill(0);
+        } else {
+            fill_pattern(&mut c[random..], pattern);
+        }
     }
 }
 
@@ -306,6 +334,7 @@ pub(super) fn setup(
             total_err: 0,
             first_error: 0,
             first_error_text: None,
+            sync: report::LatencyHistogram::new(),
             zone_resets: 0,
             zone_finishes: 0,
             dr_short_reads: 0,
