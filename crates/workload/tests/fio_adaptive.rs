@@ -49,7 +49,7 @@ fn keys(v: &serde_json::Value) -> Vec<&str> {
         .collect()
 }
 
-const READS: &str = "[job]\nrw=randread\nbs=4k\niodepth=4\ntime_based=1\n";
+const READS: &str = "[job]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=4\ntime_based=1\n";
 
 #[test]
 fn steady_iops_on_a_steady_device_stops_the_job_early() {
@@ -223,7 +223,8 @@ fn bad_steady_state_options_are_refused_as_fio_refuses_them() {
     assert!(r.jobs.iter().all(|j| j.steady.as_ref().unwrap().attained));
 }
 
-const LAT: &str = "[job]\nrw=randread\nbs=4k\niodepth=32\ntime_based=1\nruntime=5s\n";
+const LAT: &str =
+    "[job]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=32\ntime_based=1\nruntime=5s\n";
 
 #[test]
 fn a_target_far_above_the_latency_climbs_to_iodepth_and_ends() {

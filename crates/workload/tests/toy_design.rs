@@ -110,7 +110,7 @@ impl Design for Boasting {
     fn vendor_caps(&self) -> device::VendorCaps {
         device::VendorCaps {
             compressed_io: true,
-            deallocate: false,
+            ..device::VendorCaps::default()
         }
     }
     fn write_zone(&mut self, m: &mut Media, w: &ZoneWrite) -> Result<SimInstant, Status> {
