@@ -216,6 +216,11 @@ impl Controller {
     pub fn flash_counters(&self) -> &FlashCounters {
         self.flash.counters()
     }
+    /// Record each die's busy time in buckets of `bucket_ns` from now on (chip utilisation
+    /// over time, ZNS+ Fig. 10); read it with `flash().busy_series()`.
+    pub fn record_busy_series(&mut self, bucket_ns: u64) {
+        self.flash.record_busy_series(bucket_ns);
+    }
     /// The in-device compression engine's work so far.
     pub fn engine_counters(&self) -> EngineCounters {
         self.engine.counters()

@@ -407,3 +407,24 @@ fn the_background_erase_delays_reads_on_its_dies() {
         "the read went around the erase"
     );
 }
+
+#[test]
+fn chip_utilisation_over_time_in_100_ms_buckets() {
+    let mut d = Dev::new(small());
+    d.c.record_busy_series(100_000_000);
+    // Fill one zone: 16 chips programming in parallel.
+    let cap = d.cap();
+    let mut at = 0;
+    while at < cap {
+        assert_eq!(d.write(at, 512.min(cap - at)), Status::SUCCESS);
+        at += 512;
+    }
+    let s = d.c.flash().busy_series().expect("recording").clone();
+    let mean = s.mean();
+    assert!(!mean.is_empty());
+    assert!(mean.iter().all(|&u| (0.0..=1.0).contains(&u)), "{mean:?}");
+    assert!(mean[0] > 0.5, "the writes keep the chips busy: {mean:?}");
+    // The busy time adds up to the flash work: 2048 programs of 16 KiB at 390 µs + transfer.
+    let total: u64 = s.per_die.iter().flatten().sum();
+    assert!(total >= 2048 * 390_000, "{total}");
+}

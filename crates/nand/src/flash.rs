@@ -35,6 +35,50 @@ pub struct Flash {
     dies: Vec<Timeline>,
     channels: Vec<Timeline>,
     counters: FlashCounters,
+    /// Busy time per die in fixed buckets, when asked for ([`Flash::record_busy_series`]).
+    series: Option<BusySeries>,
+}
+
+/// Each die's busy time in consecutive buckets of `bucket_ns` of virtual time (ZNS+ Fig. 10's
+/// chip utilisation, 100 ms buckets).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BusySeries {
+    pub bucket_ns: u64,
+    /// `per_die[d][i]`: ns die `d` was busy in `[i * bucket_ns, (i + 1) * bucket_ns)`.
+    pub per_die: Vec<Vec<u64>>,
+}
+
+impl BusySeries {
+    fn add(&mut self, die: usize, start: u64, dur: u64) {
+        let b = self.bucket_ns;
+        let row = &mut self.per_die[die];
+        let (mut t, end) = (start, start.saturating_add(dur));
+        while t < end {
+            let i = (t / b) as usize;
+            let bucket_end = (t / b + 1).saturating_mul(b).min(end);
+            if row.len() <= i {
+                row.resize(i + 1, 0);
+            }
+            row[i] += bucket_end - t;
+            t = bucket_end;
+        }
+    }
+
+    /// The mean utilisation over all dies of each bucket, 0-1.
+    pub fn mean(&self) -> Vec<f64> {
+        let n = self.per_die.iter().map(Vec::len).max().unwrap_or(0);
+        let dies = self.per_die.len().max(1) as f64;
+        (0..n)
+            .map(|i| {
+                let busy: u64 = self
+                    .per_die
+                    .iter()
+                    .map(|r| r.get(i).copied().unwrap_or(0))
+                    .sum();
+                busy as f64 / (dies * self.bucket_ns as f64)
+            })
+            .collect()
+    }
 }
 
 impl Flash {
@@ -43,7 +87,30 @@ impl Flash {
             dies: vec![Timeline::new(); geometry.dies as usize],
             channels: vec![Timeline::new(); geometry.channels as usize],
             counters: FlashCounters::default(),
+            series: None,
             geometry,
+        }
+    }
+
+    /// Start recording each die's busy time in buckets of `bucket_ns` (off by default: a long
+    /// run's series grows with its virtual time).
+    pub fn record_busy_series(&mut self, bucket_ns: u64) {
+        self.series = Some(BusySeries {
+            bucket_ns: bucket_ns.max(1),
+            per_die: vec![Vec::new(); self.dies.len()],
+        });
+    }
+
+    /// The busy series recorded so far, if asked for.
+    pub fn busy_series(&self) -> Option<&BusySeries> {
+        self.series.as_ref()
+    }
+
+    /// Reserve die `d` for `[start, start + dur)`.
+    fn hold_die(&mut self, d: usize, start: u64, dur: u64) {
+        self.dies[d].reserve(start, dur);
+        if let Some(s) = self.series.as_mut() {
+            s.add(d, start, dur);
         }
     }
 
@@ -82,7 +149,7 @@ impl Flash {
             }
             t = c - t_r;
         };
-        self.dies[d].reserve(start, t_r + x);
+        self.hold_die(d, start, t_r + x);
         self.channels[ch].reserve(start + t_r, x);
         self.counters.reads += 1;
         self.counters.bytes_read += bytes;
@@ -104,7 +171,7 @@ impl Flash {
             }
             t = c;
         };
-        self.dies[d].reserve(start, x + t_p);
+        self.hold_die(d, start, x + t_p);
         self.channels[ch].reserve(start, x);
         self.counters.programs += 1;
         self.counters.bytes_programmed += bytes;
@@ -131,7 +198,7 @@ impl Flash {
             .as_ns();
         let d = die.0 as usize;
         let start = self.dies[d].fit(ready.as_ns(), dur);
-        self.dies[d].reserve(start, dur);
+        self.hold_die(d, start, dur);
         self.counters.erases += count;
         SimInstant::from_ns(start + dur)
     }
@@ -141,7 +208,7 @@ impl Flash {
         let dur = (self.geometry.read_latency + self.geometry.program_latency).as_ns();
         let d = die.0 as usize;
         let start = self.dies[d].fit(ready.as_ns(), dur);
-        self.dies[d].reserve(start, dur);
+        self.hold_die(d, start, dur);
         self.counters.copybacks += 1;
         self.counters.bytes_programmed += self.geometry.unit_bytes;
         SimInstant::from_ns(start + dur)
@@ -218,6 +285,25 @@ mod tests {
         assert_eq!(other.as_ns(), 2 * x + g.program_latency.as_ns());
         assert_eq!(f.counters().programs, 4);
         assert_eq!(f.counters().bytes_programmed, 4 * g.unit_bytes);
+    }
+
+    #[test]
+    fn busy_series_buckets_each_dies_time() {
+        let mut f = flash();
+        f.record_busy_series(1_000_000); // 1 ms buckets
+        let g = f.geometry().clone();
+        // An erase (5 ms) from t = 0.5 ms fills bucket 0 half and buckets 1-4, half of 5.
+        f.erase(DieId(0), 1, SimInstant::from_ns(500_000));
+        let s = f.busy_series().expect("on");
+        let row = &s.per_die[0];
+        assert_eq!(g.erase_latency.as_ns(), 5_000_000);
+        assert_eq!(
+            row,
+            &vec![500_000, 1_000_000, 1_000_000, 1_000_000, 1_000_000, 500_000]
+        );
+        assert!(s.per_die[1].is_empty());
+        let dies = f.geometry().dies as f64;
+        assert!((s.mean()[1] - 1.0 / dies).abs() < 1e-12);
     }
 
     #[test]

@@ -17,5 +17,5 @@ pub mod presets;
 mod timeline;
 
 pub use config::{ConfigError, Geometry, NandConfig, MAX_OPERATION_NS};
-pub use flash::{DieId, Flash, FlashCounters, OpKind};
+pub use flash::{BusySeries, DieId, Flash, FlashCounters, OpKind};
 pub use timeline::Timeline;
