@@ -388,7 +388,7 @@ fn znsplus_zone_compaction_and_identify_mapping_from_the_command_line() {
         "-v",
     ]));
     assert!(out.contains("Success zone slba:2000 pairs:8"), "{out}");
-    assert!(out.contains("2 copybacks"), "{out}");
+    assert!(out.contains("2 chunk copybacks"), "{out}");
     let back = dir.path("back");
     ok(&znslab(&[
         "nvme", "read", &img, "-s", "8192", "-c", "7", "-z", "32768", "-d", &back,

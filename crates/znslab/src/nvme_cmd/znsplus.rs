@@ -89,7 +89,7 @@ pub(super) fn zone_compaction(a: CompactionArgs) -> anyhow::Result<ExitCode> {
         );
     } else if a.g.verbose() {
         println!(
-            "zns-zone-compaction: Success zone slba:{:x} pairs:{} nsid:1 (device so far: {} copybacks, {} read+program chunk copies)",
+            "zns-zone-compaction: Success zone slba:{:x} pairs:{} nsid:1 ({} chunk copybacks, {} read+program chunk copies)",
             a.zslba,
             pairs.len(),
             k.compaction_copybacks,

@@ -164,8 +164,10 @@ fn copy_bytes(m: &mut Media, c: &Compaction) -> Result<(), Status> {
     result
 }
 
-/// Time the copies: per destination unit a copyback or reads then a program; the partial
-/// last unit into the write buffer. Returns when the last copy is done.
+/// Time the copies in the artifact's two passes: first one read per distinct source page
+/// the copies need (none for copyback chunks or sources still in the write buffer), then per
+/// destination unit a copyback or a program once its reads are in; the partial last unit
+/// into the write buffer. Returns when the last copy is done.
 fn charge(m: &mut Media, c: &Compaction) -> SimInstant {
     let lba = m.layout.lba_bytes;
     let unit = m.layout.geometry.unit_bytes;
@@ -174,39 +176,60 @@ fn charge(m: &mut Media, c: &Compaction) -> SimInstant {
     let start = (c.start % m.layout.zone_size_lbas) * lba;
     let end = start + c.pairs.len() as u64 * lba;
     let t = c.ready.as_ns();
-    // When each source page is in the controller (read once per command).
-    let mut pages: BTreeMap<(usize, u64), SimInstant> = BTreeMap::new();
-    let mut source_ready = |m: &mut Media, src: u64| -> SimInstant {
-        let (zone, off) = place(m, src);
-        if m.zone_flash[zone].holds(off, t, unit) {
-            m.counters.buffer_read_bytes += lba;
-            return c.ready;
-        }
-        *pages.entry((zone, off / page)).or_insert_with(|| {
-            let die = m.layout.die_at(zone as u32, off);
-            m.flash.read(die, page, c.ready)
-        })
-    };
-    let mut done = c.ready;
-    let mut off = m.zone_flash[zi].issued;
-    while off + unit <= end {
+    let first = m.zone_flash[zi].issued;
+    // The destination units from the first not yet programmed: (offset, its pairs, copyback).
+    let mut units = Vec::new();
+    let mut off = first;
+    while off < end {
         let (lo, hi) = (off.max(start), (off + unit).min(end));
         let pairs = if lo < hi {
-            &c.pairs[((lo - start) / lba) as usize..((hi - start) / lba) as usize]
+            ((lo - start) / lba) as usize..((hi - start) / lba) as usize
         } else {
-            &[][..]
+            0..0
         };
         let die = m.layout.die_at(zi as u32, off);
+        let whole = lo == off && hi == off + unit;
+        let copyback = whole && copybackable(m, &c.pairs[pairs.clone()], die, t);
+        units.push((off, pairs, copyback));
+        off += unit;
+    }
+    // Pass 1: the reads, in source order, each page once.
+    let mut pages: BTreeMap<(usize, u64), SimInstant> = BTreeMap::new();
+    let mut ready_of = vec![c.ready; c.pairs.len()];
+    let mut sources: Vec<usize> = units
+        .iter()
+        .filter(|u| !u.2)
+        .flat_map(|u| u.1.clone())
+        .collect();
+    sources.sort_unstable_by_key(|&i| c.pairs[i].0);
+    for i in sources {
+        let (zone, off) = place(m, c.pairs[i].0);
+        if m.zone_flash[zone].holds(off, t, unit) {
+            m.counters.buffer_read_bytes += lba;
+            continue;
+        }
+        ready_of[i] = *pages.entry((zone, off / page)).or_insert_with(|| {
+            let die = m.layout.die_at(zone as u32, off);
+            m.flash.read(die, page, c.ready)
+        });
+    }
+    // Pass 2: a copyback or a program per whole unit; a partial last unit waits in the buffer.
+    let mut done = c.ready;
+    for (off, pairs, copyback) in units {
+        let ready = pairs.clone().map(|i| ready_of[i]).max().unwrap_or(c.ready);
+        if off + unit > end {
+            if !pairs.is_empty() {
+                m.counters.compaction_read_programs += 1;
+                done = done.max(m.buffer_admit(ready, end - off.max(start)));
+            }
+            break;
+        }
+        let die = m.layout.die_at(zi as u32, off);
         let erased = SimInstant::from_ns(m.zone_flash[zi].erased_at);
-        let copyback = lo == off && hi == off + unit && copybackable(m, pairs, die, t);
         let unit_done = if copyback {
             m.counters.compaction_copybacks += 1;
             m.flash.copyback(die, c.ready.max(erased))
         } else {
-            let mut ready = c.ready;
-            for &(src, _) in pairs {
-                ready = ready.max(source_ready(m, src));
-            }
             if !pairs.is_empty() {
                 m.counters.compaction_read_programs += 1;
             }
@@ -221,18 +244,6 @@ fn charge(m: &mut Media, c: &Compaction) -> SimInstant {
         zf.issued = off + unit;
         zf.busy_until = zf.busy_until.max(unit_done.as_ns());
         done = done.max(unit_done);
-        off += unit;
-    }
-    // A partial last unit: its copied blocks wait in the write buffer with the zone's next
-    // bytes.
-    let tail_from = off.max(start);
-    if end > tail_from {
-        let mut ready = c.ready;
-        for &(src, _) in &c.pairs[((tail_from - start) / lba) as usize..] {
-            ready = ready.max(source_ready(m, src));
-        }
-        m.counters.compaction_read_programs += 1;
-        done = done.max(m.buffer_admit(ready, end - tail_from));
     }
     done
 }
