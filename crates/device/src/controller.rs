@@ -341,10 +341,11 @@ impl Controller {
                 | Command::ZoneAppend { .. }
                 | Command::CompressedWrite { .. }
                 | Command::ZoneCompaction { .. }
+                | Command::Copy { .. }
         );
         let znsplus = matches!(
             command,
-            Command::ZoneCompaction { .. } | Command::IdentifyMapping { .. }
+            Command::ZoneCompaction { .. } | Command::Copy { .. } | Command::IdentifyMapping { .. }
         );
         // A conventional namespace has no zone commands, other designs no compressed ones;
         // injected faults end a command early.
@@ -425,6 +426,7 @@ impl Controller {
             Command::Flush => self.flush(ready),
             Command::Deallocate { slba, nlb } => self.deallocate(ready, slba, nlb),
             Command::ZoneCompaction { zslba, pairs } => self.zone_compaction(ready, zslba, pairs),
+            Command::Copy { sdlba, ranges } => self.copy(ready, sdlba, ranges),
             Command::IdentifyMapping { data } => self.identify_mapping(ready, data),
         };
         // Before the host hears of it, the image holds what the command changed.

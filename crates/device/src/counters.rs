@@ -33,6 +33,8 @@ pub struct DeviceCounters {
     /// ZNS+ zone_compaction: commands, blocks copied, and destination chunks copied by
     /// copyback or by read and program.
     pub zone_compactions: u64,
+    /// Copy (19h) commands done the same way.
+    pub copies: u64,
     pub compaction_blocks: u64,
     pub compaction_copybacks: u64,
     pub compaction_read_programs: u64,

@@ -30,7 +30,8 @@ impl CommandKind {
             Command::Write { .. }
             | Command::ZoneAppend { .. }
             | Command::CompressedWrite { .. }
-            | Command::ZoneCompaction { .. } => CommandKind::Write,
+            | Command::ZoneCompaction { .. }
+            | Command::Copy { .. } => CommandKind::Write,
             Command::ZoneMgmtSend { .. } | Command::ZoneMgmtRecv { .. } => CommandKind::ZoneMgmt,
             Command::Flush | Command::Deallocate { .. } | Command::IdentifyMapping { .. } => {
                 CommandKind::Other

@@ -53,7 +53,8 @@ pub struct VendorCaps {
     pub compressed_io: bool,
     /// Deallocate (Dataset Management) and the DULBE error-recovery feature.
     pub deallocate: bool,
-    /// ZNS+: zone_compaction (vendor opcode 81h) and identify_mapping (86h).
+    /// ZNS+: zone_compaction (vendor opcode 81h), identify_mapping (86h), and Copy (19h,
+    /// ONCS bit 8) done the same way.
     pub zone_compaction: bool,
 }
 

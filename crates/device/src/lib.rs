@@ -38,7 +38,7 @@ mod zone;
 pub use cmd::{
     compaction_payload, parse_compaction_payload, parse_report, ChunkMapping, Command, Completion,
     ReportFilter, ZoneAction, COMPACTION_PAYLOAD_BYTES, MAPPING_BYTES, MAX_COMPACTION_PAIRS,
-    REPORT_DESCRIPTOR_BYTES, REPORT_HEADER_BYTES,
+    MAX_COPY_BLOCKS, MAX_COPY_RANGES, REPORT_DESCRIPTOR_BYTES, REPORT_HEADER_BYTES,
 };
 pub use config::FlushUnit;
 pub use config::{

@@ -428,3 +428,41 @@ fn chip_utilisation_over_time_in_100_ms_buckets() {
     let total: u64 = s.per_die.iter().flatten().sum();
     assert!(total >= 2048 * 390_000, "{total}");
 }
+
+#[test]
+fn copy_takes_ranges_to_the_write_pointer_within_its_limits() {
+    let (mut d, data) = filled(4);
+    let z1 = d.zslba(1);
+    let copy = |d: &mut Dev, sdlba: u64, ranges: &[(u64, u32)]| {
+        d.submit(Command::Copy { sdlba, ranges }).status
+    };
+    // Blocks 8-11 then 0-3, and block 0 once more: sources may repeat in a Copy.
+    assert_eq!(copy(&mut d, z1, &[(8, 4), (0, 4), (0, 1)]), Status::SUCCESS);
+    let lba = d.lba();
+    let (_, got) = d.read(z1, 9);
+    assert_eq!(got[..4 * lba], data[8 * lba..12 * lba]);
+    assert_eq!(got[4 * lba..8 * lba], data[..4 * lba]);
+    assert_eq!(got[8 * lba..], data[..lba]);
+    assert_eq!(
+        (d.c.counters().copies, d.c.counters().zone_compactions),
+        (1, 0)
+    );
+    // Not at the write pointer; past its limits; nothing to copy.
+    assert_eq!(copy(&mut d, z1, &[(0, 1)]), Status::ZONE_INVALID_WRITE);
+    let many: Vec<(u64, u32)> = (0..129).map(|i| (i % 16, 1)).collect();
+    assert_eq!(
+        copy(&mut d, z1 + 9, &many),
+        Status::COMMAND_SIZE_LIMIT_EXCEEDED
+    );
+    assert_eq!(
+        copy(&mut d, z1 + 9, &[(0, 513)]),
+        Status::COMMAND_SIZE_LIMIT_EXCEEDED
+    );
+    assert_eq!(copy(&mut d, z1 + 9, &[]), Status::INVALID_FIELD);
+    assert_eq!(d.c.zone(1).wp, z1 + 9);
+    // Plain ZNS has no Copy (ONCS bit 8 clear).
+    let mut p = Dev::min();
+    assert_eq!(p.write(0, 1), Status::SUCCESS);
+    let z = p.zslba(1);
+    assert_eq!(copy(&mut p, z, &[(0, 1)]), Status::INVALID_OPCODE);
+}

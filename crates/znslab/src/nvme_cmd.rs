@@ -110,6 +110,9 @@ pub enum NvmeCmd {
     /// Dataset Management: `--ad` deallocates (TRIM) the ranges given by `--slbs` and
     /// `--blocks` (comma-separated, paired in order; a conventional tcssd namespace only).
     Dsm(DsmArgs),
+    /// Copy (19h): source ranges to consecutive LBAs from --sdlba, inside the device (a device
+    /// that copies inside itself: ONCS bit 8, the znsplus design).
+    Copy(CopyArgs),
     /// Identify Namespace (NVM command set fields).
     IdNs(IdNsArgs),
     /// Identify Controller.
@@ -165,6 +168,61 @@ pub struct DsmArgs {
     /// CDW11 (the attributes as one dword): bit 2 is Deallocate.
     #[arg(short = 'c', long, value_parser = number)]
     cdw11: Option<u64>,
+    #[command(flatten)]
+    g: Global,
+}
+
+#[derive(Args)]
+pub struct CopyArgs {
+    image: PathBuf,
+    #[arg(short = 'n', long, value_parser = number)]
+    namespace_id: Option<u64>,
+    /// Destination LBA (on a zoned namespace: the zone's write pointer).
+    #[arg(short = 'd', long, value_parser = number, required = true)]
+    sdlba: u64,
+    /// Source starting LBAs, comma-separated.
+    #[arg(short = 's', long, value_delimiter = ',', value_parser = number, required = true)]
+    slbs: Vec<u64>,
+    /// Blocks per range, comma-separated, 0's based (as nvme-cli).
+    #[arg(short = 'b', long, value_delimiter = ',', value_parser = number, required = true)]
+    blocks: Vec<u64>,
+    /// Source namespace IDs (formats 2 and 3): refused, an image holds one namespace.
+    #[arg(short = 'N', long)]
+    snsids: Option<String>,
+    /// Source options (formats 2 and 3): refused, as --snsids.
+    #[arg(short = 'O', long)]
+    sopts: Option<String>,
+    #[arg(short = 'l', long)]
+    limited_retry: bool,
+    #[arg(short = 'f', long)]
+    force_unit_access: bool,
+    #[arg(short = 'p', long, value_parser = number)]
+    prinfow: Option<u64>,
+    #[arg(short = 'P', long, value_parser = number)]
+    prinfor: Option<u64>,
+    #[arg(short = 'r', long, value_parser = number)]
+    ref_tag: Option<u64>,
+    #[arg(short = 'R', long)]
+    expected_ref_tags: Option<String>,
+    #[arg(short = 'a', long, value_parser = number)]
+    app_tag: Option<u64>,
+    #[arg(short = 'A', long)]
+    expected_app_tags: Option<String>,
+    #[arg(short = 'm', long, value_parser = number)]
+    app_tag_mask: Option<u64>,
+    #[arg(short = 'M', long)]
+    expected_app_tag_masks: Option<String>,
+    #[arg(short = 'T', long, value_parser = number)]
+    dir_type: Option<u64>,
+    #[arg(short = 'S', long, value_parser = number)]
+    dir_spec: Option<u64>,
+    /// Source range entry format: 0 (1-3 carry protection information or other namespaces).
+    #[arg(short = 'F', long, value_parser = number, default_value = "0")]
+    format: u64,
+    #[arg(short = 't', long, value_parser = number)]
+    storage_tag: Option<u64>,
+    #[arg(short = 'c', long)]
+    storage_tag_check: bool,
     #[command(flatten)]
     g: Global,
 }
@@ -459,6 +517,7 @@ pub fn run(cmd: NvmeCmd) -> anyhow::Result<ExitCode> {
         NvmeCmd::Write(a) => io::rw(a, true),
         NvmeCmd::Flush(a) => io::flush(a),
         NvmeCmd::Dsm(a) => io::dsm(a),
+        NvmeCmd::Copy(a) => io::copy(a),
         NvmeCmd::IdNs(a) => identify::id_ns(a),
         NvmeCmd::IdCtrl(a) => identify::id_ctrl(a),
     }

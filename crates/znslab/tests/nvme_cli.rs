@@ -243,9 +243,22 @@ fn every_compat_row_does_what_it_says() {
     std::fs::write(&md, vec![0u8; 16]).expect("write");
     let block = vec![9u8; 4096];
     let mut failures = Vec::new();
+    let zp = image(&dir, "z.img", "znsplus-mlc");
+    let four = dir.path("four.bin");
+    std::fs::write(&four, vec![7u8; 4 * 4096]).expect("write");
     for r in compat_rows() {
-        let target = if r.sub == "dsm" { &tc } else { &img };
-        if r.sub != "dsm" {
+        let target = match r.sub.as_str() {
+            "dsm" => &tc,
+            "copy" => &zp,
+            _ => &img,
+        };
+        if r.sub == "copy" {
+            // Blocks 0-3 written, zone 1 empty: each row copies them to its start.
+            ok(&znslab(&["nvme", "zns", "reset-zone", &zp, "-a"]));
+            ok(&znslab(&[
+                "nvme", "write", &zp, "-s", "0", "-c", "3", "-z", "16384", "-d", &four,
+            ]));
+        } else if r.sub != "dsm" {
             ok(&znslab(&["nvme", "zns", "reset-zone", &img, "-a"]));
         }
         if r.sub == "zns close-zone" {

@@ -21,7 +21,7 @@ use crate::zone::ZoneState;
 
 pub use zone_compaction::{
     compaction_payload, parse_compaction_payload, ChunkMapping, COMPACTION_PAYLOAD_BYTES,
-    MAPPING_BYTES, MAX_COMPACTION_PAIRS,
+    MAPPING_BYTES, MAX_COMPACTION_PAIRS, MAX_COPY_BLOCKS, MAX_COPY_RANGES,
 };
 pub use zone_mgmt_recv::{parse_report, REPORT_DESCRIPTOR_BYTES, REPORT_HEADER_BYTES};
 
@@ -101,6 +101,12 @@ pub enum Command<'a> {
     /// ZNS+ zone_compaction (vendor 81h): copy each pair's source block to its destination in
     /// the zone starting at `zslba`, inside the device.
     ZoneCompaction { zslba: u64, pairs: &'a [(u64, u64)] },
+    /// Copy (19h, format 0): the blocks of `ranges` (SLBA, block count) to consecutive LBAs
+    /// from `sdlba`, inside the device (designs that copy inside themselves).
+    Copy {
+        sdlba: u64,
+        ranges: &'a [(u64, u32)],
+    },
     /// ZNS+ identify_mapping (vendor 86h): the chunk → chip bit fields, into 4 KiB.
     IdentifyMapping { data: &'a mut [u8] },
 }

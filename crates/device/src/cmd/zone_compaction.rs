@@ -15,6 +15,12 @@
 //! design copies the bytes; the write pointer moves past the last destination, the zone
 //! opens implicitly and becomes Full at capacity, as after a write of that length.
 //!
+//! Copy (19h, NVMe's Simple Copy), on the designs that copy inside themselves: source ranges
+//! (format 0) copied to consecutive LBAs from SDLBA, which must be the zone's write pointer.
+//! Validate: 1 to 128 ranges, each at most 512 blocks, 512 in all (Command Size Limit
+//! Exceeded past a limit; Identify's MSRC, MSSRL and MCL say them), then as a zone_compaction
+//! whose pairs are the ranges' blocks in order (a block may be copied twice).
+//!
 //! identify_mapping: which chip holds a logical chunk, as bit fields of the LBA (Fig. 1):
 //! {u32 version = 1, u32 LBA bytes, u8 log2 chunk LBAs, u8 chip-ID shift, u8 chip-ID bits,
 //! u8 FCG-ID shift, u8 FCG-ID bits, u8 stripe bits, u16 0, u32 dies, u32 dies per zone} in a
@@ -30,6 +36,10 @@ use crate::zone::ZoneState;
 
 /// Pairs one zone_compaction takes at most (the artifact's IOUB_MAX_IM_CNT).
 pub const MAX_COMPACTION_PAIRS: usize = 512;
+/// Copy (19h) on a design with in-device copies: source ranges at most (Identify MSRC + 1),
+/// blocks in one range (MSSRL) and in all (MCL), one zone_compaction's worth.
+pub const MAX_COPY_RANGES: usize = 128;
+pub const MAX_COPY_BLOCKS: u64 = MAX_COMPACTION_PAIRS as u64;
 /// Bytes of a zone_compaction's data buffer: 512 sources then 512 destinations, u64 each.
 pub const COMPACTION_PAYLOAD_BYTES: usize = MAX_COMPACTION_PAIRS * 16;
 /// Bytes identify_mapping returns.
@@ -163,13 +173,58 @@ impl Controller {
         Ok((0, ready))
     }
 
+    pub(crate) fn copy(
+        &mut self,
+        ready: SimInstant,
+        sdlba: u64,
+        ranges: &[(u64, u32)],
+    ) -> Result<(u64, SimInstant), Status> {
+        if ranges.is_empty() || ranges.iter().any(|r| r.1 == 0) {
+            return Err(Status::INVALID_FIELD);
+        }
+        let total: u64 = ranges.iter().map(|r| r.1 as u64).sum();
+        if ranges.len() > MAX_COPY_RANGES
+            || ranges.iter().any(|r| r.1 as u64 > MAX_COPY_BLOCKS)
+            || total > MAX_COPY_BLOCKS
+        {
+            return Err(Status::COMMAND_SIZE_LIMIT_EXCEEDED);
+        }
+        if sdlba >= self.layout.namespace_lbas() {
+            return Err(Status::LBA_OUT_OF_RANGE);
+        }
+        let mut pairs = Vec::with_capacity(total as usize);
+        for &(slba, nlb) in ranges {
+            for i in 0..nlb as u64 {
+                let src = slba.checked_add(i).ok_or(Status::LBA_OUT_OF_RANGE)?;
+                pairs.push((src, sdlba + pairs.len() as u64));
+            }
+        }
+        let zslba = self.zones[self.zone_index(sdlba)].zslba;
+        let r = self.compact(ready, zslba, &pairs, false);
+        if r.is_ok() {
+            self.counters.copies += 1;
+        }
+        r
+    }
+
     pub(crate) fn zone_compaction(
         &mut self,
         ready: SimInstant,
         zslba: u64,
         pairs: &[(u64, u64)],
     ) -> Result<(u64, SimInstant), Status> {
-        let (zi, sorted, victim) = self.validate_compaction(zslba, pairs)?;
+        self.compact(ready, zslba, pairs, true)
+    }
+
+    /// zone_compaction, or a Copy's blocks (whose sources may repeat).
+    fn compact(
+        &mut self,
+        ready: SimInstant,
+        zslba: u64,
+        pairs: &[(u64, u64)],
+        distinct_sources: bool,
+    ) -> Result<(u64, SimInstant), Status> {
+        let (zi, sorted, victim) = self.validate_compaction(zslba, pairs, distinct_sources)?;
         let start = self.zones[zi].wp;
         let c = Compaction {
             zone: zi,
@@ -191,7 +246,9 @@ impl Controller {
             self.set_state(zi, ZoneState::Full);
         }
         self.mark_zone_dirty(zi);
-        self.counters.zone_compactions += 1;
+        if distinct_sources {
+            self.counters.zone_compactions += 1;
+        }
         self.counters.compaction_blocks += sorted.len() as u64;
         Ok((0, done))
     }
@@ -202,6 +259,7 @@ impl Controller {
         &self,
         zslba: u64,
         pairs: &[(u64, u64)],
+        distinct_sources: bool,
     ) -> Result<CompactionPlan, Status> {
         if pairs.is_empty() || pairs.len() > MAX_COMPACTION_PAIRS {
             return Err(Status::INVALID_FIELD);
@@ -237,7 +295,7 @@ impl Controller {
         sorted.sort_unstable_by_key(|p| p.1);
         let repeats = |v: &[u64]| v.windows(2).any(|w| w[0] == w[1]);
         let dests: Vec<u64> = sorted.iter().map(|p| p.1).collect();
-        if repeats(&sources)
+        if (distinct_sources && repeats(&sources))
             || repeats(&dests)
             || sources.iter().any(|s| dests.binary_search(s).is_ok())
         {

@@ -133,6 +133,10 @@ fn id_ns_fields(id: &Identify) -> Vec<(&'static str, V)> {
                 // DLFEAT 1: a deallocated block reads as zeros.
                 "dlfeat" if id.vendor.deallocate => 1,
                 "nvmcap" => id.nsze * id.lba_bytes,
+                // Copy's limits (a design that copies inside itself).
+                "mssrl" if id.vendor.zone_compaction => device::MAX_COPY_BLOCKS,
+                "mcl" if id.vendor.zone_compaction => device::MAX_COPY_BLOCKS,
+                "msrc" if id.vendor.zone_compaction => device::MAX_COPY_RANGES as u64 - 1,
                 "nguid" => return (k, V::T("0".repeat(32))),
                 "eui64" => return (k, V::T("0".repeat(16))),
                 _ => 0,
@@ -362,8 +366,11 @@ fn id_ctrl_fields(c: &Controller) -> Vec<(&'static str, V)> {
                 "sqes" => 0x66,
                 "cqes" => 0x44,
                 "nn" => 1,
-                // ONCS bit 2: Dataset Management.
-                "oncs" if id.vendor.deallocate => 0x4,
+                // ONCS bit 2: Dataset Management; bit 8: Copy.
+                "oncs" => {
+                    (if id.vendor.deallocate { 0x4 } else { 0 })
+                        | (if id.vendor.zone_compaction { 0x100 } else { 0 })
+                }
                 _ => 0,
             };
             (k, V::N(n))

@@ -13,7 +13,7 @@ use super::common::{
     buffer, check_nsid, dry_run_note, fail, finish, hex_dump, notice, open, open_ro, over_limit,
     submit,
 };
-use super::{DsmArgs, NsArgs, OutputFormat, PassthruArgs, RwArgs};
+use super::{CopyArgs, DsmArgs, NsArgs, OutputFormat, PassthruArgs, RwArgs};
 
 /// `nvme flush`.
 pub(super) fn flush(a: NsArgs) -> anyhow::Result<ExitCode> {
@@ -95,6 +95,90 @@ pub(super) fn dsm(a: DsmArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `nvme copy`: format 0 source ranges to --sdlba, inside the device.
+pub(super) fn copy(a: CopyArgs) -> anyhow::Result<ExitCode> {
+    check_nsid(a.namespace_id)?;
+    let fmt = a.g.check()?;
+    if a.snsids.is_some() || a.sopts.is_some() {
+        bail!("--snsids/--sopts: refused: cross-namespace copy (formats 2 and 3); an image holds one namespace");
+    }
+    if a.format != 0 {
+        bail!(
+            "--format {}: refused: only format 0 (formats 1-3 carry protection information or other namespaces)",
+            a.format
+        );
+    }
+    if a.slbs.len() != a.blocks.len() {
+        bail!(
+            "--slbs gives {} ranges and --blocks {}: one count per starting LBA",
+            a.slbs.len(),
+            a.blocks.len()
+        );
+    }
+    if a.slbs.is_empty() || a.slbs.len() > 256 {
+        bail!("{} ranges: nvme-cli's copy takes 1 to 256", a.slbs.len());
+    }
+    let pi = a.prinfow.is_some_and(|v| v != 0)
+        || a.prinfor.is_some_and(|v| v != 0)
+        || a.ref_tag.is_some()
+        || a.expected_ref_tags.is_some()
+        || a.app_tag.is_some()
+        || a.expected_app_tags.is_some()
+        || a.app_tag_mask.is_some()
+        || a.expected_app_tag_masks.is_some()
+        || a.storage_tag.is_some()
+        || a.storage_tag_check;
+    if pi {
+        notice(
+            "--prinfo/--ref-tag/--app-tag/--storage-tag",
+            "the namespace has no protection information (id-ns dps 0)",
+        );
+    }
+    if a.dir_type.is_some() || a.dir_spec.is_some() {
+        notice("--dir-type/--dir-spec", "the device supports no directives");
+    }
+    if a.limited_retry {
+        notice(
+            "--limited-retry",
+            "the device makes one media access anyway",
+        );
+    }
+    if a.force_unit_access {
+        notice(
+            "--force-unit-access",
+            "no volatile write cache (id-ctrl vwc 0): every completed write is durable",
+        );
+    }
+    let mut ranges = Vec::with_capacity(a.slbs.len());
+    for (&slba, &n) in a.slbs.iter().zip(&a.blocks) {
+        // NLB is a 16-bit 0's based field.
+        if n > 0xffff {
+            bail!("--blocks {n} does not fit NLB's 16 bits (0's based)");
+        }
+        ranges.push((slba, n as u32 + 1));
+    }
+    if a.g.dry_run() {
+        dry_run_note("Copy");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut c = open(&a.image)?;
+    let comp = submit(
+        &mut c,
+        Command::Copy {
+            sdlba: a.sdlba,
+            ranges: &ranges,
+        },
+    );
+    finish(c)?;
+    if comp.status != Status::SUCCESS {
+        return Ok(fail(comp.status, fmt));
+    }
+    if a.g.verbose() {
+        println!("NVMe Copy: success");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// nvme-cli's name of an I/O opcode (nvme_cmd_to_string).
 fn io_opcode_name(opcode: u8) -> &'static str {
     match opcode {
@@ -102,6 +186,7 @@ fn io_opcode_name(opcode: u8) -> &'static str {
         0x01 => "Write",
         0x02 => "Read",
         0x09 => "Dataset Management",
+        0x19 => "Copy",
         0x79 => "Zone Management Send",
         0x7a => "Zone Management Receive",
         0x7d => "Zone Append",
@@ -177,6 +262,23 @@ pub(super) fn passthru(a: PassthruArgs) -> anyhow::Result<ExitCode> {
     let pairs = (opcode == 0x81)
         .then(|| device::parse_compaction_payload(&data, (dws.cdw12 & 0xffff) as usize + 1))
         .flatten();
+    // Copy (19h): CDW12[7:0] ranges - 1, [11:8] the descriptor format (0 only); format 0
+    // descriptors of 32 bytes, SLBA at byte 8, NLB (0's based) at byte 16.
+    let copy_ranges = (opcode == 0x19 && (dws.cdw12 >> 8) & 0xf == 0)
+        .then(|| {
+            let n = (dws.cdw12 & 0xff) as usize + 1;
+            (data.len() >= n * 32).then(|| {
+                (0..n)
+                    .map(|i| {
+                        let d = &data[i * 32..(i + 1) * 32];
+                        let slba = u64::from_le_bytes(d[8..16].try_into().expect("8"));
+                        let nlb = u16::from_le_bytes(d[16..18].try_into().expect("2"));
+                        (slba, nlb as u32 + 1)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .flatten();
     let decoded = match opcode {
         0x81 => pairs
             .as_deref()
@@ -186,6 +288,13 @@ pub(super) fn passthru(a: PassthruArgs) -> anyhow::Result<ExitCode> {
             })
             .ok_or(Status::INVALID_FIELD),
         0x86 => Ok(Command::IdentifyMapping { data: &mut data }),
+        0x19 => copy_ranges
+            .as_deref()
+            .map(|ranges| Command::Copy {
+                sdlba: dws.slba(),
+                ranges,
+            })
+            .ok_or(Status::INVALID_FIELD),
         wire::OPC_WRITE | wire::OPC_ZONE_APPEND => wire::decode_write(opcode, dws, &data, &mut md),
         wire::OPC_READ => wire::decode_read(dws, &mut data, &mut md),
         0x79 => wire::decode_zone_send(dws.slba(), dws.cdw13),
