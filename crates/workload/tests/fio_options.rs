@@ -389,3 +389,15 @@ fn fsync_every_n_writes_is_counted_as_fio_counts_syncs() {
     // 64 writes: 16 fsyncs and 4 fdatasyncs, none sent to a device without a volatile cache.
     assert_eq!(r.jobs[0].sync.count(), 20);
 }
+
+#[test]
+fn max_latency_fails_a_slow_job_with_etimedout() {
+    let job = "[w]\nzonemode=zbd\nrw=write\nbs=64k\nsize=1m\nioengine=libaio\niodepth=8\n";
+    let r = ok(presets::test_min(), &format!("{job}max_latency=10s\n"));
+    assert_eq!(r.jobs[0].errno, 0);
+    let r = run_on(presets::test_min(), &format!("{job}max_latency=100\n")).expect("runs");
+    assert_eq!(r.jobs[0].errno, 110, "{:?}", r.jobs[0].error);
+    // Per direction: reads have no limit here, writes 100 us.
+    let r = run_on(presets::test_min(), &format!("{job}max_latency=,100\n")).expect("runs");
+    assert_eq!(r.jobs[0].errno, 110);
+}

@@ -24,6 +24,7 @@ pub const SUPPORTED: &[&str] = &[
     "buffer_pattern",
     "fsync",
     "fdatasync",
+    "max_latency",
     "verify_write_sequence",
     "dedupe_percentage",
     "dedupe_mode",
@@ -198,6 +199,11 @@ pub const DEFAULT_ONLY: &[(&str, &[&str], &str)] = &[
         "unified_rw_reporting",
         &["0", "none"],
         "read and write are reported apart (fio's default)",
+    ),
+    (
+        "rate_ignore_thinktime",
+        &["0", "false"],
+        "after a thinktime the job catches up to its rate, fio's default",
     ),
     (
         "cmd_type",
@@ -442,6 +448,19 @@ const NOTICE: &[(&str, &str)] = &[
     ("userspace_reap", "a host-CPU matter of libaio"),
     ("libaio_vectored", "a host-CPU matter of libaio"),
     ("cmd_type", "NVMe commands are the emulator's only kind"),
+    ("overwrite", NO_FILES),
+    (
+        "rate_ignore_thinktime",
+        "after a thinktime the job catches up to its rate, fio's default",
+    ),
+    (
+        "file_append",
+        "the device is a block device, on which fio ignores it too",
+    ),
+    (
+        "thinktime_spin",
+        "spinning is host CPU; the job still idles for the whole thinktime",
+    ),
     (
         "sync",
         "the device has no volatile write cache (id-ctrl vwc 0): O_SYNC/O_DSYNC writes are the same writes",
@@ -488,6 +507,31 @@ const REFUSED: &[(&str, &str)] = &[
         "fio's built-in profiles (tiobench, act) are not supported",
     ),
     ("cpuload", "the cpuio engine is not supported"),
+    (
+        "write_barrier",
+        "barrier writes are gone from Linux (since 2.6.37); use fsync",
+    ),
+    ("gpu_dev_id", "needs a GPU (libcufile)"),
+    (
+        "fdp_pli",
+        "the emulated devices have no flexible data placement",
+    ),
+    (
+        "fdp_pli_select",
+        "the emulated devices have no flexible data placement",
+    ),
+    (
+        "plids",
+        "the emulated devices have no flexible data placement",
+    ),
+    (
+        "plid_select",
+        "the emulated devices have no flexible data placement",
+    ),
+    (
+        "dp_scheme",
+        "the emulated devices have no flexible data placement",
+    ),
     (
         "verify_mode",
         "io_uring_cmd compare commands are not modelled",

@@ -201,6 +201,15 @@ fn apply(
         "atomic" => spec.atomic = parse_bool(job, key, value)?,
         "zero_buffers" => spec.zero_buffers = parse_bool(job, key, value)?,
         "fsync" => spec.fsync_every = number(need()?)?,
+        "max_latency" => {
+            let v = need()?;
+            for (dir, part) in per_direction(v).into_iter().enumerate() {
+                if let Some(part) = part {
+                    spec.max_latency_ns[dir] = parse_time_unit(part, 1_000)
+                        .ok_or_else(|| bad(part, "a time (like 500, 10ms; microseconds without a unit)"))?;
+                }
+            }
+        }
         "fdatasync" => spec.fdatasync_every = number(need()?)?,
         "buffer_pattern" => {
             let v = need()?;

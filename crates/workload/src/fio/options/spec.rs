@@ -193,6 +193,8 @@ pub struct JobSpec {
     pub atomic: bool,
     /// `fsync`/`fdatasync`: a sync after every that many writes (0: none).
     pub fsync_every: u64,
+    /// `max_latency` per direction (ns; 0: none): a slower completion fails the job (ETIMEDOUT).
+    pub max_latency_ns: [u64; 3],
     pub fdatasync_every: u64,
     /// `verify_write_sequence=0`: a block read back may hold another writer's data.
     pub verify_write_sequence: bool,
@@ -278,6 +280,7 @@ impl Default for JobSpec {
             num_range: 1,
             atomic: false,
             fsync_every: 0,
+            max_latency_ns: [0; 3],
             fdatasync_every: 0,
             verify_write_sequence: true,
             steady: SteadyState::default(),

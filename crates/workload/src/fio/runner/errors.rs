@@ -16,6 +16,7 @@ pub const EOVERFLOW: i32 = 75;
 pub const EILSEQ: i32 = 84;
 pub const EOPNOTSUPP: i32 = 95;
 pub const ETOOMANYREFS: i32 = 109;
+pub const ETIMEDOUT: i32 = 110;
 pub const EREMOTEIO: i32 = 121;
 
 /// The errno a read or write of the kernel's NVMe driver returns for `status`.
@@ -42,6 +43,7 @@ pub fn strerror(errno: i32) -> &'static str {
         EILSEQ => "Invalid or incomplete multibyte or wide character",
         EOPNOTSUPP => "Operation not supported",
         ETOOMANYREFS => "Too many references: cannot splice",
+        ETIMEDOUT => "Connection timed out",
         EREMOTEIO => "Remote I/O error",
         _ => "Unknown error",
     }

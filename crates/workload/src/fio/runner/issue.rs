@@ -728,6 +728,23 @@ pub(super) async fn worker(
             }
         }
         let lat = sim.now().since(start).as_ns();
+        // max_latency: fio's lat_fatal, an ETIMEDOUT error (continue_on_error may cover it).
+        let max = s.spec.max_latency_ns[direction as usize];
+        if max > 0 && lat > max && direction != Direction::Trim {
+            let msg = format!(
+                "max latency exceeded: latency of {lat} nsec exceeds specified max ({max} nsec) at LBA {}",
+                io.lba
+            );
+            let etype = errors::error_type(direction, errors::ETIMEDOUT);
+            if errors::non_fatal(&s.spec.errors, etype, errors::ETIMEDOUT) {
+                s.result.count_error(errors::ETIMEDOUT, msg);
+                s.result.errored(direction, sim.now().as_ns());
+                continue;
+            }
+            s.fail_errno(msg, errors::ETIMEDOUT);
+            s.job_over();
+            break;
+        }
         s.last_done = s.last_done.max(sim.now().as_ns());
         // ramp_time: I/Os that complete in the job's first ramp_time are not counted.
         if sim.now().as_ns() < s.group_start + s.spec.ramp_time_ns {
