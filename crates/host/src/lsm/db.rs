@@ -49,7 +49,7 @@ mod version;
 mod write;
 
 use super::sst::Table;
-pub use options::{CcOptions, Compression, CpuCosts, DbOptions};
+pub use options::{CcOptions, Compression, CpuCosts, DbOptions, JobLimitError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
@@ -171,11 +171,35 @@ struct Sst {
     table: Table,
 }
 
+/// An immutable memtable waiting for its flush, and the WAL that holds its writes (kept
+/// until the flush is in the MANIFEST).
+struct Imm {
+    mem: Rc<MemTable>,
+    wal: u64,
+    /// A flush worker has taken it (and, with several flush workers, its table's number).
+    claimed: bool,
+}
+
+/// A compaction picked and not yet installed: its files are being compacted, and its output
+/// key range on `out_level` is taken.
+struct Running {
+    id: u64,
+    level: usize,
+    out_level: usize,
+    files: Vec<u64>,
+    lo: Vec<u8>,
+    hi: Vec<u8>,
+}
+
 struct State {
     mem: MemTable,
-    /// The memtable being flushed in the background, and the WAL that holds its writes.
-    imm: Option<Rc<MemTable>>,
-    imm_wal: Option<u64>,
+    /// Immutable memtables waiting for a flush, oldest first (up to
+    /// `max_write_buffer_number - 1`); flushes install in this order.
+    imms: std::collections::VecDeque<Imm>,
+    /// Compactions running (RocksDB's files `being_compacted` and the ranges of compactions in
+    /// progress), and the id the next one takes.
+    running: Vec<Running>,
+    next_compaction: u64,
     /// levels[0] newest first (files may overlap); levels[1..] sorted by smallest key, disjoint.
     levels: Vec<Vec<Sst>>,
     next_file: u64,
@@ -185,6 +209,13 @@ struct State {
     wal_log: LogWriter,
     manifest: FileWriter,
     manifest_log: LogWriter,
+}
+
+impl State {
+    /// Bytes of the immutable memtables.
+    fn imm_bytes(&self) -> usize {
+        self.imms.iter().map(|m| m.mem.bytes()).sum()
+    }
 }
 
 /// Counters a RocksDB user would look at.
@@ -236,10 +267,16 @@ struct Inner {
     decoded: SharedDecodedBlocks,
     st: Mutex<State>,
     stats: std::cell::RefCell<DbStats>,
-    /// The background flush and compaction workers are running (RocksDB's max_background_jobs
-    /// 2: one flush thread, one compaction thread).
-    flush_running: std::cell::Cell<bool>,
-    compact_running: std::cell::Cell<bool>,
+    /// Background flush and compaction workers running (at most
+    /// `max_background_flushes` and `max_background_compactions`; RocksDB's default
+    /// max_background_jobs 2 gives one of each).
+    flush_running: std::cell::Cell<usize>,
+    compact_running: std::cell::Cell<usize>,
+    /// Immutable memtables no flush worker has taken yet.
+    unclaimed: std::cell::Cell<usize>,
+    /// RocksDB's compaction pressure (`NeedSpeedupCompaction`): more than one compaction may
+    /// run. Recomputed as the version and the memtables change.
+    speedup: std::cell::Cell<bool>,
     /// Woken after every background job: stalled writers and waiters re-check.
     progress: Notify,
     bg_error: std::cell::RefCell<Option<Stop>>,
@@ -279,6 +316,10 @@ impl Db {
             return Err(DbError::TooFewOpenFiles(limit));
         }
         let mut opts = opts;
+        // RocksDB's SanitizeOptions: at least two write buffers, one background job of each.
+        opts.max_write_buffer_number = opts.max_write_buffer_number.max(2);
+        opts.max_background_flushes = opts.max_background_flushes.max(1);
+        opts.max_background_compactions = opts.max_background_compactions.max(1);
         if let Some(e) = opts.compression.engine() {
             if codec::profile::by_name(e).is_none() {
                 return Err(DbError::UnknownEngine(e.to_string()));

@@ -171,7 +171,10 @@ impl Inner {
 
     pub(super) fn update_level_stats(&self, st: &State) {
         let mut s = self.stats.borrow_mut();
-        s.memtable_bytes = st.mem.bytes() + st.imm.as_ref().map_or(0, |m| m.bytes());
+        s.memtable_bytes = st.mem.bytes() + st.imm_bytes();
+        drop(s);
+        self.update_speedup(st);
+        let mut s = self.stats.borrow_mut();
         s.index_filter_bytes = st
             .levels
             .iter()
