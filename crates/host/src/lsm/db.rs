@@ -250,6 +250,13 @@ pub struct DbStats {
     pub stall_memtable_ns: u64,
     pub stall_l0_ns: u64,
     pub slowdown_ns: u64,
+    /// Immutable memtables waiting for a flush now, and the most that ever waited.
+    pub immutable_memtables: usize,
+    pub max_immutable_memtables: usize,
+    /// The most compactions that ran at once, and the pairs of input levels (the new one's,
+    /// a running one's) of compactions picked beside another.
+    pub max_running_compactions: usize,
+    pub concurrent_compaction_levels: BTreeSet<(usize, usize)>,
 }
 
 /// The store. Cheap to share: clones are handles on one store.

@@ -176,6 +176,13 @@ impl Inner {
             };
             let id = st.next_compaction;
             st.next_compaction += 1;
+            {
+                let mut s = self.stats.borrow_mut();
+                s.max_running_compactions = s.max_running_compactions.max(st.running.len() + 1);
+                for r in &st.running {
+                    s.concurrent_compaction_levels.insert((level, r.level));
+                }
+            }
             let (lo, hi) = key_range(st, &[(level, &inputs), (out_level, &next_inputs)]);
             st.running.push(Running {
                 id,

@@ -215,6 +215,7 @@ impl Inner {
         }
         st.levels[0].insert(0, sst);
         st.imms.pop_front();
+        self.stats.borrow_mut().immutable_memtables = st.imms.len();
         self.fs.delete(&wal_name(wal)).await?;
         self.update_level_stats(&st);
         Ok(())

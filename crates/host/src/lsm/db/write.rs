@@ -109,6 +109,11 @@ impl Inner {
             claimed: false,
         });
         self.unclaimed.set(self.unclaimed.get() + 1);
+        {
+            let mut s = self.stats.borrow_mut();
+            s.immutable_memtables = st.imms.len();
+            s.max_immutable_memtables = s.max_immutable_memtables.max(st.imms.len());
+        }
         st.wal_number = wal_number;
         st.wal_log = LogWriter::default();
         self.stats.borrow_mut().memtable_bytes = st.imm_bytes();
