@@ -199,6 +199,23 @@ pub enum Printed {
 }
 
 impl BenchResult {
+    /// A fresh-database benchmark `--use_existing_db` skipped: db_bench's line, no figures.
+    pub fn skipped(name: &str) -> BenchResult {
+        BenchResult {
+            name: name.to_string(),
+            ops: 0,
+            found: 0,
+            seconds: 0.0,
+            thread_seconds: 0.0,
+            bytes: 0,
+            read_bytes: 0,
+            latency: LatencyHistogram::new(),
+            hist: BTreeMap::new(),
+            message: String::new(),
+            printed: Printed::Text(skipped_line(name)),
+        }
+    }
+
     pub fn micros_per_op(&self) -> f64 {
         self.thread_seconds * 1e6 / self.ops.max(1) as f64
     }
@@ -257,6 +274,9 @@ pub enum DbBenchError {
     Flag(&'static str, String),
     #[error("device: {0}")]
     Device(String),
+    /// `--use_existing_db` on a device with no file system (so no database).
+    #[error("no database: the image holds no zonefs file system")]
+    NoDatabase,
     #[error("{0}")]
     Db(String),
     #[error(transparent)]
@@ -509,8 +529,80 @@ fn make_key(n: u64, size: usize) -> Vec<u8> {
     k
 }
 
+/// The benchmarks db_bench runs on a fresh database (`fresh_db` in its `Benchmark::Run`):
+/// with `--use_existing_db` it skips them, saying so.
+pub const FRESH_DB: &[&str] = &[
+    "fillseq",
+    "fillbatch",
+    "fillrandom",
+    "filluniquerandom",
+    "fillanddeleteuniquerandom",
+    "fillsync",
+    "fill100K",
+    "fillembeddedentity",
+    "fillembeddedblob",
+    "randomreplacekeys",
+    "timeseries",
+];
+
+/// What db_bench prints for a fresh-database benchmark under `--use_existing_db`.
+pub fn skipped_line(name: &str) -> String {
+    format!("{name:<12} : skipped (--use_existing_db is true)")
+}
+
+/// How a conventional namespace's emulated zones start (a compressing block SSD, tcssd);
+/// other devices ignore it.
+pub enum Zones {
+    /// As the fresh device has them (a new file system).
+    Fresh,
+    /// From the table a clean exit saved.
+    Restore(Vec<(u8, u64)>),
+    /// Found again on the drive, as after a power cut (no saved table).
+    Recover,
+}
+
+/// The device a run uses: a fresh one (mkfs), or one that holds a database already
+/// (`--use_existing_db` on an image: mount, and open the store in it).
+pub struct Medium {
+    pub ctl: Controller,
+    pub existing: bool,
+    pub zones: Zones,
+    /// An image that must hold every write when the run ends.
+    pub durable: bool,
+}
+
+/// What stays of a run's stack for the caller (to save an image).
+pub struct Kept {
+    pub dev: DeviceHandle,
+    pub io: Rc<HostIo>,
+}
+
 /// Run the benchmarks on a fresh device, file system and store.
 pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, DbBenchError> {
+    let ctl = Controller::in_memory(device).map_err(|e| DbBenchError::Device(e.to_string()))?;
+    run_on(
+        Medium {
+            ctl,
+            existing: false,
+            zones: Zones::Fresh,
+            durable: false,
+        },
+        cfg,
+    )
+    .map(|(r, _)| r)
+}
+
+/// Run the benchmarks on `medium`. On an existing database the fresh-database benchmarks are
+/// skipped (db_bench's `--use_existing_db`); on an image (`durable`) the memtables are
+/// flushed after the figures are taken, so that the image holds every write.
+pub fn run_on(medium: Medium, cfg: &DbBenchConfig) -> Result<(DbBenchReport, Kept), DbBenchError> {
+    let Medium {
+        ctl,
+        existing,
+        zones,
+        durable,
+    } = medium;
+    let device = ctl.config().clone();
     let mut plans = Vec::new();
     for b in &cfg.benchmarks {
         plans.push(bench::plan(b, cfg).ok_or_else(|| {
@@ -555,7 +647,6 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
     let cfg = &cfg;
     let dataset = crate::dataset::Values::open(cfg.dataset)?.map(Rc::new);
     let sim = Sim::new(cfg.seed);
-    let ctl = Controller::in_memory(device).map_err(|e| DbBenchError::Device(e.to_string()))?;
     let dev = DeviceHandle::new(&sim, ctl);
     let cpu = Rc::new(CpuPool::new(&sim, cfg.cores));
     let io = Rc::new(HostIo::new(&dev, cpu.clone(), IoConfig::default()));
@@ -575,12 +666,31 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
     let io2 = io.clone();
     let counters = Rc::new(RefCell::new(bench::Counters::default()));
     let counters2 = counters.clone();
+    let dev2 = dev.clone();
     let out = sim.block_on(async move {
-        let fs = Rc::new(
+        // (Only a device whose zones the host emulates has a table to start from.)
+        match zones {
+            _ if io2.emulated_zone_table().is_none() => {}
+            Zones::Fresh => {}
+            Zones::Restore(table) => io2
+                .restore_emulated_zones(&table)
+                .map_err(|e| DbBenchError::Device(format!("the emulated zones: {e}")))?,
+            Zones::Recover => io2
+                .recover_emulated_zones()
+                .await
+                .map_err(|e| DbBenchError::Device(format!("finding the emulated zones: {e}")))?,
+        }
+        let fs = if existing {
+            ZoneFs::mount(io2).await.map_err(|e| match e {
+                host::zonefs::FsError::NoFileSystem => DbBenchError::NoDatabase,
+                e => DbBenchError::Db(format!("zonefs: {e}")),
+            })?
+        } else {
             ZoneFs::mkfs_with(io2, cfg2.mkfs)
                 .await
-                .map_err(|e| DbBenchError::Db(e.to_string()))?,
-        );
+                .map_err(|e| DbBenchError::Db(e.to_string()))?
+        };
+        let fs = Rc::new(fs);
         let db = Rc::new(
             Db::open(fs, opts)
                 .await
@@ -589,6 +699,10 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
         let mut results = Vec::new();
         let mut user_bytes = 0u64;
         for (name, plan) in cfg2.benchmarks.iter().zip(plans) {
+            if existing && FRESH_DB.contains(&name.as_str()) {
+                results.push(BenchResult::skipped(name));
+                continue;
+            }
             let db_err = |e: host::lsm::db::DbError| DbBenchError::Db(e.to_string());
             let printed = match plan.kind {
                 bench::Kind::Flush => {
@@ -622,34 +736,45 @@ pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, D
         db.wait_for_background()
             .await
             .map_err(|e| DbBenchError::Db(e.to_string()))?;
-        Ok::<_, DbBenchError>((results, db.stats(), user_bytes, db.fs().stats()))
+        let taken = (results, db.stats(), user_bytes, db.fs().stats());
+        let device = dev2.with(|c| {
+            (
+                c.counters().host_bytes_written,
+                c.flash_counters().bytes_programmed,
+            )
+        });
+        let now = sim2.now();
+        if durable {
+            // The image keeps every write: the memtables go to tables (after the figures).
+            db.flush()
+                .await
+                .map_err(|e| DbBenchError::Db(e.to_string()))?;
+        }
+        Ok::<_, DbBenchError>((taken, device, now))
     });
     // A device that ran out of its memory budget says so.
     let out = out.map_err(|e| match dev.with(|c| c.image_error()) {
         Some(cause) => DbBenchError::Device(format!("{cause} ({e})")),
         None => e,
     })?;
-    let (results, db, user_bytes_written, zonefs) = out;
-    let (host_bytes_written, flash) = dev.with(|c| {
-        (
-            c.counters().host_bytes_written,
-            c.flash_counters().bytes_programmed,
-        )
-    });
+    let ((results, db, user_bytes_written, zonefs), (host_bytes_written, flash), now) = out;
     let c = counters.borrow().clone();
     let (tickers, histograms) = statistics(&c, &db, &results);
-    Ok(DbBenchReport {
-        results,
-        db,
-        zonefs,
-        user_bytes_written,
-        host_bytes_written,
-        flash_bytes_programmed: flash,
-        host_cpu_busy_ns: cpu.busy_per_core().iter().map(|d| d.as_ns()).sum(),
-        sim_seconds: sim.now().as_ns() as f64 / 1e9,
-        tickers,
-        histograms,
-    })
+    Ok((
+        DbBenchReport {
+            results,
+            db,
+            zonefs,
+            user_bytes_written,
+            host_bytes_written,
+            flash_bytes_programmed: flash,
+            host_cpu_busy_ns: cpu.busy_per_core().iter().map(|d| d.as_ns()).sum(),
+            sim_seconds: now.as_ns() as f64 / 1e9,
+            tickers,
+            histograms,
+        },
+        Kept { dev, io },
+    ))
 }
 
 /// RocksDB's tickers and histograms of the run, from the store's counters and the
