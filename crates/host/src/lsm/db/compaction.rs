@@ -251,7 +251,10 @@ impl Inner {
         // Trivial move (RocksDB's): one input file that overlaps nothing below changes level
         // in the MANIFEST only, without being rewritten.
         if inputs.len() == 1 && next_inputs.is_empty() {
-            let f = st.levels[level].remove(inputs[0]);
+            // Logged before the version in memory changes: a failed MANIFEST write must leave
+            // the table where reads find it (it was taken out first, and a failed write lost
+            // it from the version: reads then found older values below; torture seed 1103).
+            let f = &st.levels[level][inputs[0]];
             let edit = Edit {
                 added: vec![(
                     out_level as u32,
@@ -264,6 +267,7 @@ impl Inner {
                 ..Edit::default()
             };
             self.log_edit(st, &edit).await?;
+            let f = st.levels[level].remove(inputs[0]);
             let next = &mut st.levels[out_level];
             next.push(f);
             next.sort_by(|a, b| a.smallest.cmp(&b.smallest));
