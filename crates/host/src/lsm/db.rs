@@ -1,8 +1,10 @@
 //! The store: writes go to the WAL (RocksDB log format in a zonefs `.log` file, synced when
-//! asked) and the memtable; a full memtable becomes immutable (a new WAL starts) and a flush
-//! worker writes it to an L0 SST while a compaction worker compacts beside it (RocksDB's
-//! default max_background_jobs = 2: one of each); writers stall while the previous memtable is
-//! still flushing or L0 is at its stop trigger, and slow to 16 MiB/s past the slowdown
+//! asked) and the memtable; a full memtable becomes immutable (a new WAL starts) and flush
+//! workers write the immutable ones, oldest first, to L0 SSTs while compaction workers compact
+//! beside them (RocksDB's job limits; the default max_background_jobs = 2 gives one of each,
+//! more compactions run side by side on disjoint files under compaction pressure); writers
+//! stall once max_write_buffer_number memtables are full (the default 2: while the previous
+//! one is still flushing) or L0 is at its stop trigger, and slow to 16 MiB/s past the slowdown
 //! trigger; the MANIFEST (log of
 //! version edits) records which SSTs exist, the WAL still needed and the last sequence. Open
 //! replays the newest MANIFEST that decodes, then the WALs it still needs, and flushes what

@@ -125,7 +125,7 @@ pub enum Compression {
     /// plugin). The calling thread waits for each block's round trip busy (QATzip's
     /// synchronous mode polls), so the engine's latency counts as host CPU; an assumption,
     /// consistent with Table IV putting QAT's CPU near ZSTD's. The engine's queue limit is not
-    /// modelled: the store has at most two background threads. `threads` as for `Host`.
+    /// modelled (the default store has two background threads). `threads` as for `Host`.
     Peripheral {
         codec: codec::Codec,
         engine: String,
