@@ -121,7 +121,7 @@ STATUS = {
     "use_existing_db": (D, "needs --image FILE (znslab's): reopens the database a run left in that image; the fresh-database benchmarks (fillrandom, fillseq, ...) are skipped with db_bench's line; without --image refused (every run starts on a fresh device)"),
     "write_buffer_size": (S, "clipped to RocksDB's 64 KiB..64 GiB"),
     "max_write_buffer_number": (S, "writes stop once this many memtables are full (one active, the rest waiting for a flush); above 3 they slow down one earlier; less than 2 is 2, as RocksDB sanitizes it"),
-    "max_background_jobs": (D, "RocksDB's GetBGJobLimits: a quarter flush (at least 1), the rest compact; compactions beyond one run only under RocksDB's compaction pressure from L0 files or write stalls (not from pending compaction bytes, which the store does not estimate)"),
+    "max_background_jobs": (S, "RocksDB's GetBGJobLimits: a quarter flush (at least 1), the rest compact; compactions beyond one run only under RocksDB's compaction pressure (L0 files at the speedup count, estimated compaction debt, write slowdowns or stops)"),
     "max_background_compactions": (S, "-1: from max_background_jobs; else the compaction limit (at least 1), as RocksDB"),
     "max_background_flushes": (S, "-1: from max_background_jobs; else the flush limit (at least 1), as RocksDB; flushes run side by side and install in memtable order"),
     "cache_size": (S, "block cache bytes (one LRU cache)"),

@@ -215,3 +215,28 @@ fn a_power_cut_with_several_immutable_memtables_keeps_every_synced_write() {
         std::fs::remove_dir_all(&dir).ok();
     }
 }
+
+#[test]
+fn compaction_debt_alone_lets_compactions_run_side_by_side() {
+    // L0's file count hardly calls for speed (its speedup count is 8, slowdowns are far):
+    // RocksDB's compaction debt does, past the larger of an eighth of the bottommost tables
+    // and twice the base level's target (128 KiB here).
+    let mut opts = DbOptions {
+        level_compaction_dynamic_level_bytes: false,
+        level_multiplier: 2,
+        level0_slowdown: 1000,
+        level0_stop: 2000,
+        ..small()
+    };
+    assert_eq!(opts.l0_speedup_files(), 8);
+    opts.set_background_jobs(8, -1, -1).expect("ok");
+    let s = fill(opts, 6000, 3000, 4);
+    assert!(s.max_running_compactions >= 2, "{s:?}");
+    assert!(
+        s.concurrent_compaction_levels
+            .iter()
+            .any(|&(a, b)| a > 0 && b > 0),
+        "{s:?}"
+    );
+    assert_eq!((s.stall_l0_ns, s.slowdown_ns), (0, 0), "{s:?}");
+}

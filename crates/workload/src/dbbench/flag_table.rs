@@ -56,7 +56,7 @@ pub const DB_BENCH_FLAGS: &[Flag] = &[
     Flag { name: "max_write_buffer_number", ty: "int32", default: "2", status: Supported("writes stop once this many memtables are full (one active, the rest waiting for a flush); above 3 they slow down one earlier; less than 2 is 2, as RocksDB sanitizes it") },
     Flag { name: "min_write_buffer_number_to_merge", ty: "int32", default: "1", status: Refused("the store has no merge operator") },
     Flag { name: "max_write_buffer_size_to_maintain", ty: "int64", default: "0", status: Refused("the store's write path is RocksDB's default one") },
-    Flag { name: "max_background_jobs", ty: "int32", default: "2", status: Differs("RocksDB's GetBGJobLimits: a quarter flush (at least 1), the rest compact; compactions beyond one run only under RocksDB's compaction pressure from L0 files or write stalls (not from pending compaction bytes, which the store does not estimate)") },
+    Flag { name: "max_background_jobs", ty: "int32", default: "2", status: Supported("RocksDB's GetBGJobLimits: a quarter flush (at least 1), the rest compact; compactions beyond one run only under RocksDB's compaction pressure (L0 files at the speedup count, estimated compaction debt, write slowdowns or stops)") },
     Flag { name: "num_bottom_pri_threads", ty: "int32", default: "0", status: Refused("the store's compaction is leveled, by score, with RocksDB's defaults") },
     Flag { name: "num_high_pri_threads", ty: "int32", default: "0", status: Refused("the store's compaction is leveled, by score, with RocksDB's defaults") },
     Flag { name: "num_low_pri_threads", ty: "int32", default: "0", status: Refused("the store's compaction is leveled, by score, with RocksDB's defaults") },

@@ -8,7 +8,7 @@
 use std::rc::Rc;
 
 use super::super::memtable::MemTable;
-use super::version::Edit;
+use super::version::{bottommost_bytes, compaction_needed_bytes, Edit};
 use super::{wal_name, DbError, Inner, State};
 
 impl Inner {
@@ -63,13 +63,27 @@ impl Inner {
         let l0 = st.levels[0].len();
         let full = st.mem.bytes() >= self.opts.write_buffer_size
             && st.imms.len() + 1 >= self.opts.max_write_buffer_number;
-        self.speedup.set(
-            l0 - busy_l0.min(l0) >= self.opts.l0_speedup_files()
-                || l0 >= self.opts.level0_slowdown
-                || l0 >= self.opts.level0_stop
-                || full
-                || self.memtables_delay(st),
-        );
+        let pressure = l0 - busy_l0.min(l0) >= self.opts.l0_speedup_files()
+            || l0 >= self.opts.level0_slowdown
+            || l0 >= self.opts.level0_stop
+            || full
+            || self.memtables_delay(st);
+        // The compaction debt counts only where compactions may run side by side.
+        let debt = || {
+            let soft = self.opts.soft_pending_compaction_bytes_limit;
+            let slowdown = soft / 4;
+            let bottom = bottommost_bytes(st);
+            let threshold = if bottom == 0 {
+                slowdown
+            } else {
+                (bottom / 8)
+                    .max(2 * self.opts.max_bytes_for_level_base)
+                    .min(slowdown)
+            };
+            soft == 0 || compaction_needed_bytes(&self.opts, st) >= threshold
+        };
+        self.speedup
+            .set(pressure || (self.opts.max_background_compactions > 1 && debt()));
     }
 
     fn schedule_compaction(self: &Rc<Self>) {

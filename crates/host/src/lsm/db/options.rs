@@ -50,7 +50,8 @@ pub struct DbOptions {
     /// `max_background_jobs` and friends: [`DbOptions::set_background_jobs`]). Compactions
     /// beyond one run only while RocksDB would speed compaction up: L0 holds its speedup file
     /// count (the smaller of twice the trigger and a quarter of the way to the slowdown
-    /// trigger), or writes are slowed or stopped.
+    /// trigger), the estimated compaction debt is large (below), or writes are slowed or
+    /// stopped.
     pub max_background_flushes: usize,
     pub max_background_compactions: usize,
     /// Memtables (the active one and those waiting for a flush) that may hold writes: a writer
@@ -58,6 +59,12 @@ pub struct DbOptions {
     /// until a flush frees one; above 3, writes slow down once as many wait (RocksDB's
     /// write stall conditions).
     pub max_write_buffer_number: usize,
+    /// RocksDB's soft_pending_compaction_bytes_limit, here only for compaction pressure:
+    /// more than one compaction runs once the estimated compaction debt reaches the smaller of
+    /// a quarter of it and the larger of an eighth of the bottommost tables' bytes and twice
+    /// the base level's target (RocksDB's `GetPendingCompactionBytesForCompactionSpeedup`);
+    /// writes are not slowed by it.
+    pub soft_pending_compaction_bytes_limit: u64,
 }
 
 /// Why a background job limit was refused.
@@ -308,6 +315,7 @@ impl Default for DbOptions {
             max_background_flushes: 1,
             max_background_compactions: 1,
             max_write_buffer_number: 2,
+            soft_pending_compaction_bytes_limit: 64 << 30,
         }
     }
 }
