@@ -1,9 +1,13 @@
 //! `znslab dbbench`: RocksDB's db_bench command line (gflags forms, every db_bench flag by the
-//! table in `workload::dbbench::flags`) and output, on the store on zonefs on a device.
+//! table in `workload::dbbench::flags`) and output, on the store on zonefs on a device: a
+//! fresh in-memory one, or with `--image FILE` a device image a run leaves its database in and
+//! `--use_existing_db` reopens.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{anyhow, bail};
+use anyhow::{anyhow, bail, Context};
+use device::Controller;
 use serde_json::json;
 use workload::dbbench::flags::Flags;
 use workload::dbbench::{self, DbBenchConfig, Printed};
@@ -17,7 +21,9 @@ Usage: znslab dbbench [--flag=value ...]
 Takes db_bench's flags in gflags' forms (--name=value, --name value, -name=value, --name,
 --noname; the last of a repeated flag wins). Every db_bench flag is supported, ignored with a
 notice, or refused with a reason: docs/compat/db_bench.md. znslab's own: --device=PRESET|FILE,
---json, --cores=N, --dataset=amazon|reddit|random, --finish_threshold=PCT, --enable_gc.
+--json, --cores=N, --dataset=amazon|reddit|random, --finish_threshold=PCT, --enable_gc,
+--image=FILE (keep the device, and the database, in this image file; --use_existing_db reopens
+it), --force (a fill replaces an existing image), --image_sync (fdatasync the image).
 
 Benchmarks: fillseq fillbatch fillrandom overwrite fillsync fill100K readrandom readmissing
 multireadrandom readseq readreverse seekrandom updaterandom deleterandom deleteseq
@@ -49,8 +55,44 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
         eprintln!("znslab: note: {n}");
     }
     let (cfg, compression_type) = config(&f)?;
-    let device_name = f.str("device").to_string();
-    let device = crate::load_device(&device_name)?;
+    let image = match f.str("image") {
+        "" => None,
+        p => Some(PathBuf::from(p)),
+    };
+    let existing = f.bool("use_existing_db");
+    let ctl = match (&image, existing) {
+        (Some(img), true) => {
+            if !img.exists() {
+                bail!(
+                    "--image {img}: no such file: --use_existing_db reopens the database a run \
+                     left there (fill one with `znslab dbbench --benchmarks=fillrandom --image \
+                     {img}`)",
+                    img = img.display()
+                );
+            }
+            if f.given("device") {
+                eprintln!("znslab: note: --device ignored: the image holds its device");
+            }
+            Controller::open_image(img).map_err(|e| anyhow!("--image {}: {e}", img.display()))?
+        }
+        (Some(img), false) => {
+            if img.exists() && !f.bool("force") {
+                bail!(
+                    "--image {}: exists and may hold a database: --use_existing_db runs on it; \
+                     pass --force to fill a new one over it",
+                    img.display()
+                );
+            }
+            let device = crate::load_device(f.str("device"))?;
+            Controller::create_image(img, device)
+                .map_err(|e| anyhow!("--image {}: {e}", img.display()))?
+        }
+        (None, _) => {
+            let device = crate::load_device(f.str("device"))?;
+            Controller::in_memory(device).map_err(|e| anyhow!("{e}"))?
+        }
+    };
+    let device = ctl.config().clone();
     let json_out = f.bool("json");
     let mut cfg = cfg;
     cfg.progress = if json_out {
@@ -62,7 +104,7 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
         eprintln!("znslab: note: {note}");
     }
     let wall = std::time::Instant::now();
-    let r = dbbench::run(device.clone(), &cfg).map_err(|e| anyhow!("{e}"))?;
+    let r = run_on(ctl, image.as_deref(), existing, f.bool("image_sync"), &cfg)?;
     let wa = |x: u64| x as f64 / r.user_bytes_written.max(1) as f64;
     if json_out {
         let v = json!({
@@ -236,6 +278,79 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The zones znslab emulates over a conventional namespace (tcssd) are kept beside an image.
+fn zones_file(img: &Path) -> PathBuf {
+    let mut p = img.to_path_buf().into_os_string();
+    p.push(".zones");
+    PathBuf::from(p)
+}
+
+/// Run on the device (an image's, when `image` names it): on an existing one the emulated
+/// zones come back from the table a clean exit saved beside it (or are found again on the
+/// drive, as after a power cut, when a killed run left none), as `znslab ycsb` does; the image
+/// is saved and closed after the run.
+fn run_on(
+    mut ctl: Controller,
+    image: Option<&Path>,
+    existing: bool,
+    image_sync: bool,
+    cfg: &DbBenchConfig,
+) -> anyhow::Result<dbbench::DbBenchReport> {
+    ctl.set_sync(image_sync);
+    let mut zones = dbbench::Zones::Fresh;
+    if let Some(img) = image {
+        let path = zones_file(img);
+        if existing {
+            zones = match std::fs::read(&path) {
+                Ok(text) => dbbench::Zones::Restore(
+                    serde_json::from_slice(&text)
+                        .with_context(|| format!("{}: not a zone table", path.display()))?,
+                ),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => dbbench::Zones::Recover,
+                Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+            };
+        }
+        // Removed once read (and any an older image left before a fill): a process killed
+        // before its clean exit leaves none.
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("removing {}", path.display()))
+            }
+            _ => {}
+        }
+    }
+    let medium = dbbench::Medium {
+        ctl,
+        existing,
+        zones,
+        durable: image.is_some(),
+    };
+    let (report, kept) = dbbench::run_on(medium, cfg).map_err(|e| match (&e, image) {
+        (dbbench::DbBenchError::NoDatabase, Some(img)) => anyhow!(
+            "--image {img}: no database in it (no zonefs file system was made on it): fill one \
+             with `znslab dbbench --benchmarks=fillrandom --image {img} --force`",
+            img = img.display()
+        ),
+        _ => anyhow!("{e}"),
+    })?;
+    if let Some(img) = image {
+        if let Some(table) = kept.io.emulated_zone_table() {
+            let path = zones_file(img);
+            std::fs::write(&path, serde_json::to_vec(&table)?)
+                .with_context(|| format!("saving the emulated zones to {}", path.display()))?;
+        }
+    }
+    let dbbench::Kept { dev, io } = kept;
+    drop(io);
+    if let Some(mut ctl) = dev.into_controller() {
+        if let Some(cause) = ctl.image_error() {
+            eprintln!("znslab dbbench: {cause}");
+        }
+        ctl.close().context("saving the device image")?;
+    }
+    Ok(report)
+}
+
 /// A count flag where db_bench's -1 (or any negative) means "num".
 fn count(f: &Flags, name: &'static str) -> anyhow::Result<Option<u64>> {
     let v = f.i64(name);
@@ -259,34 +374,14 @@ fn config(f: &Flags) -> anyhow::Result<(DbBenchConfig, String)> {
         Ok(())
     };
     only(
-        "max_write_buffer_number",
-        &[2],
-        "the store keeps one active and one immutable memtable (2)",
-    )?;
-    only(
-        "max_background_jobs",
-        &[2],
-        "the store runs one flush and one compaction at a time (2)",
-    )?;
-    only(
-        "max_background_compactions",
-        &[-1, 1],
-        "the store runs one compaction at a time",
-    )?;
-    only(
-        "max_background_flushes",
-        &[-1, 1],
-        "the store runs one flush at a time",
-    )?;
-    only(
         "target_file_size_multiplier",
         &[1],
         "every level's files are cut at target_file_size_base",
     )?;
-    if f.bool("use_existing_db") {
+    if f.bool("use_existing_db") && f.str("image").is_empty() {
         bail!(
-            "--use_existing_db=true: refused: every run starts on a fresh device; put the fill \
-             benchmark first (--benchmarks=fillrandom,readrandom)"
+            "--use_existing_db=true: refused: without --image every run starts on a fresh \
+             device; pass --image FILE naming the image a fill run left its database in"
         );
     }
     let uri = f.str("fs_uri");
@@ -401,6 +496,18 @@ fn config(f: &Flags) -> anyhow::Result<(DbBenchConfig, String)> {
             .map_err(|_| anyhow!("--num_file_reads_for_auto_readahead: not a count"))?;
     }
     db.disable_wal = f.bool("disable_wal");
+    db.set_background_jobs(
+        f.i64("max_background_jobs"),
+        f.i64("max_background_compactions"),
+        f.i64("max_background_flushes"),
+    )
+    .map_err(|e| anyhow!("{e}"))?;
+    // RocksDB takes any number and makes less than 2 into 2.
+    let buffers = f.i64("max_write_buffer_number");
+    if buffers > 1 << 16 {
+        bail!("--max_write_buffer_number={buffers}: at most 65536");
+    }
+    db.max_write_buffer_number = buffers.max(2) as usize;
     let benchmarks = if f.given("benchmarks") {
         f.str("benchmarks")
     } else {

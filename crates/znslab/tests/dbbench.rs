@@ -122,10 +122,36 @@ fn command_lines_from_rocksdb_and_zenfs_documents_run_unchanged() {
             }
             None => (None, line),
         };
-        let args: Vec<&str> = cmd.split_whitespace().collect();
+        // `fill-image:BENCH command`: the command runs on the database a run of BENCH (with
+        // the command's --num, --value_size ...) left in an image.
+        let (fill, cmd) = match cmd.strip_prefix("fill-image:") {
+            Some(rest) => {
+                let (bench, cmd) = rest.split_once(' ').expect("fill-image:BENCH command");
+                (Some(bench), cmd)
+            }
+            None => (None, cmd),
+        };
+        let mut args: Vec<&str> = cmd.split_whitespace().collect();
         if let Some(flag) = want_refused {
             refused(&args, flag);
             continue;
+        }
+        let image = Image::new("commands");
+        let image_arg = format!("--image={}", image.path.display());
+        if let Some(bench) = fill {
+            let bench = format!("--benchmarks={bench}");
+            let mut fill_args: Vec<&str> = args
+                .iter()
+                .copied()
+                .filter(|a| {
+                    !a.starts_with("--benchmarks=")
+                        && !a.starts_with("--use_existing_db")
+                        && !a.starts_with("--duration=")
+                })
+                .collect();
+            fill_args.extend([bench.as_str(), image_arg.as_str(), "--force"]);
+            run(&fill_args);
+            args.push(&image_arg);
         }
         let (out, _) = run(&args);
         let benchmarks = args
@@ -160,6 +186,177 @@ fn command_lines_from_rocksdb_and_zenfs_documents_run_unchanged() {
         ran += 1;
     }
     assert!(ran >= 8, "{ran} commands ran");
+}
+
+/// A device image in the temporary folder, removed (with its zones file) when dropped.
+struct Image {
+    path: std::path::PathBuf,
+}
+
+impl Image {
+    fn new(tag: &str) -> Image {
+        let path =
+            std::env::temp_dir().join(format!("znslab-dbbench-{tag}-{}.img", std::process::id()));
+        let img = Image { path };
+        img.remove();
+        img
+    }
+    fn arg(&self) -> String {
+        format!("--image={}", self.path.display())
+    }
+    fn remove(&self) {
+        std::fs::remove_file(&self.path).ok();
+        let mut z = self.path.clone().into_os_string();
+        z.push(".zones");
+        std::fs::remove_file(z).ok();
+    }
+}
+
+impl Drop for Image {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+#[test]
+fn use_existing_db_reads_what_a_fill_left_in_the_image() {
+    for device in ["cczns", "tcssd-qlc"] {
+        let img = Image::new(device);
+        let dev = format!("--device={device}");
+        let (out, _) = run(&["--benchmarks=fillseq", "--num=3000", &dev, &img.arg()]);
+        assert_eq!(lines(&out), vec![("fillseq".to_string(), 3000)], "{out}");
+        // db_bench skips a fresh-database benchmark under --use_existing_db, saying so.
+        let (out, err) = run(&[
+            "--benchmarks=fillrandom,readrandom",
+            "--use_existing_db",
+            "--num=3000",
+            &dev,
+            &img.arg(),
+        ]);
+        assert!(
+            out.contains("fillrandom   : skipped (--use_existing_db is true)\n"),
+            "{out}"
+        );
+        assert!(out.contains("(3000 of 3000 found)"), "{out}");
+        assert_eq!(lines(&out), vec![("readrandom".to_string(), 3000)], "{out}");
+        assert!(
+            err.contains("--device ignored: the image holds its device"),
+            "{err}"
+        );
+        // And again: what the second run did (nothing written) leaves the database as it was.
+        let (out, _) = run(&[
+            "--benchmarks=readseq",
+            "--use_existing_db",
+            "--num=3000",
+            &img.arg(),
+        ]);
+        assert_eq!(lines(&out), vec![("readseq".to_string(), 3000)], "{out}");
+        // A fill over it needs --force.
+        let err = refused(&["--benchmarks=fillseq", "--num=10", &img.arg()], "image");
+        assert!(err.contains("pass --force"), "{err}");
+    }
+}
+
+#[test]
+fn use_existing_db_needs_an_image_that_holds_a_database() {
+    // Without --image: refused, saying to pass one.
+    let err = refused(
+        &["--benchmarks=readrandom", "--use_existing_db"],
+        "use_existing_db",
+    );
+    assert!(err.contains("pass --image FILE"), "{err}");
+    // An absent image.
+    let img = Image::new("absent");
+    let err = refused(
+        &["--benchmarks=readrandom", "--use_existing_db", &img.arg()],
+        "image",
+    );
+    assert!(err.contains("no such file"), "{err}");
+    // A file that is no device image (a killed copy cut short, or anything else).
+    std::fs::write(&img.path, b"not an image").expect("write");
+    let err = refused(
+        &["--benchmarks=readrandom", "--use_existing_db", &img.arg()],
+        "image",
+    );
+    assert!(err.contains("not a znslab device image"), "{err}");
+    // A device image without a file system: no database in it.
+    img.remove();
+    let o = znslab(&[
+        "nvme",
+        "create",
+        &img.path.display().to_string(),
+        "--preset=zn540",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = refused(
+        &["--benchmarks=readrandom", "--use_existing_db", &img.arg()],
+        "image",
+    );
+    assert!(err.contains("no database in it"), "{err}");
+}
+
+#[test]
+fn use_existing_db_recovers_what_a_killed_fill_left() {
+    // A fill killed midway leaves an image whose store was never closed (and, over emulated
+    // zones, no saved zone table): the next run recovers it (MANIFEST and WAL replay) and
+    // reads what it holds.
+    for device in ["cczns", "tcssd-qlc"] {
+        let img = Image::new(&format!("killed-{device}"));
+        let mut child = common::command()
+            .args([
+                "dbbench",
+                "--benchmarks=fillseq",
+                "--num=5000000",
+                "--sync=1",
+                "--json",
+                &format!("--device={device}"),
+                &img.arg(),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawns");
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        child.kill().expect("kills");
+        child.wait().expect("waits");
+        let (out, _) = run(&[
+            "--benchmarks=readseq",
+            "--use_existing_db",
+            "--num=1000",
+            &img.arg(),
+        ]);
+        let got = lines(&out);
+        assert_eq!(got.len(), 1, "{out}");
+        assert!(got[0].1 > 0, "the killed fill left nothing: {out}");
+    }
+}
+
+#[test]
+fn background_jobs_and_write_buffers_run_as_rocksdb_limits_them() {
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let mut a = vec![
+            "--benchmarks=fillrandom",
+            "--num=40000",
+            "--value_size=400",
+            "--write_buffer_size=1048576",
+            "--target_file_size_base=1048576",
+            "--max_bytes_for_level_base=4194304",
+            "--level0_file_num_compaction_trigger=2",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        serde_json::from_str(&run(&a).0).expect("json")
+    };
+    let base = json(&[]);
+    let many = json(&["--max_background_jobs=8", "--max_write_buffer_number=4"]);
+    // The same writes reach the same tables, by other timing.
+    assert_eq!(base["benchmarks"][0]["ops"], many["benchmarks"][0]["ops"]);
+    assert_eq!(base["flushes"], many["flushes"], "{base}\n{many}");
+    // Explicit limits as RocksDB takes them.
+    json(&[
+        "--max_background_compactions=3",
+        "--max_background_flushes=2",
+    ]);
 }
 
 #[test]
@@ -383,8 +580,11 @@ fn store_flags_reach_the_store() {
 #[test]
 fn flags_outside_the_emulation_are_refused_with_a_reason() {
     for (args, flag) in [
-        (&["--max_background_jobs=8"][..], "max_background_jobs"),
-        (&["--max_write_buffer_number=4"], "max_write_buffer_number"),
+        (&["--max_background_jobs=100000"][..], "max_background_jobs"),
+        (
+            &["--max_write_buffer_number=1000000"],
+            "max_write_buffer_number",
+        ),
         (&["--num_column_families=2"], "num_column_families"),
         (&["--compaction_style=1"], "compaction_style"),
         (&["--use_existing_db"], "use_existing_db"),

@@ -1,8 +1,10 @@
 //! The store: writes go to the WAL (RocksDB log format in a zonefs `.log` file, synced when
-//! asked) and the memtable; a full memtable becomes immutable (a new WAL starts) and a flush
-//! worker writes it to an L0 SST while a compaction worker compacts beside it (RocksDB's
-//! default max_background_jobs = 2: one of each); writers stall while the previous memtable is
-//! still flushing or L0 is at its stop trigger, and slow to 16 MiB/s past the slowdown
+//! asked) and the memtable; a full memtable becomes immutable (a new WAL starts) and flush
+//! workers write the immutable ones, oldest first, to L0 SSTs while compaction workers compact
+//! beside them (RocksDB's job limits; the default max_background_jobs = 2 gives one of each,
+//! more compactions run side by side on disjoint files under compaction pressure); writers
+//! stall once max_write_buffer_number memtables are full (the default 2: while the previous
+//! one is still flushing) or L0 is at its stop trigger, and slow to 16 MiB/s past the slowdown
 //! trigger; the MANIFEST (log of
 //! version edits) records which SSTs exist, the WAL still needed and the last sequence. Open
 //! replays the newest MANIFEST that decodes, then the WALs it still needs, and flushes what
@@ -49,7 +51,7 @@ mod version;
 mod write;
 
 use super::sst::Table;
-pub use options::{CcOptions, Compression, CpuCosts, DbOptions};
+pub use options::{CcOptions, Compression, CpuCosts, DbOptions, JobLimitError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
@@ -171,11 +173,35 @@ struct Sst {
     table: Table,
 }
 
+/// An immutable memtable waiting for its flush, and the WAL that holds its writes (kept
+/// until the flush is in the MANIFEST).
+struct Imm {
+    mem: Rc<MemTable>,
+    wal: u64,
+    /// A flush worker has taken it (and, with several flush workers, its table's number).
+    claimed: bool,
+}
+
+/// A compaction picked and not yet installed: its files are being compacted, and its output
+/// key range on `out_level` is taken.
+struct Running {
+    id: u64,
+    level: usize,
+    out_level: usize,
+    files: Vec<u64>,
+    lo: Vec<u8>,
+    hi: Vec<u8>,
+}
+
 struct State {
     mem: MemTable,
-    /// The memtable being flushed in the background, and the WAL that holds its writes.
-    imm: Option<Rc<MemTable>>,
-    imm_wal: Option<u64>,
+    /// Immutable memtables waiting for a flush, oldest first (up to
+    /// `max_write_buffer_number - 1`); flushes install in this order.
+    imms: std::collections::VecDeque<Imm>,
+    /// Compactions running (RocksDB's files `being_compacted` and the ranges of compactions in
+    /// progress), and the id the next one takes.
+    running: Vec<Running>,
+    next_compaction: u64,
     /// levels[0] newest first (files may overlap); levels[1..] sorted by smallest key, disjoint.
     levels: Vec<Vec<Sst>>,
     next_file: u64,
@@ -185,6 +211,13 @@ struct State {
     wal_log: LogWriter,
     manifest: FileWriter,
     manifest_log: LogWriter,
+}
+
+impl State {
+    /// Bytes of the immutable memtables.
+    fn imm_bytes(&self) -> usize {
+        self.imms.iter().map(|m| m.mem.bytes()).sum()
+    }
 }
 
 /// Counters a RocksDB user would look at.
@@ -219,6 +252,13 @@ pub struct DbStats {
     pub stall_memtable_ns: u64,
     pub stall_l0_ns: u64,
     pub slowdown_ns: u64,
+    /// Immutable memtables waiting for a flush now, and the most that ever waited.
+    pub immutable_memtables: usize,
+    pub max_immutable_memtables: usize,
+    /// The most compactions that ran at once, and the pairs of input levels (the new one's,
+    /// a running one's) of compactions picked beside another.
+    pub max_running_compactions: usize,
+    pub concurrent_compaction_levels: BTreeSet<(usize, usize)>,
 }
 
 /// The store. Cheap to share: clones are handles on one store.
@@ -236,10 +276,16 @@ struct Inner {
     decoded: SharedDecodedBlocks,
     st: Mutex<State>,
     stats: std::cell::RefCell<DbStats>,
-    /// The background flush and compaction workers are running (RocksDB's max_background_jobs
-    /// 2: one flush thread, one compaction thread).
-    flush_running: std::cell::Cell<bool>,
-    compact_running: std::cell::Cell<bool>,
+    /// Background flush and compaction workers running (at most
+    /// `max_background_flushes` and `max_background_compactions`; RocksDB's default
+    /// max_background_jobs 2 gives one of each).
+    flush_running: std::cell::Cell<usize>,
+    compact_running: std::cell::Cell<usize>,
+    /// Immutable memtables no flush worker has taken yet.
+    unclaimed: std::cell::Cell<usize>,
+    /// RocksDB's compaction pressure (`NeedSpeedupCompaction`): more than one compaction may
+    /// run. Recomputed as the version and the memtables change.
+    speedup: std::cell::Cell<bool>,
     /// Woken after every background job: stalled writers and waiters re-check.
     progress: Notify,
     bg_error: std::cell::RefCell<Option<Stop>>,
@@ -279,6 +325,10 @@ impl Db {
             return Err(DbError::TooFewOpenFiles(limit));
         }
         let mut opts = opts;
+        // RocksDB's SanitizeOptions: at least two write buffers, one background job of each.
+        opts.max_write_buffer_number = opts.max_write_buffer_number.max(2);
+        opts.max_background_flushes = opts.max_background_flushes.max(1);
+        opts.max_background_compactions = opts.max_background_compactions.max(1);
         if let Some(e) = opts.compression.engine() {
             if codec::profile::by_name(e).is_none() {
                 return Err(DbError::UnknownEngine(e.to_string()));

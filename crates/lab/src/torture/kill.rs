@@ -221,7 +221,7 @@ pub fn child(a: &ChildArgs) -> anyhow::Result<ExitCode> {
         .find(|w| *w == workload)
         .ok_or_else(|| anyhow::anyhow!("--workload {workload}"))?;
     let scheme = a.scheme.as_deref().unwrap_or(d.scheme);
-    let opts = store_options(scheme)?;
+    let opts = store_options(scheme, d.jobs)?;
     let sim = Sim::new(a.seed);
     match phase {
         "workload" => {
@@ -494,7 +494,7 @@ fn one(seed: u64, d: &Drawn, dir: &Path, verbose: bool, t: &mut Tally) -> Result
             }
         }
     }
-    let opts = store_options(d.scheme).map_err(|e| e.to_string())?;
+    let opts = store_options(d.scheme, d.jobs).map_err(|e| e.to_string())?;
     let acked = acks.logs.iter().map(|l| l.acked.len()).sum::<usize>();
     let synced = acks.logs.iter().map(|l| l.synced).sum::<usize>();
     let checked = check_power_on(

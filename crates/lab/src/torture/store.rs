@@ -297,13 +297,52 @@ pub(crate) fn show(v: Option<&[u8]>) -> String {
     })
 }
 
-pub(crate) fn store_options(scheme: &str) -> anyhow::Result<DbOptions> {
+/// The store's background jobs and write buffers a seed runs with (RocksDB's
+/// max_background_jobs and max_write_buffer_number; 2 and 2 by default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Jobs {
+    pub(crate) background_jobs: i64,
+    pub(crate) write_buffers: usize,
+}
+
+impl Default for Jobs {
+    fn default() -> Self {
+        Jobs {
+            background_jobs: 2,
+            write_buffers: 2,
+        }
+    }
+}
+
+impl Jobs {
+    /// How the summary names it: jobs/buffers.
+    pub(crate) fn label(&self) -> String {
+        format!("{}/{}", self.background_jobs, self.write_buffers)
+    }
+}
+
+pub(crate) fn store_options(scheme: &str, jobs: Jobs) -> anyhow::Result<DbOptions> {
     let mut opts = DbOptions {
         write_buffer_size: 64 << 10,
         max_bytes_for_level_base: 256 << 10,
         target_file_size: 64 << 10,
         ..DbOptions::default()
     };
+    if jobs != Jobs::default() {
+        opts.set_background_jobs(jobs.background_jobs, -1, -1)?;
+        opts.max_write_buffer_number = jobs.write_buffers;
+        // Static level targets (L1 16 KiB, L2 32 KiB, ...) and 16 KiB tables, so the seeds'
+        // small key sets fill levels above the last, which compact side by side on disjoint
+        // files; L0 compacts from 2 files and writes slow from 4, so RocksDB's
+        // compaction pressure (2 files not being compacted) comes within the seed's tens of
+        // milliseconds and compactions run side by side.
+        opts.level_compaction_dynamic_level_bytes = false;
+        opts.level_multiplier = 2;
+        opts.max_bytes_for_level_base = 16 << 10;
+        opts.target_file_size = 16 << 10;
+        opts.level0_trigger = 2;
+        opts.level0_slowdown = 4;
+    }
     let s = workload::scheme::by_name(scheme).ok_or_else(|| anyhow::anyhow!("scheme {scheme}"))?;
     s.apply(&mut opts);
     if let Compression::Cczns(cc) = &mut opts.compression {
@@ -334,6 +373,8 @@ pub(crate) struct Scenario {
     pub(crate) failed: Rc<RefCell<Option<String>>>,
     pub(crate) reads_checked: Rc<Cell<usize>>,
     pub(crate) raw_log: raw::RawLog,
+    /// The store, once open (taken before the cut, for its stats).
+    pub(crate) db: Rc<RefCell<Option<Db>>>,
 }
 
 /// Start `workload` on `dev` as tasks of `sim` (mkfs first for the store workloads); each
@@ -353,6 +394,7 @@ pub(crate) fn start_workload(
         failed: Rc::default(),
         reads_checked: Rc::new(Cell::new(0usize)),
         raw_log: Rc::default(),
+        db: Rc::default(),
     };
     let io = Stack::on(sim, dev, 2).io;
     if workload == "raw" {
@@ -360,6 +402,7 @@ pub(crate) fn start_workload(
         return sc;
     }
     let (logs, made, failed) = (sc.logs.clone(), sc.made.clone(), sc.failed.clone());
+    let db_slot = sc.db.clone();
     let opts = opts.clone();
     let mix = Mix::of(workload);
     // Writer 0 draws from the stream a single writer always drew from, so seeds of the
@@ -393,6 +436,7 @@ pub(crate) fn start_workload(
             made.set(true);
             kill::log_made(&ack)?;
             let db = stack::store(fs, opts).await.map_err(|e| e.to_string())?;
+            *db_slot.borrow_mut() = Some(db.clone());
             for rl in readers {
                 spawn_reader(&sim2, &db, rl, &issued, &reads_checked, &failed);
             }

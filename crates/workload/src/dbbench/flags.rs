@@ -77,6 +77,26 @@ pub const ZNSLAB_FLAGS: &[Flag] = &[
         default: "false",
         status: Status::Supported("zonefs's garbage collection (ZenFS's flag)"),
     },
+    Flag {
+        name: "image",
+        ty: "string",
+        default: "",
+        status: Status::Supported(
+            "keep the device in this image file: a run leaves its database there (memtables flushed) and --use_existing_db reopens it (empty: a fresh in-memory device)",
+        ),
+    },
+    Flag {
+        name: "force",
+        ty: "bool",
+        default: "false",
+        status: Status::Supported("a run without --use_existing_db replaces an existing --image"),
+    },
+    Flag {
+        name: "image_sync",
+        ty: "bool",
+        default: "false",
+        status: Status::Supported("fdatasync the --image after every command that changed it"),
+    },
 ];
 
 /// gflags' own flags, which db_bench takes too.

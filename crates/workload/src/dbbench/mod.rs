@@ -1,9 +1,10 @@
 //! db_bench (RocksDB's `tools/db_bench_tool.cc`, research/zenfs-rocksdb.md §3.1) on the
-//! store, on zonefs, on the emulated device: the run's configuration, its bounds, the fresh
-//! device, file system and store it runs on, and db_bench's way of making keys (the key number
-//! big-endian, padded to `key_size`) and values (slices of a buffer of 100-byte pieces, each a
-//! random printable run of `value × compression_ratio` bytes repeated). The benchmarks' loops
-//! are in `bench` and `mixgraph`, the command line in `flags` (its table in `flag_table`,
+//! store, on zonefs, on the emulated device: the run's configuration, its bounds, and
+//! db_bench's way of making keys (the key number big-endian, padded to `key_size`) and values
+//! (slices of a buffer of 100-byte pieces, each a random printable run of
+//! `value × compression_ratio` bytes repeated). The run itself (the device and stack it starts
+//! on, the benchmarks in order, the report) is in `runner`, the benchmarks' loops in `bench`
+//! and `mixgraph`, the command line in `flags` (its table in `flag_table`,
 //! RocksDB's names in `rocksdb_names`, both generated), and db_bench's output formats in
 //! `output`.
 
@@ -13,19 +14,17 @@ pub mod flags;
 mod mixgraph;
 pub mod output;
 mod rocksdb_names;
+mod runner;
 
-use std::cell::RefCell;
+pub use runner::{run, run_on, skipped_line, Kept, Medium, Zones, FRESH_DB};
+
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use codec::Codec;
-use device::{Controller, DeviceConfig, DeviceHandle};
-use host::lsm::db::{Compression, Db, DbOptions, DbStats};
-use host::zonefs::ZoneFs;
-use host::{HostIo, IoConfig};
+use host::lsm::db::{Compression, DbOptions, DbStats};
 use report::LatencyHistogram;
-use sim::cpu::CpuPool;
-use sim::{Rng, Sim};
+use sim::Rng;
 
 use output::{Histogram, OpType};
 
@@ -199,6 +198,23 @@ pub enum Printed {
 }
 
 impl BenchResult {
+    /// A fresh-database benchmark `--use_existing_db` skipped: db_bench's line, no figures.
+    pub fn skipped(name: &str) -> BenchResult {
+        BenchResult {
+            name: name.to_string(),
+            ops: 0,
+            found: 0,
+            seconds: 0.0,
+            thread_seconds: 0.0,
+            bytes: 0,
+            read_bytes: 0,
+            latency: LatencyHistogram::new(),
+            hist: BTreeMap::new(),
+            message: String::new(),
+            printed: Printed::Text(skipped_line(name)),
+        }
+    }
+
     pub fn micros_per_op(&self) -> f64 {
         self.thread_seconds * 1e6 / self.ops.max(1) as f64
     }
@@ -257,6 +273,9 @@ pub enum DbBenchError {
     Flag(&'static str, String),
     #[error("device: {0}")]
     Device(String),
+    /// `--use_existing_db` on a device with no file system (so no database).
+    #[error("no database: the image holds no zonefs file system")]
+    NoDatabase,
     #[error("{0}")]
     Db(String),
     #[error(transparent)]
@@ -507,204 +526,6 @@ fn make_key(n: u64, size: usize) -> Vec<u8> {
     k.resize(size.max(8), b'0');
     k.truncate(size.max(1));
     k
-}
-
-/// Run the benchmarks on a fresh device, file system and store.
-pub fn run(device: DeviceConfig, cfg: &DbBenchConfig) -> Result<DbBenchReport, DbBenchError> {
-    let mut plans = Vec::new();
-    for b in &cfg.benchmarks {
-        plans.push(bench::plan(b, cfg).ok_or_else(|| {
-            match flags::DB_BENCH_BENCHMARKS.contains(&b.as_str()) {
-                true => DbBenchError::Refused(
-                    b.clone(),
-                    flags::benchmark_refusal(b).unwrap_or("not emulated here"),
-                ),
-                false => DbBenchError::Unknown(b.clone()),
-            }
-        })?);
-    }
-    if cfg.num == 0 {
-        return Err(DbBenchError::Flag("num", "must be positive".into()));
-    }
-    for (flag, n) in [
-        ("threads", cfg.threads),
-        ("cores", cfg.cores),
-        (
-            "compression_parallel_threads",
-            cfg.compression_parallel_threads
-                .unwrap_or(cfg.compression.threads()),
-        ),
-    ] {
-        if n == 0 {
-            return Err(DbBenchError::Flag(flag, "must be positive".into()));
-        }
-    }
-    if !(0.0..=1.0).contains(&cfg.compression_ratio) {
-        return Err(DbBenchError::Flag(
-            "compression_ratio",
-            "must be between 0 and 1".into(),
-        ));
-    }
-    let capacity = device
-        .layout()
-        .map(|l| l.namespace_lbas() * l.lba_bytes)
-        .map_err(|e| DbBenchError::Device(e.to_string()))?;
-    cfg.check(capacity)?;
-    let mut cfg = cfg.clone();
-    cfg.sanitize();
-    let cfg = &cfg;
-    let dataset = crate::dataset::Values::open(cfg.dataset)?.map(Rc::new);
-    let sim = Sim::new(cfg.seed);
-    let ctl = Controller::in_memory(device).map_err(|e| DbBenchError::Device(e.to_string()))?;
-    let dev = DeviceHandle::new(&sim, ctl);
-    let cpu = Rc::new(CpuPool::new(&sim, cfg.cores));
-    let io = Rc::new(HostIo::new(&dev, cpu.clone(), IoConfig::default()));
-    let mut opts = DbOptions {
-        write_buffer_size: cfg.write_buffer_size,
-        level_compaction_dynamic_level_bytes: cfg.level_compaction_dynamic_level_bytes,
-        ..cfg.db_options.clone()
-    };
-    opts.compression = match cfg.compression_parallel_threads {
-        Some(n) => cfg.compression.clone().with_threads(n),
-        None => cfg.compression.clone(),
-    };
-    opts.table.bloom_bits_per_key = cfg.bloom_bits;
-    let mut cfg2 = cfg.clone();
-    cfg2.mkfs = opts.mkfs_options(cfg.mkfs);
-    let sim2 = sim.clone();
-    let io2 = io.clone();
-    let counters = Rc::new(RefCell::new(bench::Counters::default()));
-    let counters2 = counters.clone();
-    let out = sim.block_on(async move {
-        let fs = Rc::new(
-            ZoneFs::mkfs_with(io2, cfg2.mkfs)
-                .await
-                .map_err(|e| DbBenchError::Db(e.to_string()))?,
-        );
-        let db = Rc::new(
-            Db::open(fs, opts)
-                .await
-                .map_err(|e| DbBenchError::Db(e.to_string()))?,
-        );
-        let mut results = Vec::new();
-        let mut user_bytes = 0u64;
-        for (name, plan) in cfg2.benchmarks.iter().zip(plans) {
-            let db_err = |e: host::lsm::db::DbError| DbBenchError::Db(e.to_string());
-            let printed = match plan.kind {
-                bench::Kind::Flush => {
-                    db.flush().await.map_err(db_err)?;
-                    Printed::Nothing
-                }
-                bench::Kind::WaitForCompaction => {
-                    db.wait_for_background().await.map_err(db_err)?;
-                    Printed::Nothing
-                }
-                bench::Kind::Stats => Printed::Text(output::stats_text(&db.stats())),
-                bench::Kind::LevelStats => Printed::Text(output::levelstats(&db.stats())),
-                _ => Printed::Line,
-            };
-            let mut r = bench::run_bench(
-                &sim2,
-                &db,
-                name,
-                plan,
-                &cfg2,
-                dataset.clone(),
-                counters2.clone(),
-            )
-            .await?;
-            r.printed = printed;
-            user_bytes += r.bytes;
-            results.push(r);
-        }
-        // Background work still running is part of the run's device traffic, not of any
-        // benchmark's time.
-        db.wait_for_background()
-            .await
-            .map_err(|e| DbBenchError::Db(e.to_string()))?;
-        Ok::<_, DbBenchError>((results, db.stats(), user_bytes, db.fs().stats()))
-    });
-    // A device that ran out of its memory budget says so.
-    let out = out.map_err(|e| match dev.with(|c| c.image_error()) {
-        Some(cause) => DbBenchError::Device(format!("{cause} ({e})")),
-        None => e,
-    })?;
-    let (results, db, user_bytes_written, zonefs) = out;
-    let (host_bytes_written, flash) = dev.with(|c| {
-        (
-            c.counters().host_bytes_written,
-            c.flash_counters().bytes_programmed,
-        )
-    });
-    let c = counters.borrow().clone();
-    let (tickers, histograms) = statistics(&c, &db, &results);
-    Ok(DbBenchReport {
-        results,
-        db,
-        zonefs,
-        user_bytes_written,
-        host_bytes_written,
-        flash_bytes_programmed: flash,
-        host_cpu_busy_ns: cpu.busy_per_core().iter().map(|d| d.as_ns()).sum(),
-        sim_seconds: sim.now().as_ns() as f64 / 1e9,
-        tickers,
-        histograms,
-    })
-}
-
-/// RocksDB's tickers and histograms of the run, from the store's counters and the
-/// benchmarks' (RocksDB's names; a ticker the store has no counterpart for is absent, so 0).
-#[allow(clippy::type_complexity)]
-fn statistics(
-    c: &bench::Counters,
-    db: &DbStats,
-    results: &[BenchResult],
-) -> (
-    BTreeMap<&'static str, u64>,
-    BTreeMap<&'static str, Histogram>,
-) {
-    let stall = (db.stall_memtable_ns + db.stall_l0_ns + db.slowdown_ns) / 1000;
-    let wal_writes = if db.wal_bytes > 0 { db.writes } else { 0 };
-    let tickers: BTreeMap<&'static str, u64> = [
-        ("rocksdb.block.cache.miss", db.block_cache_misses),
-        ("rocksdb.block.cache.hit", db.block_cache_hits),
-        ("rocksdb.block.cache.data.miss", db.block_cache_misses),
-        ("rocksdb.block.cache.data.hit", db.block_cache_hits),
-        ("rocksdb.number.keys.written", c.keys_written),
-        ("rocksdb.number.keys.read", c.keys_read),
-        ("rocksdb.bytes.written", c.bytes_written),
-        ("rocksdb.bytes.read", c.bytes_read),
-        ("rocksdb.number.db.seek", c.seeks),
-        ("rocksdb.number.db.next", c.nexts),
-        ("rocksdb.number.db.seek.found", c.seeks_found),
-        ("rocksdb.db.iter.bytes.read", c.iter_bytes),
-        ("rocksdb.number.multiget.get", c.multiget_calls),
-        ("rocksdb.number.multiget.keys.read", c.multiget_keys),
-        ("rocksdb.wal.bytes", db.wal_bytes),
-        ("rocksdb.wal.synced", c.synced_writes),
-        ("rocksdb.write.wal", wal_writes),
-        ("rocksdb.write.self", db.writes),
-        ("rocksdb.flush.write.bytes", db.flushed_bytes),
-        ("rocksdb.compact.read.bytes", db.compaction_read_bytes),
-        ("rocksdb.compact.write.bytes", db.compaction_written_bytes),
-        ("rocksdb.stall.micros", stall),
-    ]
-    .into_iter()
-    .collect();
-    let mut hists: BTreeMap<&'static str, Histogram> = BTreeMap::new();
-    for r in results {
-        for (op, h) in &r.hist {
-            let name = match op {
-                OpType::Read if r.name == "multireadrandom" => "rocksdb.db.multiget.micros",
-                OpType::Read => "rocksdb.db.get.micros",
-                OpType::Write | OpType::Delete => "rocksdb.db.write.micros",
-                OpType::Seek => "rocksdb.db.seek.micros",
-                OpType::Merge | OpType::Update => continue,
-            };
-            hists.entry(name).or_default().merge(h);
-        }
-    }
-    (tickers, hists)
 }
 
 #[cfg(test)]

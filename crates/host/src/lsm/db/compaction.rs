@@ -5,109 +5,259 @@ use super::super::key::{self, ValueType};
 use super::super::sst::CcChunk;
 use super::tables::dr_region;
 use super::version::{level_sizes, level_targets, Edit};
-use super::{sst_name, Corruption, DbError, Inner, Sst};
+use super::{sst_name, Corruption, DbError, Inner, Running, State};
 use crate::zonefs::Lifetime;
+use std::collections::BTreeSet;
+
+/// A compaction picked (and marked as running): from `level` into `out_level`, the inputs and
+/// the output level's files they overlap, by number.
+pub(super) struct Picked {
+    pub(super) id: u64,
+    level: usize,
+    out_level: usize,
+    inputs: Vec<u64>,
+    next_inputs: Vec<u64>,
+}
+
+/// The smallest and largest user key of these files (level, numbers).
+fn key_range(st: &State, sets: &[(usize, &Vec<u64>)]) -> (Vec<u8>, Vec<u8>) {
+    let files = || {
+        sets.iter()
+            .flat_map(|&(l, set)| st.levels[l].iter().filter(move |f| set.contains(&f.number)))
+    };
+    let lo = files()
+        .map(|f| f.smallest.clone())
+        .min()
+        .unwrap_or_default();
+    let hi = files().map(|f| f.largest.clone()).max().unwrap_or_default();
+    (lo, hi)
+}
+
+/// The files of `out_level` that the files `inputs` of `level` overlap, in level order; None
+/// when one of them is in `busy`, or the range they span with the inputs overlaps that of a
+/// running compaction (other than `me`) into `out_level`.
+fn free_overlap(
+    st: &State,
+    busy: &BTreeSet<u64>,
+    out_level: usize,
+    inputs: &[u64],
+    level: usize,
+    me: Option<u64>,
+) -> Option<Vec<u64>> {
+    let ins: Vec<u64> = inputs.to_vec();
+    let (lo, hi) = key_range(st, &[(level, &ins)]);
+    let mut next = Vec::new();
+    let (mut all_lo, mut all_hi) = (lo.clone(), hi.clone());
+    for g in &st.levels[out_level] {
+        if g.largest.as_slice() < lo.as_slice() || g.smallest.as_slice() > hi.as_slice() {
+            continue;
+        }
+        if busy.contains(&g.number) {
+            return None;
+        }
+        all_lo = all_lo.min(g.smallest.clone());
+        all_hi = all_hi.max(g.largest.clone());
+        next.push(g.number);
+    }
+    let clash = st.running.iter().any(|r| {
+        Some(r.id) != me
+            && r.out_level == out_level
+            && !(r.hi.as_slice() < all_lo.as_slice() || r.lo.as_slice() > all_hi.as_slice())
+    });
+    (!clash).then_some(next)
+}
 
 impl Inner {
-    /// The level to compact next: the highest score ≥ 1, as RocksDB 8.x's
-    /// `ComputeCompactionScore` for leveled compaction. L0: file count over the trigger; with
-    /// static sizes also bytes over the base target; with dynamic sizes at least 1.01 once L0
-    /// holds the base target, and L0 over the base level's size when it outgrows it, scaled
-    /// by 10 above 1. Deeper levels: bytes over their target; with dynamic sizes, a level at
-    /// or over its target divides by its target plus the bytes bound to come down from above
-    /// and scales by 10, so a level with much incoming data waits for it.
-    pub(super) async fn pick_compaction(&self) -> Option<usize> {
+    /// The compaction to run next, marked as running: levels by score (the highest first,
+    /// RocksDB 8.x's `ComputeCompactionScore` for leveled compaction), the first whose inputs
+    /// are free. L0: file count over the trigger; with static sizes also bytes over the base
+    /// target; with dynamic sizes at least 1.01 once L0 holds the base target, and L0 over
+    /// the base level's size when it outgrows it, scaled by 10 above 1. Deeper levels: bytes
+    /// over their target; with dynamic sizes, a level at or over its target divides by its
+    /// target plus the bytes bound to come down from above and scales by 10, so a level with
+    /// much incoming data waits for it. Files being compacted count in no score.
+    ///
+    /// Beside running compactions (RocksDB's `LevelCompactionBuilder`): one L0 compaction at a
+    /// time; no input, and no file of the output level the inputs overlap, may be in a running
+    /// compaction; and the output range may not overlap that of a running compaction into the
+    /// same level.
+    pub(super) async fn pick_compaction(&self) -> Option<Picked> {
         const SCORE_SCALE: f64 = 10.0;
-        let st = self.st.lock().await;
+        let mut guard = self.st.lock().await;
+        let st = &mut *guard;
         let n = st.levels.len();
-        let sizes = level_sizes(&st);
+        let busy: BTreeSet<u64> = st
+            .running
+            .iter()
+            .flat_map(|r| r.files.iter().copied())
+            .collect();
+        let sizes = level_sizes(st);
+        let free: Vec<u64> = st
+            .levels
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .filter(|f| !busy.contains(&f.number))
+                    .map(|f| f.size)
+                    .sum()
+            })
+            .collect();
         let (base, targets) = level_targets(&self.opts, &sizes);
         let dynamic = self.opts.level_compaction_dynamic_level_bytes;
         let base_target = self.opts.max_bytes_for_level_base.max(1);
         let mut downcompact = 0f64;
-        let mut best: Option<(f64, usize)> = None;
+        let mut scored: Vec<(f64, usize)> = Vec::new();
         for l in 0..n - 1 {
             let score = if l == 0 {
-                let mut score = st.levels[0].len() as f64 / self.opts.level0_trigger.max(1) as f64;
+                let files = st.levels[0]
+                    .iter()
+                    .filter(|f| !busy.contains(&f.number))
+                    .count();
+                let mut score = files as f64 / self.opts.level0_trigger.max(1) as f64;
                 if !dynamic {
-                    score = score.max(sizes[0] as f64 / base_target as f64);
+                    score = score.max(free[0] as f64 / base_target as f64);
                 } else {
-                    if sizes[0] >= base_target {
+                    if free[0] >= base_target {
                         score = score.max(1.01);
                     }
-                    if sizes[0] > targets[base] {
-                        score = score.max(sizes[0] as f64 / sizes[base].max(targets[base]) as f64);
+                    if free[0] > targets[base] {
+                        score = score.max(free[0] as f64 / sizes[base].max(targets[base]) as f64);
                     }
                     if score > 1.0 {
                         score *= SCORE_SCALE;
                     }
                 }
-                downcompact += sizes[0] as f64;
+                downcompact += free[0] as f64;
                 score
-            } else if !dynamic || sizes[l] < targets[l] {
-                sizes[l] as f64 / targets[l].max(1) as f64
+            } else if !dynamic || free[l] < targets[l] {
+                free[l] as f64 / targets[l].max(1) as f64
             } else {
-                let score = sizes[l] as f64 / (targets[l] as f64 + downcompact) * SCORE_SCALE;
-                downcompact += (sizes[l] - targets[l]) as f64;
+                let score = free[l] as f64 / (targets[l] as f64 + downcompact) * SCORE_SCALE;
+                downcompact += (free[l] - targets[l]) as f64;
                 score
             };
-            if score >= 1.0 && best.is_none_or(|(b, _)| score > b) {
-                best = Some((score, l));
+            if score >= 1.0 {
+                scored.push((score, l));
             }
         }
-        best.map(|(_, l)| l)
+        // The highest score first; on a tie the upper level.
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (_, level) in scored {
+            let out_level = if level == 0 { base } else { level + 1 };
+            let picked = if level == 0 {
+                if st.running.iter().any(|r| r.level == 0) {
+                    continue;
+                }
+                let inputs: Vec<u64> = st.levels[0].iter().map(|f| f.number).collect();
+                free_overlap(st, &busy, out_level, &inputs, 0, None).map(|next| (inputs, next))
+            } else {
+                // The file whose overlap with the level below is smallest relative to its size
+                // (kMinOverlappingRatio), among those that can go now.
+                let next_files = &st.levels[out_level];
+                (0..st.levels[level].len())
+                    .filter_map(|i| {
+                        let f = &st.levels[level][i];
+                        if busy.contains(&f.number) {
+                            return None;
+                        }
+                        let next = free_overlap(st, &busy, out_level, &[f.number], level, None)?;
+                        let o: u64 = next_files
+                            .iter()
+                            .filter(|g| next.contains(&g.number))
+                            .map(|g| g.size)
+                            .sum();
+                        Some(((o * 1024 / f.size.max(1), i), next))
+                    })
+                    .min_by_key(|(k, _)| *k)
+                    .map(|((_, i), next)| (vec![st.levels[level][i].number], next))
+            };
+            let Some((inputs, next_inputs)) = picked else {
+                continue;
+            };
+            let id = st.next_compaction;
+            st.next_compaction += 1;
+            {
+                let mut s = self.stats.borrow_mut();
+                s.max_running_compactions = s.max_running_compactions.max(st.running.len() + 1);
+                for r in &st.running {
+                    s.concurrent_compaction_levels.insert((level, r.level));
+                }
+            }
+            let (lo, hi) = key_range(st, &[(level, &inputs), (out_level, &next_inputs)]);
+            st.running.push(Running {
+                id,
+                level,
+                out_level,
+                files: inputs.iter().chain(&next_inputs).copied().collect(),
+                lo,
+                hi,
+            });
+            self.update_speedup(st);
+            return Some(Picked {
+                id,
+                level,
+                out_level,
+                inputs,
+                next_inputs,
+            });
+        }
+        None
     }
 
-    /// One compaction from `level` into the next: all of L0 into the base level, or the file
-    /// of `level` whose overlap with the level below is smallest relative to its size
-    /// (kMinOverlappingRatio) into that level.
-    pub(super) async fn compact_level(&self, level: usize) -> Result<(), DbError> {
-        // Inputs and the merge under the lock (CPU only; only this worker changes levels, so
-        // they stay valid while the outputs are written without it).
+    /// Run a picked compaction: a trivial move, or its inputs read from the device, merged
+    /// and written as tables of the output level; then its edit is logged and installed.
+    pub(super) async fn compact(&self, picked: Picked) -> Result<(), DbError> {
+        // Inputs and the merge under the lock (CPU only; the inputs are marked as being
+        // compacted, so no other worker changes them while the outputs are written without it).
         let mut guard = self.st.lock().await;
         let st = &mut *guard;
         let (base, _) = self.level_targets(st);
-        let out_level = if level == 0 { base } else { level + 1 };
-        let overlaps = |f: &Sst, lo: &[u8], hi: &[u8]| {
-            !(f.largest.as_slice() < lo || f.smallest.as_slice() > hi)
+        let Picked {
+            id,
+            level,
+            out_level,
+            inputs: mut input_set,
+            next_inputs: mut next_set,
+        } = picked;
+        if level == 0 {
+            // Every L0 file now, with those flushed since the pick, unless their overlap
+            // below is in another compaction.
+            let others: BTreeSet<u64> = st
+                .running
+                .iter()
+                .filter(|r| r.id != id)
+                .flat_map(|r| r.files.iter().copied())
+                .collect();
+            let all: Vec<u64> = st.levels[0].iter().map(|f| f.number).collect();
+            if all.len() != input_set.len() {
+                if let Some(next) = free_overlap(st, &others, out_level, &all, 0, Some(id)) {
+                    input_set = all;
+                    next_set = next;
+                    let (lo, hi) = key_range(st, &[(0, &input_set), (out_level, &next_set)]);
+                    let r = st.running.iter_mut().find(|r| r.id == id).expect("running");
+                    r.files = input_set.iter().chain(&next_set).copied().collect();
+                    r.lo = lo;
+                    r.hi = hi;
+                }
+            }
+        }
+        let index_of = |st: &State, l: usize, set: &[u64]| -> Vec<usize> {
+            (0..st.levels[l].len())
+                .filter(|&i| set.contains(&st.levels[l][i].number))
+                .collect()
         };
-        let inputs: Vec<usize> = if level == 0 {
-            (0..st.levels[0].len()).collect()
-        } else {
-            let next = &st.levels[out_level];
-            let pick = (0..st.levels[level].len())
-                .min_by_key(|&i| {
-                    let f = &st.levels[level][i];
-                    let o: u64 = next
-                        .iter()
-                        .filter(|g| overlaps(g, &f.smallest, &f.largest))
-                        .map(|g| g.size)
-                        .sum();
-                    (o * 1024 / f.size.max(1), i)
-                })
-                .expect("a level with a score has files");
-            vec![pick]
-        };
-        let lo = inputs
-            .iter()
-            .map(|&i| st.levels[level][i].smallest.clone())
-            .min()
-            .expect("inputs");
-        let hi = inputs
-            .iter()
-            .map(|&i| st.levels[level][i].largest.clone())
-            .max()
-            .expect("inputs");
-        let next_inputs: Vec<usize> = (0..st.levels[out_level].len())
-            .filter(|&i| overlaps(&st.levels[out_level][i], &lo, &hi))
-            .collect();
+        let inputs = index_of(st, level, &input_set);
+        let next_inputs = index_of(st, out_level, &next_set);
         // Trivial move (RocksDB's): one input file that overlaps nothing below changes level
         // in the MANIFEST only, without being rewritten.
         if inputs.len() == 1 && next_inputs.is_empty() {
-            let f = st.levels[level].remove(inputs[0]);
+            // Logged before the version in memory changes: a failed MANIFEST write must leave
+            // the table where reads find it (it was taken out first, and a failed write lost
+            // it from the version: reads then found older values below; torture seed 1103).
+            let f = &st.levels[level][inputs[0]];
             let edit = Edit {
                 added: vec![(
-                    level as u32 + 1,
+                    out_level as u32,
                     f.number,
                     f.size,
                     f.smallest.clone(),
@@ -117,10 +267,12 @@ impl Inner {
                 ..Edit::default()
             };
             self.log_edit(st, &edit).await?;
+            let f = st.levels[level].remove(inputs[0]);
             let next = &mut st.levels[out_level];
             next.push(f);
             next.sort_by(|a, b| a.smallest.cmp(&b.smallest));
             self.stats.borrow_mut().trivial_moves += 1;
+            st.running.retain(|r| r.id != id);
             self.update_level_stats(st);
             return Ok(());
         }
@@ -288,6 +440,7 @@ impl Inner {
             self.cache.borrow_mut().forget_file(n);
             self.doomed.borrow_mut().insert(n);
         }
+        st.running.retain(|r| r.id != id);
         self.delete_retired_tables().await?;
         let mut s = self.stats.borrow_mut();
         s.compactions += 1;

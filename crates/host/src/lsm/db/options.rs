@@ -46,6 +46,73 @@ pub struct DbOptions {
     /// Where and how blocks are compressed. `Db::open` derives `table.codec` and
     /// `table.cc_write_buffer` from it (values set there beforehand are overwritten).
     pub compression: Compression,
+    /// Flushes that may run at once, and compactions (RocksDB's limits from
+    /// `max_background_jobs` and friends: [`DbOptions::set_background_jobs`]). Compactions
+    /// beyond one run only while RocksDB would speed compaction up: L0 holds its speedup file
+    /// count (the smaller of twice the trigger and a quarter of the way to the slowdown
+    /// trigger), the estimated compaction debt is large (below), or writes are slowed or
+    /// stopped.
+    pub max_background_flushes: usize,
+    pub max_background_compactions: usize,
+    /// Memtables (the active one and those waiting for a flush) that may hold writes: a writer
+    /// meeting a full memtable while `max_write_buffer_number - 1` immutable ones wait stalls
+    /// until a flush frees one; above 3, writes slow down once as many wait (RocksDB's
+    /// write stall conditions).
+    pub max_write_buffer_number: usize,
+    /// RocksDB's soft_pending_compaction_bytes_limit, here only for compaction pressure:
+    /// more than one compaction runs once the estimated compaction debt reaches the smaller of
+    /// a quarter of it and the larger of an eighth of the bottommost tables' bytes and twice
+    /// the base level's target (RocksDB's `GetPendingCompactionBytesForCompactionSpeedup`);
+    /// writes are not slowed by it.
+    pub soft_pending_compaction_bytes_limit: u64,
+}
+
+/// Why a background job limit was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct JobLimitError(pub String);
+
+impl DbOptions {
+    /// RocksDB's `DBImpl::GetBGJobLimits`: with `max_background_flushes` and
+    /// `max_background_compactions` both -1, a quarter of `max_background_jobs` flush (at least
+    /// one) and the rest compact (at least one); otherwise each flag gives its own limit (at
+    /// least one), and `max_background_jobs` plays no part.
+    pub fn set_background_jobs(
+        &mut self,
+        jobs: i64,
+        compactions: i64,
+        flushes: i64,
+    ) -> Result<(), JobLimitError> {
+        const MAX: i64 = 1024;
+        for (name, v) in [
+            ("max_background_jobs", jobs),
+            ("max_background_compactions", compactions),
+            ("max_background_flushes", flushes),
+        ] {
+            if v > MAX {
+                return Err(JobLimitError(format!(
+                    "--{name}={v}: at most {MAX} background jobs"
+                )));
+            }
+        }
+        let (f, c) = if flushes == -1 && compactions == -1 {
+            let f = (jobs / 4).max(1);
+            (f, (jobs - f).max(1))
+        } else {
+            (flushes.max(1), compactions.max(1))
+        };
+        self.max_background_flushes = f as usize;
+        self.max_background_compactions = c as usize;
+        Ok(())
+    }
+
+    /// L0 files at which more than one compaction may run (RocksDB's
+    /// `GetL0FileCountForCompactionSpeedup`).
+    pub fn l0_speedup_files(&self) -> usize {
+        let t = self.level0_trigger as i64;
+        let s = self.level0_slowdown as i64;
+        (2 * t).min(t + (s - t) / 4).max(0) as usize
+    }
 }
 
 /// The store's compression scheme (CCZNS §V-A): who compresses a table's blocks, and what
@@ -65,7 +132,7 @@ pub enum Compression {
     /// plugin). The calling thread waits for each block's round trip busy (QATzip's
     /// synchronous mode polls), so the engine's latency counts as host CPU; an assumption,
     /// consistent with Table IV putting QAT's CPU near ZSTD's. The engine's queue limit is not
-    /// modelled: the store has at most two background threads. `threads` as for `Host`.
+    /// modelled (the default store has two background threads). `threads` as for `Host`.
     Peripheral {
         codec: codec::Codec,
         engine: String,
@@ -245,6 +312,10 @@ impl Default for DbOptions {
             auto_readahead_after: 2,
             disable_wal: false,
             compression: Compression::None,
+            max_background_flushes: 1,
+            max_background_compactions: 1,
+            max_write_buffer_number: 2,
+            soft_pending_compaction_bytes_limit: 64 << 30,
         }
     }
 }

@@ -106,7 +106,8 @@ impl Inner {
             let seq = st.last_seq;
             let mut found = st.mem.get(k, seq);
             if found.is_none() {
-                found = st.imm.as_ref().and_then(|m| m.get(k, seq));
+                // Newest first.
+                found = st.imms.iter().rev().find_map(|m| m.mem.get(k, seq));
             }
             if found.is_none() {
                 'levels: for (l, files) in st.levels.iter_mut().enumerate() {

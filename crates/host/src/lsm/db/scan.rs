@@ -169,8 +169,8 @@ impl Inner {
             // Memtable entries ≥ start, taken lazily from the ordered maps.
             type MemIter<'m> = Box<dyn Iterator<Item = (Vec<u8>, &'m [u8])> + 'm>;
             let mut mem_iters: Vec<MemIter<'_>> = vec![Box::new(st.mem.entries_from(start))];
-            if let Some(imm) = &st.imm {
-                mem_iters.push(Box::new(imm.entries_from(start)));
+            for imm in st.imms.iter().rev() {
+                mem_iters.push(Box::new(imm.mem.entries_from(start)));
             }
             // Heads of every source; the smallest internal key goes next.
             let n_tables = cursors.len();

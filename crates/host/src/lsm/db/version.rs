@@ -67,6 +67,53 @@ pub(super) fn level_targets(opts: &DbOptions, sizes: &[u64]) -> (usize, Vec<u64>
     (base, targets)
 }
 
+/// RocksDB's `EstimateCompactionBytesNeeded` for leveled compaction: L0's bytes once it is at
+/// its trigger (with the base level's), then down the levels, each level's excess over its
+/// target (with what comes down from above) times the fan-out to the next level plus one.
+pub(super) fn compaction_needed_bytes(opts: &DbOptions, st: &State) -> u64 {
+    let sizes = level_sizes(st);
+    let (base, targets) = level_targets(opts, &sizes);
+    let n = sizes.len();
+    let l0_triggered =
+        st.levels[0].len() >= opts.level0_trigger || sizes[0] >= opts.max_bytes_for_level_base;
+    let mut needed = if l0_triggered { sizes[0] } else { 0 };
+    let mut down = needed;
+    for l in base..n.saturating_sub(1) {
+        if l == base && l0_triggered {
+            needed += sizes[l];
+        }
+        let size = sizes[l] + down;
+        down = 0;
+        if size > targets[l] {
+            down = size - targets[l];
+            let next = sizes[l + 1];
+            if next > 0 {
+                needed += (down as f64 * (next as f64 / size as f64 + 1.0)) as u64;
+            }
+        }
+    }
+    needed
+}
+
+/// Bytes of the tables no deeper table overlaps (RocksDB's bottommost files; an L0 table
+/// also overlapping no older L0 table).
+pub(super) fn bottommost_bytes(st: &State) -> u64 {
+    let overlaps =
+        |a: &super::Sst, b: &super::Sst| !(a.largest < b.smallest || a.smallest > b.largest);
+    let mut total = 0;
+    for (l, files) in st.levels.iter().enumerate() {
+        for (i, f) in files.iter().enumerate() {
+            // L0 is newest first: the older L0 tables come after it.
+            let older_l0 = l == 0 && files[i + 1..].iter().any(|g| overlaps(f, g));
+            let deeper = st.levels[l + 1..].iter().flatten().any(|g| overlaps(f, g));
+            if !older_l0 && !deeper {
+                total += f.size;
+            }
+        }
+    }
+    total
+}
+
 /// A file an edit adds: level, number, size, smallest and largest user key.
 pub(super) type NewFile = (u32, u64, u64, Vec<u8>, Vec<u8>);
 
@@ -171,7 +218,10 @@ impl Inner {
 
     pub(super) fn update_level_stats(&self, st: &State) {
         let mut s = self.stats.borrow_mut();
-        s.memtable_bytes = st.mem.bytes() + st.imm.as_ref().map_or(0, |m| m.bytes());
+        s.memtable_bytes = st.mem.bytes() + st.imm_bytes();
+        drop(s);
+        self.update_speedup(st);
+        let mut s = self.stats.borrow_mut();
         s.index_filter_bytes = st
             .levels
             .iter()

@@ -8,7 +8,7 @@ use sim::SimDuration;
 
 use super::super::log::LogWriter;
 use super::super::memtable::WriteBatch;
-use super::{wal_name, DbError, Inner, State, Stopper};
+use super::{wal_name, DbError, Imm, Inner, State, Stopper};
 use crate::zonefs::Lifetime;
 
 impl Inner {
@@ -31,7 +31,9 @@ impl Inner {
             self.check_bg()?;
             let t0 = self.fs.io().sim().now();
             if st.mem.bytes() >= self.opts.write_buffer_size {
-                if st.imm.is_some() {
+                // RocksDB stops writes once max_write_buffer_number memtables are full: this
+                // one and the immutable ones waiting for a flush.
+                if st.imms.len() + 1 >= self.opts.max_write_buffer_number {
                     drop(st);
                     self.progress.notified().await;
                     let waited = self.fs.io().sim().now().since(t0).as_ns();
@@ -72,13 +74,13 @@ impl Inner {
             st.mem.insert(k, seq + i as u64, *t, v);
         }
         st.last_seq = seq + batch.ops.len() as u64 - 1;
-        let slowed = st.levels[0].len() >= self.opts.level0_slowdown;
+        let slowed = st.levels[0].len() >= self.opts.level0_slowdown || self.memtables_delay(&st);
         {
             let mut s = self.stats.borrow_mut();
             s.writes += 1;
             s.wal_bytes += rec.len() as u64;
             s.last_sequence = st.last_seq;
-            s.memtable_bytes = st.mem.bytes() + st.imm.as_ref().map_or(0, |m| m.bytes());
+            s.memtable_bytes = st.mem.bytes() + st.imm_bytes();
         }
         drop(st);
         if slowed {
@@ -101,11 +103,28 @@ impl Inner {
             .await?;
         let old_wal = std::mem::replace(&mut st.wal, new_wal);
         old_wal.close().await?;
-        st.imm_wal = Some(st.wal_number);
+        st.imms.push_back(Imm {
+            mem: Rc::new(std::mem::take(&mut st.mem)),
+            wal: st.wal_number,
+            claimed: false,
+        });
+        self.unclaimed.set(self.unclaimed.get() + 1);
+        {
+            let mut s = self.stats.borrow_mut();
+            s.immutable_memtables = st.imms.len();
+            s.max_immutable_memtables = s.max_immutable_memtables.max(st.imms.len());
+        }
         st.wal_number = wal_number;
         st.wal_log = LogWriter::default();
-        st.imm = Some(Rc::new(std::mem::take(&mut st.mem)));
-        self.stats.borrow_mut().memtable_bytes = st.imm.as_ref().map_or(0, |m| m.bytes());
+        self.stats.borrow_mut().memtable_bytes = st.imm_bytes();
+        self.update_speedup(st);
         Ok(())
+    }
+
+    /// RocksDB's delayed-write condition for memtables: with more than 3 write buffers, writes
+    /// slow down while `max_write_buffer_number - 1` immutable memtables wait for a flush.
+    pub(super) fn memtables_delay(&self, st: &State) -> bool {
+        let n = self.opts.max_write_buffer_number;
+        n > 3 && st.imms.len() + 1 >= n
     }
 }
