@@ -354,7 +354,7 @@ fn a_reset_takes_a_spare_block_group_and_erases_the_old_one_in_the_background() 
             .as_any()
             .downcast_ref::<device::design::znsplus::Znsplus>()
             .expect("znsplus");
-    assert_eq!(z.spare_groups(), vec![4]);
+    assert_eq!(z.spare_groups(), vec![4u64]);
     let (reset, _) = reset_then_write(spare);
     assert!(reset < erase / 10, "reset {reset} ns with a spare waiting");
     // Without spares the zone waits for its own erase, as on plain ZNS.
@@ -465,4 +465,21 @@ fn copy_takes_ranges_to_the_write_pointer_within_its_limits() {
     assert_eq!(p.write(0, 1), Status::SUCCESS);
     let z = p.zslba(1);
     assert_eq!(copy(&mut p, z, &[(0, 1)]), Status::INVALID_OPCODE);
+}
+
+#[test]
+fn very_many_spare_blocks_cost_no_memory() {
+    // The fuzz harness found a configuration whose ~2^36 spare blocks once took a list entry
+    // each (hundreds of GB).
+    let mut cfg = small();
+    cfg.nand.blocks_per_plane = u32::MAX;
+    let c = device::Controller::in_memory(cfg).expect("a valid device");
+    {
+        let z = c
+            .design()
+            .as_any()
+            .downcast_ref::<device::design::znsplus::Znsplus>()
+            .expect("znsplus");
+        assert_eq!(z.spare_groups(), vec![u32::MAX as u64 - 8]);
+    }
 }

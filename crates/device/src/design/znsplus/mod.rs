@@ -27,11 +27,36 @@ use super::{Compaction, Design, Media, ZoneRead, ZoneWrite};
 use crate::identify::VendorCaps;
 use crate::status::Status;
 
-/// The ZNS+ design: the spare flash block groups of each die group, as the times they are
-/// (or will be) erased and free.
+/// The ZNS+ design: the spare flash block groups of each die group.
 #[derive(Debug, Default)]
 pub struct Znsplus {
-    spares: Vec<Vec<u64>>,
+    spares: Vec<Spares>,
+}
+
+/// One die group's spare block groups: those never used (erased since the start), and the
+/// times the ones given back by resets are (or will be) erased. Kept as a count and a list of
+/// returned ones, so a configuration with very many spare blocks costs no memory for them.
+#[derive(Debug, Default, Clone)]
+struct Spares {
+    fresh: u64,
+    returned: Vec<u64>,
+}
+
+impl Spares {
+    fn count(&self) -> u64 {
+        self.fresh + self.returned.len() as u64
+    }
+
+    /// Take the spare erased earliest for one erased at `erased`; when the one taken is free.
+    fn swap(&mut self, erased: u64) -> Option<u64> {
+        if self.fresh > 0 {
+            self.fresh -= 1;
+            self.returned.push(erased);
+            return Some(0);
+        }
+        let first = (0..self.returned.len()).min_by_key(|&i| self.returned[i])?;
+        Some(std::mem::replace(&mut self.returned[first], erased))
+    }
 }
 
 impl Znsplus {
@@ -43,15 +68,18 @@ impl Znsplus {
         let spares = (0..groups)
             .map(|g| {
                 let zones = (layout.zone_count + groups - 1 - g) / groups;
-                vec![0; per_die.saturating_sub(zones as u64) as usize]
+                Spares {
+                    fresh: per_die.saturating_sub(zones as u64),
+                    returned: Vec::new(),
+                }
             })
             .collect();
         Znsplus { spares }
     }
 
     /// Spare block groups of each die group (for reports and tests).
-    pub fn spare_groups(&self) -> Vec<usize> {
-        self.spares.iter().map(Vec::len).collect()
+    pub fn spare_groups(&self) -> Vec<u64> {
+        self.spares.iter().map(Spares::count).collect()
     }
 }
 
@@ -96,13 +124,13 @@ impl Design for Znsplus {
     ) -> (SimInstant, io::Result<()>) {
         let group = zone % self.spares.len().max(1);
         let (erased, punched) = zns::reset(m, zone, ready, recorded);
-        let Some(spares) = self.spares.get_mut(group).filter(|s| !s.is_empty()) else {
+        let Some(free_at) = self
+            .spares
+            .get_mut(group)
+            .and_then(|s| s.swap(erased.as_ns()))
+        else {
             return (erased, punched); // no spare: the zone waits for its own erase
         };
-        let first = (0..spares.len())
-            .min_by_key(|&i| spares[i])
-            .expect("not empty");
-        let free_at = std::mem::replace(&mut spares[first], erased.as_ns());
         let assigned = ready.as_ns().max(free_at);
         let zf = &mut m.zone_flash[zone];
         zf.erased_at = assigned;
