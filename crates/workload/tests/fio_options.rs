@@ -401,3 +401,74 @@ fn max_latency_fails_a_slow_job_with_etimedout() {
     let r = run_on(presets::test_min(), &format!("{job}max_latency=,100\n")).expect("runs");
     assert_eq!(r.jobs[0].errno, 110);
 }
+
+#[test]
+fn percentage_random_and_rw_sequencer_shape_random_offsets() {
+    // On a zoned device without zonemode, only writes at the write pointer succeed: a
+    // sequential pattern passes, a random one fails.
+    let zone = "[w]\nrw=randwrite\nbs=4k\nsize=256k\n";
+    let r = run_on(presets::test_min(), &format!("{zone}percentage_random=0\n")).expect("runs");
+    assert_eq!(r.jobs[0].error, None, "all sequential");
+    assert_eq!(r.jobs[0].write.ios, 64);
+    let r = run_on(
+        presets::test_min(),
+        &format!("{zone}percentage_sequential=50\n"),
+    )
+    .expect("runs");
+    assert!(r.jobs[0].error.is_some(), "half random");
+    // randwrite:4 with percentage_random=0: sequential either way, but identical repeats
+    // each offset four times (the repeat is not at the write pointer).
+    let runs = "[w]\nrw=randwrite:4\nbs=4k\nsize=256k\npercentage_random=0\n";
+    let r = run_on(presets::test_min(), runs).expect("runs");
+    assert_eq!(r.jobs[0].error, None);
+    let r = run_on(
+        presets::test_min(),
+        &format!("{runs}rw_sequencer=identical\n"),
+    )
+    .expect("runs");
+    assert_eq!(r.jobs[0].write.ios, 1, "{:?}", r.jobs[0].error);
+    assert!(r.jobs[0].error.is_some());
+}
+
+#[test]
+fn a_percentage_offset_is_aligned_as_fio_aligns_it() {
+    let written_at = |job: &str| {
+        let sim = Sim::new(3);
+        let dev = DeviceHandle::new(
+            &sim,
+            Controller::in_memory(presets::test_tcssd()).expect("ok"),
+        );
+        let jobs = build_jobs(&parse_jobfile(job).expect("parse")).expect("valid");
+        let r = run(&sim, &dev, &jobs).expect("runs");
+        assert_eq!(r.jobs[0].error, None);
+        let blocks = dev.with(|c| c.identify().nsze);
+        (0..blocks)
+            .find(|&lba| {
+                let mut b = vec![0u8; 4096];
+                dev.with(|c| {
+                    c.submit(
+                        sim::SimInstant::from_ns(0),
+                        device::Command::Read {
+                            slba: lba,
+                            nlb: 1,
+                            data: &mut b,
+                            metadata: &mut [],
+                        },
+                    )
+                });
+                b.iter().any(|&x| x != 0)
+            })
+            .expect("a written block")
+    };
+    let job = "[w]\nrw=write\nbs=4k\nsize=4k\noffset=10%\n";
+    let nsze = Controller::in_memory(presets::test_tcssd())
+        .expect("ok")
+        .identify()
+        .nsze;
+    let tenth = (nsze * 4096 / 10).div_ceil(4096);
+    assert_eq!(written_at(job), tenth, "aligned up to the block size");
+    assert_eq!(
+        written_at(&format!("{job}offset_align=1m\n")),
+        (tenth * 4096).div_ceil(1 << 20) * 256
+    );
+}

@@ -201,6 +201,22 @@ fn apply(
         "atomic" => spec.atomic = parse_bool(job, key, value)?,
         "zero_buffers" => spec.zero_buffers = parse_bool(job, key, value)?,
         "fsync" => spec.fsync_every = number(need()?)?,
+        "percentage_random" | "percentage_sequential" => {
+            let v = need()?;
+            for (dir, part) in per_direction(v).into_iter().enumerate() {
+                if let Some(part) = part {
+                    let p = percent(part)?;
+                    spec.percentage_random[dir] =
+                        if key == "percentage_random" { p } else { 100 - p };
+                }
+            }
+        }
+        "offset_align" => spec.offset_align = bytes(need()?)?,
+        "rw_sequencer" => match need()? {
+            "sequential" => spec.rw_identical = false,
+            "identical" => spec.rw_identical = true,
+            v => return Err(bad(v, "sequential or identical")),
+        },
         "max_latency" => {
             let v = need()?;
             for (dir, part) in per_direction(v).into_iter().enumerate() {

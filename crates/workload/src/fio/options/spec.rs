@@ -195,6 +195,13 @@ pub struct JobSpec {
     pub fsync_every: u64,
     /// `max_latency` per direction (ns; 0: none): a slower completion fails the job (ETIMEDOUT).
     pub max_latency_ns: [u64; 3],
+    /// `percentage_random` per direction: of a random job's new offsets, this percentage are
+    /// random and the rest continue sequentially (100: all random).
+    pub percentage_random: [u32; 3],
+    /// `rw_sequencer=identical`: with `rw=rand...:N`, the same offset N times.
+    pub rw_identical: bool,
+    /// `offset_align`: a percentage offset is aligned up to this (0: to the smallest bs).
+    pub offset_align: u64,
     pub fdatasync_every: u64,
     /// `verify_write_sequence=0`: a block read back may hold another writer's data.
     pub verify_write_sequence: bool,
@@ -281,6 +288,9 @@ impl Default for JobSpec {
             atomic: false,
             fsync_every: 0,
             max_latency_ns: [0; 3],
+            percentage_random: [100; 3],
+            rw_identical: false,
+            offset_align: 0,
             fdatasync_every: 0,
             verify_write_sequence: true,
             steady: SteadyState::default(),

@@ -34,6 +34,10 @@ pub(super) struct Flow {
     pub(super) window_done: u64,
     /// num_range: the trim's ranges after its first, (lba, blocks), taken by the worker.
     pub(super) more_ranges: Vec<(u64, u32)>,
+    /// The direction of the I/O being chosen, and the start of the last random-job I/O
+    /// (rw_sequencer=identical repeats it).
+    pub(super) dir: Option<Direction>,
+    pub(super) last_start: u64,
 }
 
 impl JobState {
@@ -135,8 +139,21 @@ impl JobState {
                 lba as u64
             }
             Pattern::Random => {
+                let dir = self.flow.dir.unwrap_or(self.spec.direction);
+                let perc = self.spec.percentage_random[dir as usize];
                 if self.flow.run_left > 0 && self.pos + bs <= self.end {
                     self.flow.run_left -= 1;
+                    // rw_sequencer=identical: the run repeats its first offset.
+                    if self.spec.rw_identical {
+                        return self.flow.last_start;
+                    }
+                } else if perc < 100
+                    && self.pos + bs <= self.end
+                    && 1 + self.rng.below(100) as u32 > perc
+                {
+                    // percentage_random: this new offset continues sequentially (fio's
+                    // should_do_random said no).
+                    self.flow.run_left = self.spec.rw_modifier.unwrap_or(1).max(1) as u64 - 1;
                 } else {
                     // Offsets are multiples of the smallest block size (fio's blockalign).
                     // (One alignment for all directions: the smallest block size of any.)
@@ -157,6 +174,7 @@ impl JobState {
                 }
                 let lba = self.pos;
                 self.pos += bs;
+                self.flow.last_start = lba;
                 lba
             }
         }
@@ -258,6 +276,7 @@ impl JobState {
         }
         // As fio's fill_io_u: the direction first, then the block size for it.
         let dir = self.next_dir();
+        self.flow.dir = Some(dir);
         self.bs_lbas = self.next_bs_lbas(dir);
         let mut io = match (self.spec.zonemode, dir, self.spec.pattern) {
             (ZoneMode::Zbd, Direction::Read, Pattern::Sequential) if self.spec.compressed_io => {

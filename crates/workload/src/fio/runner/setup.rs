@@ -12,7 +12,7 @@ use sim::{Rng, Sim};
 use super::issue::Flow;
 use super::verify::SharedRun;
 use super::{ChunkIndex, DirStats, JobResult, JobState};
-use crate::fio::options::{Direction, JobSpec, Mix, Pattern, ZoneMode};
+use crate::fio::options::{Direction, JobSpec, Mix, Pattern, Size, ZoneMode};
 use crate::fio::FioError;
 
 /// Fill a job's data pool as fio's fill_io_buffer does: with buffer_compress_percentage (or
@@ -205,8 +205,19 @@ pub(super) fn setup(
             "sizes in zones (like 8z) need a zoned device".into(),
         ));
     }
-    let mut offset =
-        spec.offset.resolve(dev_bytes, zb_size) + spec.clone as u64 * spec.offset_increment;
+    let mut offset = spec.offset.resolve(dev_bytes, zb_size);
+    // A percentage offset is aligned up to offset_align, or to the smallest block size
+    // (fio's default, and the LBA's at least).
+    if matches!(spec.offset, Size::Percent(_)) {
+        let align = if spec.offset_align > 0 {
+            spec.offset_align
+        } else {
+            spec.bs_min
+        }
+        .max(lba);
+        offset = offset.div_ceil(align).saturating_mul(align);
+    }
+    let mut offset = offset + spec.clone as u64 * spec.offset_increment;
     if spec.zonemode == ZoneMode::Zbd {
         let zb = g.zone_size_lbas * lba;
         offset = offset.div_ceil(zb) * zb;
