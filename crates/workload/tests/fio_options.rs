@@ -472,3 +472,24 @@ fn a_percentage_offset_is_aligned_as_fio_aligns_it() {
         (tenth * 4096).div_ceil(1 << 20) * 256
     );
 }
+
+#[test]
+fn thinktime_blocks_count_completions_or_issues() {
+    let job = "[r]\nrw=randread\nbs=4k\nsize=64k\nnumber_ios=16\nioengine=libaio\niodepth=4\nthinktime=10ms\nthinktime_blocks=4\n";
+    for kind in ["complete", "issue"] {
+        let r = ok(
+            presets::test_tcssd(),
+            &format!("{job}thinktime_blocks_type={kind}\n"),
+        );
+        let t = r.jobs[0].runtime_ns;
+        // 16 I/Os, a 10 ms pause after every 4: at least three pauses.
+        assert!(t >= 30_000_000, "{kind}: {t} ns");
+        assert_eq!(r.jobs[0].read.ios, 16);
+    }
+    let e = run_on(
+        presets::test_tcssd(),
+        &format!("{job}thinktime_blocks_type=later\n"),
+    )
+    .expect_err("refused");
+    assert_eq!(e.option.as_deref(), Some("thinktime_blocks_type"));
+}

@@ -29,6 +29,7 @@ pub const SUPPORTED: &[&str] = &[
     "percentage_sequential",
     "rw_sequencer",
     "offset_align",
+    "thinktime_blocks_type",
     "verify_write_sequence",
     "dedupe_percentage",
     "dedupe_mode",
@@ -453,6 +454,10 @@ const NOTICE: &[(&str, &str)] = &[
     ("libaio_vectored", "a host-CPU matter of libaio"),
     ("cmd_type", "NVMe commands are the emulator's only kind"),
     ("overwrite", NO_FILES),
+    (
+        "softrandommap",
+        "random offsets are drawn without a random map anyway (as norandommap=1)",
+    ),
     (
         "rate_ignore_thinktime",
         "after a thinktime the job catches up to its rate, fio's default",

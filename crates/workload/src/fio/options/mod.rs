@@ -212,6 +212,11 @@ fn apply(
             }
         }
         "offset_align" => spec.offset_align = bytes(need()?)?,
+        "thinktime_blocks_type" => match need()? {
+            "complete" => spec.thinktime_on_issue = false,
+            "issue" => spec.thinktime_on_issue = true,
+            v => return Err(bad(v, "complete or issue")),
+        },
         "rw_sequencer" => match need()? {
             "sequential" => spec.rw_identical = false,
             "identical" => spec.rw_identical = true,

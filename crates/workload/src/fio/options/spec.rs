@@ -202,6 +202,9 @@ pub struct JobSpec {
     pub rw_identical: bool,
     /// `offset_align`: a percentage offset is aligned up to this (0: to the smallest bs).
     pub offset_align: u64,
+    /// `thinktime_blocks_type=issue`: count thinktime_blocks as I/Os are issued (fio's
+    /// default, complete, counts them as they complete).
+    pub thinktime_on_issue: bool,
     pub fdatasync_every: u64,
     /// `verify_write_sequence=0`: a block read back may hold another writer's data.
     pub verify_write_sequence: bool,
@@ -291,6 +294,7 @@ impl Default for JobSpec {
             percentage_random: [100; 3],
             rw_identical: false,
             offset_align: 0,
+            thinktime_on_issue: false,
             fdatasync_every: 0,
             verify_write_sequence: true,
             steady: SteadyState::default(),

@@ -38,6 +38,8 @@ pub(super) struct Flow {
     /// (rw_sequencer=identical repeats it).
     pub(super) dir: Option<Direction>,
     pub(super) last_start: u64,
+    /// thinktime: the whole job issues nothing before this (fio's job thread sleeps).
+    pub(super) think_until: u64,
 }
 
 impl JobState {
@@ -357,12 +359,19 @@ impl JobState {
                     io.wait_until = Some(io.wait_until.map_or(at, |t| t.max(at)));
                 }
             }
-            // thinktime: idle after every thinktime_blocks I/Os.
+            // thinktime: idle after every thinktime_blocks I/Os, counted as they are issued
+            // or (fio's default, thinktime_blocks_type=complete) as they complete.
             if self.spec.thinktime_ns > 0 {
-                self.flow.since_think += 1;
+                if self.spec.thinktime_on_issue {
+                    self.flow.since_think += 1;
+                }
                 if self.flow.since_think >= self.spec.thinktime_blocks {
                     self.flow.since_think = 0;
-                    let at = now + self.spec.thinktime_ns;
+                    self.flow.think_until = now + self.spec.thinktime_ns;
+                }
+                // Every worker of the job waits out a thinktime, as fio's one job thread does.
+                let at = self.flow.think_until;
+                if at > now {
                     io.wait_until = Some(io.wait_until.map_or(at, |t| t.max(at)));
                 }
             }
@@ -769,6 +778,9 @@ pub(super) async fn worker(
         if sim.now().as_ns() < s.group_start + s.spec.ramp_time_ns {
             s.result.not_counted(direction, sim.now().as_ns());
             continue;
+        }
+        if s.spec.thinktime_ns > 0 && !s.spec.thinktime_on_issue {
+            s.flow.since_think += 1;
         }
         let job_start = s.stats_start();
         let stats = match direction {
