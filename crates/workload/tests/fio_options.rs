@@ -493,3 +493,25 @@ fn thinktime_blocks_count_completions_or_issues() {
     .expect_err("refused");
     assert_eq!(e.option.as_deref(), Some("thinktime_blocks_type"));
 }
+
+#[test]
+fn bs_is_seq_rand_and_bs_unaligned_choose_the_sizes() {
+    // rw=randread with bs_is_seq_rand: the random I/Os take the write size (16k).
+    let r = ok(
+        presets::test_tcssd(),
+        "[r]\nrw=randread\nbs=4k,16k\nbs_is_seq_rand=1\nsize=1m\nio_size=256k\n",
+    );
+    assert_eq!(r.jobs[0].read.io_bytes, r.jobs[0].read.ios * 16384);
+    // bsrange=8k-24k: multiples of 8k only, or with bs_unaligned any whole 4k block count.
+    // One I/O per run, over several seeds.
+    let odd = |extra: &str| {
+        (1..=24).any(|seed| {
+            let job = format!(
+                "[r]\nrw=randread\nbsrange=8k-24k\nsize=1m\nnumber_ios=1\nrandseed={seed}\n{extra}"
+            );
+            ok(presets::test_tcssd(), &job).jobs[0].read.io_bytes % 8192 != 0
+        })
+    };
+    assert!(!odd(""), "multiples of 8k");
+    assert!(odd("bs_unaligned=1\n"), "12k and 20k too");
+}

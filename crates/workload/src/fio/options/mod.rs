@@ -212,6 +212,8 @@ fn apply(
             }
         }
         "offset_align" => spec.offset_align = bytes(need()?)?,
+        "bs_is_seq_rand" => spec.bs_is_seq_rand = parse_bool(job, key, value)?,
+        "bs_unaligned" | "blocksize_unaligned" => spec.bs_unaligned = parse_bool(job, key, value)?,
         "thinktime_blocks_type" => match need()? {
             "complete" => spec.thinktime_on_issue = false,
             "issue" => spec.thinktime_on_issue = true,

@@ -205,6 +205,10 @@ pub struct JobSpec {
     /// `thinktime_blocks_type=issue`: count thinktime_blocks as I/Os are issued (fio's
     /// default, complete, counts them as they complete).
     pub thinktime_on_issue: bool,
+    /// `bs_is_seq_rand`: the read and write block sizes are the sequential and random ones.
+    pub bs_is_seq_rand: bool,
+    /// `bs_unaligned`: sizes in a bsrange are any whole number of blocks.
+    pub bs_unaligned: bool,
     pub fdatasync_every: u64,
     /// `verify_write_sequence=0`: a block read back may hold another writer's data.
     pub verify_write_sequence: bool,
@@ -295,6 +299,8 @@ impl Default for JobSpec {
             rw_identical: false,
             offset_align: 0,
             thinktime_on_issue: false,
+            bs_is_seq_rand: false,
+            bs_unaligned: false,
             fdatasync_every: 0,
             verify_write_sequence: true,
             steady: SteadyState::default(),

@@ -186,7 +186,14 @@ impl JobState {
     /// or between its `bsrange` ends (in multiples of the smaller), or its fixed `bs`.
     fn next_bs_lbas(&mut self, dir: Direction) -> u64 {
         let lba = self.g.lba_bytes;
-        let sizes = &self.spec.block_sizes[dir as usize];
+        // bs_is_seq_rand: the read sizes are the sequential I/Os', the write sizes the
+        // random I/Os'.
+        let index = match (self.spec.bs_is_seq_rand, self.spec.pattern) {
+            (false, _) => dir as usize,
+            (true, Pattern::Sequential) => Direction::Read as usize,
+            (true, Pattern::Random) => Direction::Write as usize,
+        };
+        let sizes = &self.spec.block_sizes[index];
         if !sizes.split.is_empty() {
             let r = self.rng.below(100) as u32;
             let mut acc = 0;
@@ -200,6 +207,10 @@ impl JobState {
         }
         if sizes.min < sizes.max {
             let lo = sizes.min / lba;
+            if self.spec.bs_unaligned {
+                // Any whole number of blocks in the range, not only multiples of the smallest.
+                return lo + self.rng.below(sizes.max / lba - lo + 1);
+            }
             let steps = (sizes.max / lba - lo) / lo;
             return lo * (1 + self.rng.below(steps + 1));
         }
