@@ -155,7 +155,8 @@ fn place(m: &Media, lba: u64) -> (usize, u64) {
 }
 
 /// Gather every source block (and its metadata) in the staging buffer, then store them at the
-/// destination's write pointer in one write: a failed read changes nothing.
+/// destination's write pointer in one write: a failed read changes nothing. Blocks a Finish
+/// left unwritten below the write pointer are zeros.
 fn copy_bytes(m: &mut Media, c: &Compaction) -> Result<(), Status> {
     let lba = m.layout.lba_bytes as usize;
     let ms = m.layout.metadata_bytes as usize;
@@ -167,6 +168,11 @@ fn copy_bytes(m: &mut Media, c: &Compaction) -> Result<(), Status> {
     let mut failed = None;
     for (i, &(src, _)) in c.pairs.iter().enumerate() {
         let (zone, off) = place(m, src);
+        // Below a finished zone's write pointer, past what was written, blocks read as zeros
+        // (as the controller's read fills them).
+        if off + lba as u64 > m.zones[zone].bytes {
+            continue;
+        }
         let r = m.storage.read(
             zone as u32,
             off,
