@@ -31,7 +31,7 @@ fn filled(chunks: u64) -> (Dev, Vec<u8>) {
         metadata: &[],
     });
     assert_eq!(c.status, Status::SUCCESS);
-    d.now = d.now + sim::SimDuration::from_ms(100);
+    d.now += sim::SimDuration::from_ms(100);
     (d, data)
 }
 
@@ -82,7 +82,7 @@ fn a_copyback_is_faster_than_read_and_program() {
         let z1 = d.zslba(1);
         if shift > 0 {
             assert_eq!(d.write(z1, shift * CHUNK), Status::SUCCESS);
-            d.now = d.now + sim::SimDuration::from_ms(100);
+            d.now += sim::SimDuration::from_ms(100);
         }
         let pairs: Vec<(u64, u64)> = (0..16 * CHUNK)
             .map(|i| (i, z1 + shift * CHUNK + i))
@@ -114,7 +114,8 @@ fn every_invalid_compaction_is_refused_with_nothing_changed() {
     let nsze = d.c.identify().nsze;
     let good = |n: u64| (0..n).map(|i| (i, z1 + i)).collect::<Vec<_>>();
     let too_many: Vec<(u64, u64)> = (0..513).map(|i| (i % 16, z1 + i)).collect();
-    let cases: Vec<(&str, u64, Vec<(u64, u64)>, Status)> = vec![
+    type Case = (&'static str, u64, Vec<(u64, u64)>, Status);
+    let cases: Vec<Case> = vec![
         ("no pairs", z1, vec![], Status::INVALID_FIELD),
         ("513 pairs", z1, too_many, Status::INVALID_FIELD),
         (
@@ -313,7 +314,7 @@ fn reset_then_write(cfg: DeviceConfig) -> (u64, u64) {
         assert_eq!(d.write(at, 512.min(cap - at)), Status::SUCCESS);
         at += 512;
     }
-    d.now = d.now + sim::SimDuration::from_ms(1000);
+    d.now += sim::SimDuration::from_ms(1000);
     let t = d.now;
     let c = d.submit(Command::ZoneMgmtSend {
         slba: 0,
@@ -379,7 +380,7 @@ fn the_background_erase_delays_reads_on_its_dies() {
             at += 512;
         }
     }
-    d.now = d.now + sim::SimDuration::from_ms(1000);
+    d.now += sim::SimDuration::from_ms(1000);
     let t = d.now;
     let c = d.c.submit(
         t,

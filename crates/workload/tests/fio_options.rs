@@ -509,7 +509,10 @@ fn bs_is_seq_rand_and_bs_unaligned_choose_the_sizes() {
             let job = format!(
                 "[r]\nrw=randread\nbsrange=8k-24k\nsize=1m\nnumber_ios=1\nrandseed={seed}\n{extra}"
             );
-            ok(presets::test_tcssd(), &job).jobs[0].read.io_bytes % 8192 != 0
+            !ok(presets::test_tcssd(), &job).jobs[0]
+                .read
+                .io_bytes
+                .is_multiple_of(8192)
         })
     };
     assert!(!odd(""), "multiples of 8k");
