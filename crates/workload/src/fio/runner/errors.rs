@@ -6,9 +6,6 @@ use device::Status;
 
 use crate::fio::options::{Direction, ErrorPolicy, ERROR_READ, ERROR_VERIFY, ERROR_WRITE};
 
-/// The verify error type (a read whose data did not match what was written).
-pub const ERROR_VERIFY_TYPE: u32 = ERROR_VERIFY;
-
 pub const EIO: i32 = 5;
 pub const ENOSPC: i32 = 28;
 pub const ENODATA: i32 = 61;

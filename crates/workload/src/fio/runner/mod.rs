@@ -36,6 +36,7 @@ mod sprandom;
 mod stats;
 mod steadystate;
 mod verify;
+mod worker;
 mod zones;
 
 pub use stats::{DirExt, IoStat};
@@ -53,9 +54,9 @@ use super::options::{Direction, JobSpec};
 use super::FioError;
 use setup::starts_group;
 
-use issue::worker;
 use memory::check_memory;
 use setup::{fill_pool, setup};
+use worker::worker;
 
 /// Counts for one direction of one job.
 #[derive(Clone, Debug, Default)]
