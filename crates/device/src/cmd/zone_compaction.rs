@@ -94,8 +94,9 @@ impl ChunkMapping {
     }
 
     pub fn parse(buf: &[u8]) -> Option<ChunkMapping> {
-        let u32_at = |i: usize| u32::from_le_bytes(buf.get(i..i + 4)?.try_into().ok()?).into();
-        let u32_at = |i: usize| -> Option<u32> { u32_at(i) };
+        let u32_at = |i: usize| -> Option<u32> {
+            Some(u32::from_le_bytes(buf.get(i..i + 4)?.try_into().ok()?))
+        };
         if u32_at(0)? != 1 {
             return None;
         }
