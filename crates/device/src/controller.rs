@@ -347,6 +347,7 @@ impl Controller {
             command,
             Command::ZoneCompaction { .. } | Command::Copy { .. } | Command::IdentifyMapping { .. }
         );
+        let tl_open = matches!(command, Command::TlOpen { .. });
         // A conventional namespace has no zone commands, other designs no compressed ones;
         // injected faults end a command early.
         let compressed = matches!(
@@ -360,7 +361,7 @@ impl Controller {
             Some(Status::NAMESPACE_WRITE_PROTECTED)
         } else if let Some(status) = self.faults.check(&command) {
             Some(status)
-        } else if znsplus && !caps.zone_compaction {
+        } else if (znsplus && !caps.zone_compaction) || (tl_open && !caps.tl_open) {
             // A vendor opcode this design does not have.
             Some(Status::INVALID_OPCODE)
         } else if compressed && !caps.compressed_io {
@@ -428,6 +429,7 @@ impl Controller {
             Command::ZoneCompaction { zslba, pairs } => self.zone_compaction(ready, zslba, pairs),
             Command::Copy { sdlba, ranges } => self.copy(ready, sdlba, ranges),
             Command::IdentifyMapping { data } => self.identify_mapping(ready, data),
+            Command::TlOpen { .. } => Err(Status::INVALID_OPCODE),
         };
         // Before the host hears of it, the image holds what the command changed.
         let result = match (result, changes) {

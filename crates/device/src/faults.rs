@@ -32,7 +32,9 @@ impl CommandKind {
             | Command::CompressedWrite { .. }
             | Command::ZoneCompaction { .. }
             | Command::Copy { .. } => CommandKind::Write,
-            Command::ZoneMgmtSend { .. } | Command::ZoneMgmtRecv { .. } => CommandKind::ZoneMgmt,
+            Command::ZoneMgmtSend { .. }
+            | Command::ZoneMgmtRecv { .. }
+            | Command::TlOpen { .. } => CommandKind::ZoneMgmt,
             Command::Flush | Command::Deallocate { .. } | Command::IdentifyMapping { .. } => {
                 CommandKind::Other
             }

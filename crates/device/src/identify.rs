@@ -56,6 +56,8 @@ pub struct VendorCaps {
     /// ZNS+: zone_compaction (vendor opcode 81h), identify_mapping (86h), and Copy (19h,
     /// ONCS bit 8) done the same way.
     pub zone_compaction: bool,
+    /// ZNS+: TL_open (vendor opcode 85h), threaded logging's sparse sequential overwrite.
+    pub tl_open: bool,
 }
 
 /// Admin commands the controller takes besides Identify.

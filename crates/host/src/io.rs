@@ -578,6 +578,71 @@ impl HostIo {
         Ok(())
     }
 
+    /// ZNS+ zone_compaction (see [`crate::ZonedBackend::zone_compaction`]), holding the
+    /// destination zone's write lock.
+    pub async fn zone_compaction(&self, pairs: &[(u64, u64)]) -> Result<(), IoError> {
+        let op = "zone_compaction";
+        let Some(&(_, first)) = pairs.first() else {
+            return Err(IoError::Invalid {
+                op,
+                pos: 0,
+                len: 0,
+                why: "no blocks to copy",
+            });
+        };
+        let zone = first / self.zone_lbas;
+        if zone >= self.zone_count() as u64 {
+            return Err(IoError::Invalid {
+                op,
+                pos: first * self.lba_bytes,
+                len: pairs.len() as u64 * self.lba_bytes,
+                why: "past the end of the namespace",
+            });
+        }
+        let zslba = zone * self.zone_lbas;
+        let _lock = self.lock_zone(zone as usize).await;
+        let comp = self.submit(Command::ZoneCompaction { zslba, pairs }).await;
+        self.counters.borrow_mut().zone_commands += 1;
+        device_status(comp.status, op, zslba)
+    }
+
+    /// ZNS+ identify_mapping: None when the device has no such command or its fields are not
+    /// powers of two (it answers Invalid Opcode).
+    pub async fn identify_mapping(&self) -> Result<Option<device::ChunkMapping>, IoError> {
+        let mut data = vec![0u8; device::MAPPING_BYTES];
+        let comp = self
+            .submit(Command::IdentifyMapping { data: &mut data })
+            .await;
+        if comp.status == device::Status::INVALID_OPCODE {
+            return Ok(None);
+        }
+        device_status(comp.status, "identify_mapping", 0)?;
+        Ok(device::ChunkMapping::parse(&data))
+    }
+
+    /// ZNS+ TL_open (see [`crate::ZonedBackend::tl_open`]), holding the zone's write lock.
+    pub async fn tl_open(&self, zone: u32, valid: &[u8], close_only: bool) -> Result<(), IoError> {
+        let zslba = zone as u64 * self.zone_lbas;
+        if zone >= self.zone_count() {
+            return Err(IoError::Invalid {
+                op: "TL_open",
+                pos: zslba * self.lba_bytes,
+                len: valid.len() as u64,
+                why: "past the end of the namespace",
+            });
+        }
+        let _lock = self.lock_zone(zone as usize).await;
+        let comp = self
+            .submit(Command::TlOpen {
+                zslba,
+                close_only,
+                bitmap: valid,
+            })
+            .await;
+        self.counters.borrow_mut().zone_commands += 1;
+        device_status(comp.status, "TL_open", zslba)
+    }
+
     /// Report every zone (Zone Management Receive, as many commands as MDTS requires).
     pub async fn report_zones(&self) -> Result<Vec<ZoneDescriptor>, IoError> {
         if let Some(zones) = &self.emulated {

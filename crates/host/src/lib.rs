@@ -6,6 +6,7 @@
 //!
 //! May depend on: `sim`, `device` (and what they use). Leaves out: workloads and reporting.
 
+pub mod fs;
 pub mod io;
 pub mod lsm;
 pub mod zoned;

@@ -14,7 +14,7 @@
 mod mem;
 pub(crate) mod table;
 
-use device::{ZoneAction, ZoneDescriptor};
+use device::{ChunkMapping, VendorCaps, ZoneAction, ZoneDescriptor};
 use sim::Sim;
 
 use crate::io::{CwFeedback, HostIo, IoError};
@@ -63,6 +63,47 @@ pub trait ZonedBackend: 'static {
         multi: bool,
         out: &mut [u8],
     ) -> Result<Vec<(u32, u32)>, IoError>;
+
+    // ---- ZNS+ (OSDI'21 §3.2): in-device copies and threaded logging ------------------------
+
+    /// What the device offers beyond ZNS (Identify's vendor capabilities).
+    fn vendor_caps(&self) -> VendorCaps {
+        VendorCaps::default()
+    }
+
+    /// ZNS+ zone_compaction: copy block `src` to block `dst` (LBAs) for each pair, inside the
+    /// device. At most 512 pairs; every destination in one zone, and the destinations, sorted,
+    /// dense from that zone's write pointer (they move it as a write would).
+    async fn zone_compaction(&self, pairs: &[(u64, u64)]) -> Result<(), IoError> {
+        Err(unsupported("zone_compaction", pairs.len() as u64))
+    }
+
+    /// ZNS+ identify_mapping: which chip holds each chunk (None: the device does not say, and
+    /// the host allocates without knowing chips).
+    async fn identify_mapping(&self) -> Result<Option<ChunkMapping>, IoError> {
+        Ok(None)
+    }
+
+    /// ZNS+ TL_open: make zone `zone` overwritable in sparse sequential order where `valid`
+    /// (one bit per block of the zone capacity, LSB first; 1 = valid, kept) is 0. The write
+    /// pointer goes back to the zone start; writes at or past it may fill invalid blocks only;
+    /// the device copies the valid ones as the pointer passes them (internal plugging). A zone
+    /// already TL-open is closed first. `close_only`: close the zone's threaded log (plug to
+    /// its end: the zone becomes Full) without opening it again.
+    async fn tl_open(&self, zone: u32, valid: &[u8], close_only: bool) -> Result<(), IoError> {
+        let _ = (zone, close_only);
+        Err(unsupported("TL_open", valid.len() as u64))
+    }
+}
+
+/// A ZNS+ command on a backend without it.
+fn unsupported(op: &'static str, len: u64) -> IoError {
+    IoError::Invalid {
+        op,
+        pos: 0,
+        len,
+        why: "the device does not have this ZNS+ command (Identify's vendor capabilities)",
+    }
 }
 
 impl ZonedBackend for HostIo {
@@ -119,5 +160,17 @@ impl ZonedBackend for HostIo {
         out: &mut [u8],
     ) -> Result<Vec<(u32, u32)>, IoError> {
         HostIo::decompressed_read(self, pos, compressed_len, multi, out).await
+    }
+    fn vendor_caps(&self) -> VendorCaps {
+        self.device().with(|c| c.identify().vendor)
+    }
+    async fn zone_compaction(&self, pairs: &[(u64, u64)]) -> Result<(), IoError> {
+        HostIo::zone_compaction(self, pairs).await
+    }
+    async fn identify_mapping(&self) -> Result<Option<ChunkMapping>, IoError> {
+        HostIo::identify_mapping(self).await
+    }
+    async fn tl_open(&self, zone: u32, valid: &[u8], close_only: bool) -> Result<(), IoError> {
+        HostIo::tl_open(self, zone, valid, close_only).await
     }
 }

@@ -109,6 +109,14 @@ pub enum Command<'a> {
     },
     /// ZNS+ identify_mapping (vendor 86h): the chunk → chip bit fields, into 4 KiB.
     IdentifyMapping { data: &'a mut [u8] },
+    /// ZNS+ TL_open (vendor 85h): make the zone at `zslba` overwritable in sparse sequential
+    /// order where `bitmap` (one bit per block of the zone capacity, LSB first; 1 = valid,
+    /// kept) is 0; `close_only` closes the zone's threaded log without opening it again.
+    TlOpen {
+        zslba: u64,
+        close_only: bool,
+        bitmap: &'a [u8],
+    },
 }
 
 /// Zone Send Action (ZSA).
