@@ -83,6 +83,54 @@ impl MemZoned {
         self.tl.borrow().contains_key(&(zone as usize))
     }
 
+    /// The device's validation of a zone_compaction (`cmd/zone_compaction.rs`), in its
+    /// order: the destination zone.
+    fn check_compaction(&self, pairs: &[(u64, u64)]) -> Result<usize, IoError> {
+        if !self.caps.zone_compaction {
+            return Err(device_error("zone_compaction", 0, Status::INVALID_OPCODE));
+        }
+        let refuse = |status| Err(device_error("zone_compaction", 0, status));
+        if pairs.is_empty() || pairs.len() > device::MAX_COMPACTION_PAIRS {
+            return refuse(Status::INVALID_FIELD);
+        }
+        let zones = self.zones.borrow();
+        let count = zones.descriptors().len() as u64;
+        let dst_zone = pairs[0].1 / self.zone_lbas;
+        if dst_zone >= count {
+            return refuse(Status::LBA_OUT_OF_RANGE);
+        }
+        for &(src, dst) in pairs {
+            let sz = src / self.zone_lbas;
+            if sz >= count || src >= zones.descriptors()[sz as usize].wp {
+                return refuse(Status::LBA_OUT_OF_RANGE);
+            }
+            if dst / self.zone_lbas != dst_zone {
+                return refuse(Status::INVALID_FIELD);
+            }
+        }
+        let mut srcs: Vec<u64> = pairs.iter().map(|p| p.0).collect();
+        let mut dsts: Vec<u64> = pairs.iter().map(|p| p.1).collect();
+        srcs.sort_unstable();
+        dsts.sort_unstable();
+        if srcs.windows(2).any(|w| w[0] == w[1])
+            || dsts.windows(2).any(|w| w[0] == w[1])
+            || srcs.iter().any(|s| dsts.binary_search(s).is_ok())
+        {
+            return refuse(Status::INVALID_FIELD);
+        }
+        let z = zones.get(dst_zone as usize).expect("zone");
+        if z.state == ZoneState::Full || self.is_tl_open(dst_zone as u32) {
+            return refuse(Status::ZONE_FULL);
+        }
+        if dsts[0] != z.wp || dsts.last() != Some(&(z.wp + dsts.len() as u64 - 1)) {
+            return refuse(Status::ZONE_INVALID_WRITE);
+        }
+        if z.wp + dsts.len() as u64 > z.zslba + z.capacity {
+            return refuse(Status::ZONE_BOUNDARY_ERROR);
+        }
+        Ok(dst_zone as usize)
+    }
+
     /// Close zone `zone`'s threaded log: the blocks from its write pointer on that are not
     /// valid read as zeros from now on (the device plugs only valid ones), and the zone is Full.
     fn tl_close(&self, zone: usize) {
@@ -289,49 +337,7 @@ impl ZonedBackend for MemZoned {
 
     /// The device's validation (`cmd/zone_compaction.rs`) in the same order, then the copy.
     async fn zone_compaction(&self, pairs: &[(u64, u64)]) -> Result<(), IoError> {
-        if !self.caps.zone_compaction {
-            return Err(device_error("zone_compaction", 0, Status::INVALID_OPCODE));
-        }
-        let refuse = |status| Err(device_error("zone_compaction", 0, status));
-        if pairs.is_empty() || pairs.len() > device::MAX_COMPACTION_PAIRS {
-            return refuse(Status::INVALID_FIELD);
-        }
-        let zones = self.zones.borrow();
-        let count = zones.descriptors().len() as u64;
-        let dst_zone = pairs[0].1 / self.zone_lbas;
-        if dst_zone >= count {
-            return refuse(Status::LBA_OUT_OF_RANGE);
-        }
-        for &(src, dst) in pairs {
-            let sz = src / self.zone_lbas;
-            if sz >= count || src >= zones.descriptors()[sz as usize].wp {
-                return refuse(Status::LBA_OUT_OF_RANGE);
-            }
-            if dst / self.zone_lbas != dst_zone {
-                return refuse(Status::INVALID_FIELD);
-            }
-        }
-        let mut srcs: Vec<u64> = pairs.iter().map(|p| p.0).collect();
-        let mut dsts: Vec<u64> = pairs.iter().map(|p| p.1).collect();
-        srcs.sort_unstable();
-        dsts.sort_unstable();
-        if srcs.windows(2).any(|w| w[0] == w[1])
-            || dsts.windows(2).any(|w| w[0] == w[1])
-            || srcs.iter().any(|s| dsts.binary_search(s).is_ok())
-        {
-            return refuse(Status::INVALID_FIELD);
-        }
-        let z = zones.get(dst_zone as usize).expect("zone");
-        if z.state == ZoneState::Full || self.is_tl_open(dst_zone as u32) {
-            return refuse(Status::ZONE_FULL);
-        }
-        if dsts[0] != z.wp || dsts.last() != Some(&(z.wp + dsts.len() as u64 - 1)) {
-            return refuse(Status::ZONE_INVALID_WRITE);
-        }
-        if z.wp + dsts.len() as u64 > z.zslba + z.capacity {
-            return refuse(Status::ZONE_BOUNDARY_ERROR);
-        }
-        drop(zones);
+        let dst_zone = self.check_compaction(pairs)?;
         // Gather first (a source may sit in the destination zone), then append in order.
         let b = self.lba_bytes;
         let mut sorted = pairs.to_vec();
@@ -342,8 +348,8 @@ impl ZonedBackend for MemZoned {
             self.read(src * b, block).await?;
         }
         let mut zones = self.zones.borrow_mut();
-        zones.advance(dst_zone as usize, sorted.len() as u64);
-        self.data.borrow_mut()[dst_zone as usize].extend_from_slice(&bytes);
+        zones.advance(dst_zone, sorted.len() as u64);
+        self.data.borrow_mut()[dst_zone].extend_from_slice(&bytes);
         Ok(())
     }
 
