@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::design::balloon::config::BalloonConfig;
 pub use crate::design::tcssd::config::TcssdConfig;
+pub use crate::design::znsplus::config::{Plugging, ZnsplusConfig};
 
 /// A whole device: flash, zones, LBA format, host link and controller.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,6 +34,9 @@ pub struct DeviceConfig {
     /// The transparently compressing block SSD's FTL (used by the `tcssd` design).
     #[serde(default)]
     pub tcssd: TcssdConfig,
+    /// ZNS+'s threaded logging (used by the `znsplus` design).
+    #[serde(default)]
+    pub znsplus: ZnsplusConfig,
 }
 
 /// A device design's name in a configuration (`design = "..."`); the design itself is a

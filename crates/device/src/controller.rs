@@ -145,6 +145,7 @@ impl Controller {
         c.write_buffer.in_use += in_buffer;
         if mode == OpenMode::ReadWrite {
             c.finish_interrupted_resets().map_err(io_err)?;
+            c.close_tl_zones().map_err(io_err)?;
         }
         c.closed = false;
         Ok(c)
@@ -429,7 +430,11 @@ impl Controller {
             Command::ZoneCompaction { zslba, pairs } => self.zone_compaction(ready, zslba, pairs),
             Command::Copy { sdlba, ranges } => self.copy(ready, sdlba, ranges),
             Command::IdentifyMapping { data } => self.identify_mapping(ready, data),
-            Command::TlOpen { .. } => Err(Status::INVALID_OPCODE),
+            Command::TlOpen {
+                zslba,
+                close_only,
+                bitmap,
+            } => self.tl_open(ready, zslba, close_only, bitmap),
         };
         // Before the host hears of it, the image holds what the command changed.
         let result = match (result, changes) {

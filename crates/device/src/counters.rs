@@ -38,6 +38,15 @@ pub struct DeviceCounters {
     pub compaction_blocks: u64,
     pub compaction_copybacks: u64,
     pub compaction_read_programs: u64,
+    /// ZNS+ threaded logging: TL_open commands; valid blocks copied into a TL-open zone's new
+    /// block group on a write's path or at its close (LBA-ordered plugging) and in the
+    /// background on idle chips (PPA-ordered); the chunks copied by copyback and by read and
+    /// program.
+    pub tl_opens: u64,
+    pub plugged_blocks_foreground: u64,
+    pub plugged_blocks_background: u64,
+    pub plug_copybacks: u64,
+    pub plug_read_programs: u64,
 }
 
 /// Device DRAM in use, by purpose.

@@ -378,6 +378,33 @@ impl ImageFile {
         )
     }
 
+    /// Write `bytes` at byte `offset` of zone `zone`'s out-of-band area (past its end:
+    /// refused).
+    pub fn write_oob_bytes(&self, zone: u32, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        if offset + bytes.len() as u64 > self.zone_oob_bytes {
+            return Err(io::Error::other(
+                "record larger than the zone's out-of-band area",
+            ));
+        }
+        self.file.write_all_at(
+            bytes,
+            self.oob_offset + zone as u64 * self.zone_oob_bytes + offset,
+        )
+    }
+
+    /// Read bytes of zone `zone`'s out-of-band area.
+    pub fn read_oob_bytes(&self, zone: u32, offset: u64, out: &mut [u8]) -> io::Result<()> {
+        if offset + out.len() as u64 > self.zone_oob_bytes {
+            return Err(io::Error::other(
+                "record larger than the zone's out-of-band area",
+            ));
+        }
+        self.file.read_exact_at(
+            out,
+            self.oob_offset + zone as u64 * self.zone_oob_bytes + offset,
+        )
+    }
+
     /// Read the OOB of flash page `page` of zone `zone`.
     pub fn read_oob(&self, zone: u32, page: u64, out: &mut [u8]) -> io::Result<()> {
         debug_assert_eq!(out.len() as u64, self.oob_bytes);

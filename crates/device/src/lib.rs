@@ -39,11 +39,12 @@ pub use cmd::{
     compaction_payload, parse_compaction_payload, parse_report, ChunkMapping, Command, Completion,
     ReportFilter, ZoneAction, COMPACTION_PAYLOAD_BYTES, MAPPING_BYTES, MAX_COMPACTION_PAIRS,
     MAX_COPY_BLOCKS, MAX_COPY_RANGES, REPORT_DESCRIPTOR_BYTES, REPORT_HEADER_BYTES,
+    TL_OPEN_HEADER_BYTES,
 };
 pub use config::FlushUnit;
 pub use config::{
     BalloonConfig, CompressionConfig, ControllerConfig, DesignName, DeviceConfig, LbaConfig,
-    PcieConfig, TcssdConfig, ZoneMapping, ZonesConfig,
+    PcieConfig, Plugging, TcssdConfig, ZnsplusConfig, ZoneMapping, ZonesConfig,
 };
 pub use controller::{
     feature, AdminCommand, CommandSet, Controller, DeviceCounters, DeviceError, DramUsage,

@@ -53,6 +53,7 @@ pub fn cczns() -> DeviceConfig {
         compression: CompressionConfig::default(),
         balloon: BalloonConfig::default(),
         tcssd: TcssdConfig::default(),
+        znsplus: Default::default(),
     }
 }
 
@@ -118,6 +119,7 @@ fn znsplus(name: &str, nand: nand::NandConfig) -> DeviceConfig {
         compression: CompressionConfig::default(),
         balloon: BalloonConfig::default(),
         tcssd: TcssdConfig::default(),
+        znsplus: Default::default(),
     }
 }
 
@@ -154,6 +156,7 @@ pub fn balloon_qlc() -> DeviceConfig {
         },
         balloon: BalloonConfig::default(),
         tcssd: TcssdConfig::default(),
+        znsplus: Default::default(),
     }
 }
 
@@ -224,6 +227,7 @@ pub fn zn540() -> DeviceConfig {
         compression: CompressionConfig::default(),
         balloon: BalloonConfig::default(),
         tcssd: TcssdConfig::default(),
+        znsplus: Default::default(),
     }
 }
 
@@ -247,6 +251,7 @@ pub fn test_min() -> DeviceConfig {
         compression: CompressionConfig::default(),
         balloon: BalloonConfig::default(),
         tcssd: TcssdConfig::default(),
+        znsplus: Default::default(),
     }
 }
 
@@ -303,6 +308,7 @@ pub fn cczns_tcssd() -> DeviceConfig {
         compression: CompressionConfig::default(),
         balloon: BalloonConfig::default(),
         tcssd: TcssdConfig::default(),
+        znsplus: Default::default(),
     }
 }
 

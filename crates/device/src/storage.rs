@@ -271,6 +271,63 @@ impl Storage {
         }
     }
 
+    /// Store `data` at byte `offset` of zone `zone`, over bytes already there or past its
+    /// written end (a gap reads as zeros): a ZNS+ TL-open zone's sparse sequential overwrite.
+    /// Whole 4 KiB checksum units only on an image (a kill between the bytes and their
+    /// checksums leaves a unit that fails its check: the caller makes sure nothing reads it
+    /// until it is written again).
+    pub fn overwrite(
+        &mut self,
+        zone: u32,
+        offset: u64,
+        data: &[u8],
+        meta_offset: u64,
+        metadata: &[u8],
+    ) -> io::Result<()> {
+        match self {
+            Storage::Memory(zones, ..) => {
+                let len = zones[zone as usize].data.len() as u64;
+                let end = offset + data.len() as u64;
+                if end > len {
+                    // Past the written end: grow with zeros first (counted against the budget).
+                    let gap = vec![0u8; (end - len) as usize];
+                    self.write(zone, len, &gap, 0, &[])?;
+                }
+                let Storage::Memory(zones, ..) = self else {
+                    unreachable!("matched above")
+                };
+                let z = &mut zones[zone as usize];
+                z.data[offset as usize..end as usize].copy_from_slice(data);
+                if !metadata.is_empty() {
+                    let mend = meta_offset as usize + metadata.len();
+                    if z.metadata.len() < mend {
+                        z.metadata.resize(mend, 0);
+                    }
+                    z.metadata[meta_offset as usize..mend].copy_from_slice(metadata);
+                }
+                Ok(())
+            }
+            Storage::Image(img) => img.write_zone(zone, offset, data, meta_offset, metadata),
+        }
+    }
+
+    /// Write `bytes` at byte `offset` of zone `zone`'s out-of-band area (image only): design
+    /// records that live and die with the zone (a Reset punches them).
+    pub fn write_zone_oob(&mut self, zone: u32, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Storage::Memory(..) => Ok(()),
+            Storage::Image(img) => img.write_oob_bytes(zone, offset, bytes),
+        }
+    }
+
+    /// Read the same (None in memory, where nothing reopens).
+    pub fn read_zone_oob(&self, zone: u32, offset: u64, out: &mut [u8]) -> io::Result<bool> {
+        match self {
+            Storage::Memory(..) => Ok(false),
+            Storage::Image(img) => img.read_oob_bytes(zone, offset, out).map(|()| true),
+        }
+    }
+
     /// Fill `buf` from byte `offset` of zone `zone`; the caller zero-fills beyond written data.
     pub fn read(
         &self,

@@ -60,7 +60,7 @@ impl WriteBuffer {
 }
 
 /// Per zone: how much of it has gone to flash, and which programs are still running.
-#[derive(Default, Clone)]
+#[derive(Default, Clone, Debug)]
 pub(crate) struct ZoneFlash {
     /// Bytes from the zone start handed to flash (a multiple of the program unit).
     pub issued: u64,

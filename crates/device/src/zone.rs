@@ -110,7 +110,16 @@ pub(crate) struct Zone {
     pub open_seq: u64,
 }
 
+/// Zone attribute bit of a ZNS+ TL-open zone (a vendor bit: the ZNS specification reserves
+/// bits 2-6 of the Zone Attributes; standard tools see an Explicitly Opened zone).
+pub const ZA_TL_OPEN: u8 = 0x20;
+
 impl Zone {
+    /// A ZNS+ TL-open zone (overwritable in sparse sequential order).
+    pub fn is_tl_open(&self) -> bool {
+        self.attributes & ZA_TL_OPEN != 0
+    }
+
     pub fn descriptor(&self) -> ZoneDescriptor {
         let wp = match self.state {
             ZoneState::ReadOnly | ZoneState::Offline => u64::MAX,

@@ -230,6 +230,11 @@ impl Flash {
             .collect()
     }
 
+    /// When the last reservation on `die` ends: at and after it, the die is idle.
+    pub fn die_idle_at(&self, die: DieId) -> SimInstant {
+        SimInstant::from_ns(self.dies[die.0 as usize].last_end())
+    }
+
     /// When the last reservation on any die ends.
     pub fn idle_at(&self) -> SimInstant {
         SimInstant::from_ns(self.dies.iter().map(|t| t.last_end()).max().unwrap_or(0))

@@ -8,6 +8,7 @@ mod deallocate;
 mod decompressed_read;
 mod flush;
 mod read;
+mod tl_open;
 pub mod wire;
 mod write;
 mod zone_compaction;
@@ -19,6 +20,8 @@ use sim::SimInstant;
 use crate::status::Status;
 use crate::zone::ZoneState;
 
+pub(crate) use tl_open::bit;
+pub use tl_open::TL_OPEN_HEADER_BYTES;
 pub use zone_compaction::{
     compaction_payload, parse_compaction_payload, ChunkMapping, COMPACTION_PAYLOAD_BYTES,
     MAPPING_BYTES, MAX_COMPACTION_PAIRS, MAX_COPY_BLOCKS, MAX_COPY_RANGES,

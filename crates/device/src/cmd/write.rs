@@ -102,6 +102,24 @@ impl Controller {
             return Err(Status::INVALID_FIELD);
         }
         self.check_writable(&zone, slba)?;
+        if zone.is_tl_open() {
+            // ZNS+ threaded logging: at or past the write pointer, over invalid blocks only.
+            if append {
+                return Err(Status::INVALID_ZONE_OPERATION);
+            }
+            if slba + nlb as u64 > zone.end_of_capacity() {
+                return Err(Status::ZONE_BOUNDARY_ERROR);
+            }
+            let (wp, first) = (zone.wp - zone.zslba, slba - zone.zslba);
+            if let Some(status) = self.design.tl_check_write(zi, wp, first, nlb as u64) {
+                return Err(status);
+            }
+            return Ok(WritePlan::Zone {
+                zone: zi,
+                start: slba,
+                victim: None,
+            });
+        }
         let start = if append { zone.wp } else { slba };
         // A CCZNS zone whose byte write pointer is inside a block takes no plain write.
         if start != zone.wp || !zone.bytes.is_multiple_of(lba) {
@@ -154,8 +172,17 @@ impl Controller {
         }
         let z = &mut self.zones[zi];
         z.wp = start + nlb as u64;
-        z.bytes = (z.wp - z.zslba) * lba;
+        // A TL-open zone's stored bytes reach past its write pointer.
+        z.bytes = z.bytes.max((z.wp - z.zslba) * lba);
         let full = z.wp == z.end_of_capacity();
+        if zone.is_tl_open() {
+            self.mark_zone_dirty(zi);
+            if full {
+                // Nothing left to plug: the threaded log closes.
+                self.close_tl(zi, ready)?;
+            }
+            return Ok(in_device);
+        }
         if full {
             self.set_state(zi, ZoneState::Full);
         }

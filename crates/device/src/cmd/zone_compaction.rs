@@ -9,7 +9,8 @@
 //! ZSLBA in the namespace (LBA Out of Range) and a zone start (Invalid Field); every source in
 //! the namespace and written (LBA Out of Range), not in an Offline zone (Zone Is Offline);
 //! every destination in the zone (Invalid Field); sources distinct, destinations distinct, no
-//! source a destination (Invalid Field); the zone writable (Full, Read Only, Offline); the
+//! source a destination (Invalid Field); the zone writable (Full, Read Only, Offline) and not
+//! TL-open (Invalid Zone Operation Request); the
 //! destinations, sorted, dense from the write pointer (Zone Invalid Write) and within the
 //! capacity (Zone Boundary Error); open and active resources, last, as a write. Apply: the
 //! design copies the bytes; the write pointer moves past the last destination, the zone
@@ -303,6 +304,10 @@ impl Controller {
             return Err(Status::INVALID_FIELD);
         }
         self.check_writable(&zone, zone.wp)?;
+        if zone.is_tl_open() {
+            // A TL-open zone takes sparse sequential host writes only.
+            return Err(Status::INVALID_ZONE_OPERATION);
+        }
         if !zone.bytes.is_multiple_of(self.layout.lba_bytes)
             || dests
                 .iter()

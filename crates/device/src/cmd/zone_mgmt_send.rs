@@ -67,6 +67,10 @@ impl Controller {
     /// One zone's transition: validated, then applied; returns when its flash work (if any)
     /// completes.
     fn zone_action(&mut self, zi: usize, action: ZoneAction, ready: u64) -> Result<u64, Status> {
+        // ZNS+: closing or finishing a TL-open zone closes its threaded log (it is Full).
+        if self.zones[zi].is_tl_open() && matches!(action, ZoneAction::Close | ZoneAction::Finish) {
+            return Ok(self.close_tl(zi, SimInstant::from_ns(ready))?.as_ns());
+        }
         match self.validate_zone_action(zi, action)? {
             Transition::None => Ok(ready),
             Transition::Open { padding, victim } => {

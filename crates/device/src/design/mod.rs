@@ -260,6 +260,46 @@ pub trait Design: Any {
         Err(Status::INVALID_OPCODE)
     }
 
+    // ---- ZNS+'s threaded logging -----------------------------------------------------------
+    // The controller keeps a TL-open zone's state (Explicitly Opened, the TL attribute bit, its
+    // write pointer); the design keeps the validity bitmap and moves and times the blocks.
+
+    /// Zones TL-open at once at most (0: the design has no TL_open).
+    fn max_tl_open(&self) -> u32 {
+        0
+    }
+
+    /// A write of blocks `first..first + nlb` (from the zone start) to TL-open zone `zone`
+    /// whose write pointer is `wp` (blocks from the zone start): the status refusing it.
+    fn tl_check_write(&self, _zone: usize, _wp: u64, _first: u64, _nlb: u64) -> Option<Status> {
+        Some(Status::INTERNAL_ERROR)
+    }
+
+    /// TL_open of zone `zone` with validity bitmap `valid` (validated by the controller; the
+    /// zone is not TL-open). May refuse (nothing changed) when it has no block group for the
+    /// zone's log. Returns when the device is ready for the zone's writes.
+    fn tl_open(
+        &mut self,
+        _m: &mut Media,
+        _zone: usize,
+        _valid: &[u8],
+        _ready: SimInstant,
+    ) -> Result<SimInstant, Status> {
+        Err(Status::INVALID_OPCODE)
+    }
+
+    /// Close TL-open zone `zone`: copy its valid blocks past the write pointer, make the blocks
+    /// there that were not valid read as zeros; the controller then records it Full. Returns
+    /// when the copies are done.
+    fn tl_close(
+        &mut self,
+        _m: &mut Media,
+        _zone: usize,
+        _ready: SimInstant,
+    ) -> Result<SimInstant, Status> {
+        Err(Status::INTERNAL_ERROR)
+    }
+
     // ---- persistence and power ------------------------------------------------------------
 
     /// Designs with their own flash map journal it and checkpoint it (`persist.rs`).
@@ -319,7 +359,7 @@ pub(crate) fn build(config: &DeviceConfig, layout: &Layout, on_image: bool) -> B
             layout.zone_count,
         )),
         Name::Tcssd => Box::new(tcssd::Tcssd::from_config(config, layout, on_image)),
-        Name::Znsplus => Box::new(znsplus::Znsplus::new(layout)),
+        Name::Znsplus => Box::new(znsplus::Znsplus::new(layout, &config.znsplus)),
     }
 }
 

@@ -119,8 +119,11 @@ impl MemZoned {
             return refuse(Status::INVALID_FIELD);
         }
         let z = zones.get(dst_zone as usize).expect("zone");
-        if z.state == ZoneState::Full || self.is_tl_open(dst_zone as u32) {
+        if z.state == ZoneState::Full {
             return refuse(Status::ZONE_FULL);
+        }
+        if self.is_tl_open(dst_zone as u32) {
+            return refuse(Status::INVALID_ZONE_OPERATION);
         }
         if dsts[0] != z.wp || dsts.last() != Some(&(z.wp + dsts.len() as u64 - 1)) {
             return refuse(Status::ZONE_INVALID_WRITE);
@@ -152,7 +155,8 @@ impl MemZoned {
     /// A write of `nlb` blocks at `slba` to TL-open zone `zone` with bitmap `map`: at or past
     /// the write pointer, over invalid blocks only (Zone Invalid Write), inside the capacity.
     /// Skipped invalid blocks read as zeros (the device plugs only valid ones).
-    fn tl_write(&self, zone: usize, map: &[u8], slba: u64, data: &[u8]) -> Result<(), IoError> {
+    /// Returns whether the write reached the capacity.
+    fn tl_write(&self, zone: usize, map: &[u8], slba: u64, data: &[u8]) -> Result<bool, IoError> {
         let nlb = data.len() as u64 / self.lba_bytes;
         let mut zones = self.zones.borrow_mut();
         let z = zones.get(zone).expect("zone");
@@ -176,7 +180,7 @@ impl MemZoned {
         let at = ((slba - z.zslba) * self.lba_bytes) as usize;
         zone_data[at..at + data.len()].copy_from_slice(data);
         zones.set(zone, ZoneState::ExplicitlyOpened, slba + nlb);
-        Ok(())
+        Ok(slba + nlb == z.zslba + z.capacity)
     }
 
     /// The zone and the block in it of byte `pos`, checking `len` bytes are whole blocks in
@@ -258,8 +262,13 @@ impl ZonedBackend for MemZoned {
 
     async fn write(&self, pos: u64, data: &[u8]) -> Result<(), IoError> {
         let (zone, slba) = self.locate("write", pos, data.len() as u64)?;
-        if let Some(map) = self.tl.borrow().get(&zone) {
-            return self.tl_write(zone, map, slba, data);
+        let map = self.tl.borrow().get(&zone).cloned();
+        if let Some(map) = map {
+            if self.tl_write(zone, &map, slba, data)? {
+                // Nothing left to plug: the threaded log closes.
+                self.tl_close(zone);
+            }
+            return Ok(());
         }
         let nlb = data.len() as u64 / self.lba_bytes;
         let mut zones = self.zones.borrow_mut();
@@ -497,7 +506,7 @@ mod tests {
             assert_eq!((z.state, z.wp), (ZoneState::Full, 8));
             let mut all = vec![0u8; 8 * B as usize];
             d.read(0, &mut all).await.unwrap();
-            let want = [0, 2, 20, 21, 5, 6, 22, 0].map(|v| block(v)).concat();
+            let want = [0, 2, 20, 21, 5, 6, 22, 0].map(block).concat();
             assert_eq!(all, want);
         });
     }

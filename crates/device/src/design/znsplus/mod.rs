@@ -14,8 +14,11 @@
 //! erases its old group in the background on its dies, where it contends with host I/O. A
 //! device without spares resets as plain ZNS does, after the erase.
 //!
-//! Still to come (see `docs/znsplus.md`): TL_open and internal plugging, background work on
-//! idle chips.
+//! TL_open (vendor opcode 85h) makes a zone overwritable in sparse sequential order for
+//! threaded logging, the device plugging the valid blocks into a new block group (`tl.rs`).
+
+pub mod config;
+mod tl;
 
 use std::collections::BTreeMap;
 use std::io;
@@ -26,11 +29,16 @@ use super::zns;
 use super::{Compaction, Design, Media, ZoneRead, ZoneWrite};
 use crate::identify::VendorCaps;
 use crate::status::Status;
+use config::ZnsplusConfig;
+use tl::TlZone;
 
 /// The ZNS+ design: the spare flash block groups of each die group.
 #[derive(Debug, Default)]
 pub struct Znsplus {
     spares: Vec<Spares>,
+    config: ZnsplusConfig,
+    /// TL-open zones (the controller's record says which; the bitmaps are here).
+    tl: BTreeMap<usize, TlZone>,
 }
 
 /// One die group's spare block groups: those never used (erased since the start), and the
@@ -57,11 +65,27 @@ impl Spares {
         let first = (0..self.returned.len()).min_by_key(|&i| self.returned[i])?;
         Some(std::mem::replace(&mut self.returned[first], erased))
     }
+
+    /// Take the spare erased earliest, without giving one back (a TL-open zone's new group);
+    /// when it is free.
+    fn take(&mut self) -> Option<u64> {
+        if self.fresh > 0 {
+            self.fresh -= 1;
+            return Some(0);
+        }
+        let first = (0..self.returned.len()).min_by_key(|&i| self.returned[i])?;
+        Some(self.returned.remove(first))
+    }
+
+    /// A group erased at `erased` becomes a spare.
+    fn give(&mut self, erased: u64) {
+        self.returned.push(erased);
+    }
 }
 
 impl Znsplus {
     /// Spare block groups per die group: the blocks of each die beyond its zones'.
-    pub fn new(layout: &crate::layout::Layout) -> Znsplus {
+    pub fn new(layout: &crate::layout::Layout, config: &ZnsplusConfig) -> Znsplus {
         let groups = layout.zone_groups.max(1);
         let per_die =
             layout.geometry.erase_units_per_die / layout.erase_units_per_zone_per_die.max(1);
@@ -74,7 +98,11 @@ impl Znsplus {
                 }
             })
             .collect();
-        Znsplus { spares }
+        Znsplus {
+            spares,
+            config: config.clone(),
+            tl: BTreeMap::new(),
+        }
     }
 
     /// Spare block groups of each die group (for reports and tests).
@@ -91,17 +119,65 @@ impl Design for Znsplus {
     fn vendor_caps(&self) -> VendorCaps {
         VendorCaps {
             zone_compaction: true,
+            tl_open: self.config.max_tl_open > 0,
             ..VendorCaps::default()
         }
     }
 
     fn write_zone(&mut self, m: &mut Media, w: &ZoneWrite) -> Result<SimInstant, Status> {
+        if self.tl.contains_key(&w.zone) {
+            return self.tl_write(m, w);
+        }
         zns::store(m, w)?;
         Ok(zns::cost_write(m, w))
     }
 
     fn read_zone(&mut self, m: &mut Media, r: &mut ZoneRead) -> Result<SimInstant, Status> {
+        if self.tl.contains_key(&r.zone) {
+            return self.tl_read(m, r);
+        }
         zns::read(m, r)
+    }
+
+    fn max_tl_open(&self) -> u32 {
+        self.config.max_tl_open
+    }
+
+    fn tl_check_write(&self, zone: usize, wp: u64, first: u64, nlb: u64) -> Option<Status> {
+        self.tl_check(zone, wp, first, nlb)
+    }
+
+    fn tl_open(
+        &mut self,
+        m: &mut Media,
+        zone: usize,
+        valid: &[u8],
+        ready: SimInstant,
+    ) -> Result<SimInstant, Status> {
+        self.tl_open_zone(m, zone, valid, ready)
+    }
+
+    fn tl_close(
+        &mut self,
+        m: &mut Media,
+        zone: usize,
+        ready: SimInstant,
+    ) -> Result<SimInstant, Status> {
+        self.tl_close_zone(m, zone, ready)
+    }
+
+    fn background(&mut self, m: &mut Media, now: SimInstant) {
+        self.tl_background(m, now);
+    }
+
+    /// After a power cycle, TL-open zones get their bitmaps back (the controller closes them).
+    fn load(&mut self, m: &mut Media, zones: &mut [crate::zone::Zone]) -> io::Result<()> {
+        for (zi, z) in zones.iter().enumerate() {
+            if z.is_tl_open() {
+                self.tl_reload(m, zi)?;
+            }
+        }
+        Ok(())
     }
 
     fn finish_zone(&mut self, m: &mut Media, zone: usize, ready: SimInstant) -> SimInstant {
@@ -109,6 +185,11 @@ impl Design for Znsplus {
     }
 
     fn before_reset(&mut self, m: &mut Media, zone: usize) {
+        if self.tl.contains_key(&zone) {
+            let buffered = self.tl_buffered(m, zone);
+            m.buffer.discard(buffered);
+            return;
+        }
         zns::discard_buffered(m, zone);
     }
 
@@ -123,6 +204,10 @@ impl Design for Znsplus {
         recorded: bool,
     ) -> (SimInstant, io::Result<()>) {
         let group = zone % self.spares.len().max(1);
+        // A TL-open zone has two groups: the original one is erased and a spare too.
+        if let Some(tl) = self.tl.remove(&zone) {
+            self.release_original(m, zone, tl.original, ready);
+        }
         let (erased, punched) = zns::reset(m, zone, ready, recorded);
         let Some(free_at) = self
             .spares

@@ -1,0 +1,412 @@
+//! ZNS+ threaded logging inside the device (OSDI'21 §3.2.2, Fig. 4): a TL-open zone's new
+//! block group (the LogFBG), filled in write-pointer order from the host's sparse sequential
+//! writes and the valid blocks they skip (internal plugging), replacing the zone's original
+//! group at close.
+//!
+//! Bytes: one copy per LBA, as for any zone. A valid block keeps its bytes (plugging copies
+//! them unchanged); a host write overwrites invalid ones; invalid blocks the write pointer
+//! passes without a write become zeros, and until then read as zeros (TL_open gave them up).
+//! So a kill mid-write leaves nothing readable that the write pointer does not cover.
+//!
+//! Time: the LogFBG is programmed chunk by chunk (one program unit on one die) in offset
+//! order; a chunk is done when the write pointer passes it. A chunk of valid blocks only, none
+//! from the host, is copied by copyback (tR + tPROG on its die: the mapping is static, so the
+//! chunk is on the same chip in both groups); any other chunk reads its valid blocks' pages
+//! from the original group and is programmed with the host's blocks (LBA-ordered plugging,
+//! on the write's path). With LBA-ordered plugging, fully valid chunks right after a write
+//! are copied at once; with PPA-ordered plugging (`Plugging::Ppa`), they are copied in the
+//! background, at command boundaries, on dies idle at that instant (`background`), and the
+//! write pointer copies whatever is left. PPA order here copies only the chunks next in line
+//! (the zone's programming frontier), not later pages of other dies' blocks: a simplification
+//! of §3.2.2, which lets each chip run ahead on its own block.
+//!
+//! The bitmap is kept in the zone's out-of-band area of an image (a Reset punches it); a power
+//! cycle closes TL-open zones (`Znsplus::load`).
+
+use std::collections::VecDeque;
+use std::ops::Range;
+
+use sim::SimInstant;
+
+use super::config::Plugging;
+use super::Znsplus;
+use crate::cmd::bit;
+use crate::design::{zns, Media, ZoneRead, ZoneWrite};
+use crate::status::Status;
+use crate::write_buffer::ZoneFlash;
+
+/// What the device keeps of a TL-open zone beside the controller's record.
+#[derive(Debug)]
+pub(super) struct TlZone {
+    /// The validity bitmap TL_open gave, over the zone capacity (1 = valid: kept).
+    pub valid: Vec<u8>,
+    /// The original block group's flash progress (the zone's `zone_flash` entry is the new
+    /// group's while the zone is TL-open).
+    pub original: ZoneFlash,
+    /// Host writes since TL_open not yet programmed: byte ranges from the zone start.
+    pub host: Vec<Range<u64>>,
+}
+
+/// The record of a TL-open zone's bitmap in its out-of-band area.
+const TL_MAGIC: &[u8; 8] = b"ZNSPTL01";
+
+/// Where a plugged chunk's copy is counted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Plug {
+    Foreground,
+    Background,
+}
+
+impl TlZone {
+    fn host_bytes_in(&self, r: Range<u64>) -> u64 {
+        self.host
+            .iter()
+            .map(|h| h.end.min(r.end).saturating_sub(h.start.max(r.start)))
+            .sum()
+    }
+
+    fn host_holds(&self, off: u64) -> bool {
+        self.host.iter().any(|h| h.contains(&off))
+    }
+}
+
+impl Znsplus {
+    pub(super) fn tl_open_zone(
+        &mut self,
+        m: &mut Media,
+        zi: usize,
+        valid: &[u8],
+        ready: SimInstant,
+    ) -> Result<SimInstant, Status> {
+        let group = zi % self.spares.len().max(1);
+        // A block group for the zone's log: a spare (none left: refused, nothing changed).
+        let free_at = self
+            .spares
+            .get_mut(group)
+            .and_then(|s| s.take())
+            .ok_or(Status::ZONE_TOO_MANY_OPEN)?;
+        let mut record = Vec::with_capacity(16 + valid.len());
+        record.extend_from_slice(TL_MAGIC);
+        record.extend_from_slice(&(valid.len() as u64).to_le_bytes());
+        record.extend_from_slice(valid);
+        if let Err(e) = m.storage.write_zone_oob(zi as u32, 0, &record) {
+            self.spares[group].give(free_at);
+            return Err(m.image_failed("write", &e));
+        }
+        let t = m.transfer_to_device(
+            ready,
+            (crate::cmd::TL_OPEN_HEADER_BYTES + valid.len()) as u64,
+        );
+        // Bytes of the old group still in the buffer are dropped with its partial unit.
+        zns::discard_buffered(m, zi);
+        let start = t.as_ns().max(free_at);
+        let original = std::mem::replace(
+            &mut m.zone_flash[zi],
+            ZoneFlash {
+                issued: 0,
+                pending: VecDeque::new(),
+                busy_until: start,
+                erased_at: free_at,
+            },
+        );
+        self.tl.insert(
+            zi,
+            TlZone {
+                valid: valid.to_vec(),
+                original,
+                host: Vec::new(),
+            },
+        );
+        Ok(SimInstant::from_ns(start))
+    }
+
+    /// The rule of a TL-open zone's writes: at or past the write pointer, over invalid blocks.
+    pub(super) fn tl_check(&self, zi: usize, wp: u64, first: u64, nlb: u64) -> Option<Status> {
+        let Some(tl) = self.tl.get(&zi) else {
+            return Some(Status::INTERNAL_ERROR);
+        };
+        if first < wp || (first..first + nlb).any(|b| bit(&tl.valid, b)) {
+            return Some(Status::ZONE_INVALID_WRITE);
+        }
+        None
+    }
+
+    /// Store a write to a TL-open zone and plug the chunks it completes. Returns when its
+    /// bytes are in the device.
+    pub(super) fn tl_write(&mut self, m: &mut Media, w: &ZoneWrite) -> Result<SimInstant, Status> {
+        let zi = w.zone;
+        let lba = m.layout.lba_bytes;
+        let ms = m.layout.metadata_bytes;
+        let wp = (m.zones[zi].wp - m.zones[zi].zslba) * lba;
+        let tl = self.tl.get(&zi).ok_or(Status::INTERNAL_ERROR)?;
+        zero_invalid(m, zi, &tl.valid, wp, w.offset)?;
+        m.storage
+            .overwrite(zi as u32, w.offset, w.data, w.offset / lba * ms, w.metadata)
+            .map_err(|e| m.image_failed("write", &e))?;
+        let bytes = w.data.len() as u64;
+        let admitted = m.buffer_admit(w.ready, bytes);
+        let in_device = m.transfer_to_device(admitted, bytes + w.metadata.len() as u64);
+        let unit = m.layout.geometry.unit_bytes;
+        let tl = self.tl.get_mut(&zi).ok_or(Status::INTERNAL_ERROR)?;
+        tl.host.push(w.offset..w.end);
+        plug_to(m, zi, tl, w.end / unit * unit, in_device, Plug::Foreground);
+        if self.config.plugging == Plugging::Lba {
+            plug_valid_run(m, zi, tl, w.end, in_device, Plug::Foreground, false);
+        }
+        Ok(in_device)
+    }
+
+    /// Read a TL-open zone: invalid blocks past the write pointer are zeros; the rest from the
+    /// new group (below its programming frontier) or the original one (the same chip).
+    pub(super) fn tl_read(
+        &mut self,
+        m: &mut Media,
+        r: &mut ZoneRead,
+    ) -> Result<SimInstant, Status> {
+        let zi = r.zone;
+        let lba = m.layout.lba_bytes;
+        let ms = m.layout.metadata_bytes;
+        let len = r.data.len() as u64;
+        let tl = self.tl.get(&zi).ok_or(Status::INTERNAL_ERROR)?;
+        if len > 0 {
+            m.storage
+                .read(zi as u32, r.offset, r.data, r.offset / lba * ms, r.metadata)
+                .map_err(|e| m.image_failed("read", &e))?;
+        }
+        let wp = m.zones[zi].wp - m.zones[zi].zslba;
+        for (k, block) in r.data.chunks_mut(lba as usize).enumerate() {
+            let b = r.offset / lba + k as u64;
+            if b >= wp && !bit(&tl.valid, b) {
+                block.fill(0);
+            }
+        }
+        // Time: a flash read per page not in the buffer.
+        let page = m.layout.geometry.page_bytes as u64;
+        let unit = m.layout.geometry.unit_bytes;
+        let t = r.ready.as_ns();
+        let mut ready = r.ready;
+        let mut off = r.offset;
+        while off < r.offset + len {
+            let end = ((off / page + 1) * page).min(r.offset + len);
+            let buffered = if off < m.zone_flash[zi].issued {
+                m.zone_flash[zi].holds(off, t, unit)
+            } else {
+                tl.host_holds(off)
+            };
+            if buffered {
+                m.counters.buffer_read_bytes += end - off;
+            } else {
+                let die = m.layout.die_at(zi as u32, off);
+                ready = ready.max(m.flash.read(die, end - off, r.ready));
+            }
+            off = end;
+        }
+        Ok(ready)
+    }
+
+    /// Close a TL-open zone: plug every chunk left, zero the invalid blocks past the write
+    /// pointer, and give the original group back (erased in the background, a spare then).
+    pub(super) fn tl_close_zone(
+        &mut self,
+        m: &mut Media,
+        zi: usize,
+        ready: SimInstant,
+    ) -> Result<SimInstant, Status> {
+        let lba = m.layout.lba_bytes;
+        let unit = m.layout.geometry.unit_bytes;
+        let z = m.zones[zi];
+        let wp = (z.wp - z.zslba) * lba;
+        let cap = z.capacity * lba;
+        let tl = self.tl.get_mut(&zi).ok_or(Status::INTERNAL_ERROR)?;
+        zero_invalid(m, zi, &tl.valid, wp, cap)?;
+        // The host's blocks end at the write pointer; every chunk to the end is complete now.
+        let done = plug_to(
+            m,
+            zi,
+            tl,
+            cap.div_ceil(unit) * unit,
+            ready,
+            Plug::Foreground,
+        );
+        let tl = self.tl.remove(&zi).expect("TL-open zone");
+        self.release_original(m, zi, tl.original, ready);
+        Ok(done)
+    }
+
+    /// Erase a TL-open zone's original group in the background and make it a spare.
+    pub(super) fn release_original(
+        &mut self,
+        m: &mut Media,
+        zi: usize,
+        original: ZoneFlash,
+        ready: SimInstant,
+    ) {
+        let log = std::mem::replace(&mut m.zone_flash[zi], original);
+        let erased = zns::erase_zone(m, zi, ready);
+        m.zone_flash[zi] = log;
+        let group = zi % self.spares.len().max(1);
+        if let Some(s) = self.spares.get_mut(group) {
+            s.give(erased.as_ns());
+        }
+    }
+
+    /// Host bytes of a TL-open zone in the buffer, not yet programmed (dropped by a Reset).
+    pub(super) fn tl_buffered(&self, m: &Media, zi: usize) -> u64 {
+        let issued = m.zone_flash[zi].issued;
+        self.tl
+            .get(&zi)
+            .map_or(0, |tl| tl.host_bytes_in(issued..u64::MAX))
+    }
+
+    /// PPA-ordered plugging at a command boundary: each TL-open zone's next fully valid
+    /// chunks, while their dies are idle now.
+    pub(super) fn tl_background(&mut self, m: &mut Media, now: SimInstant) {
+        if self.config.plugging != Plugging::Ppa {
+            return;
+        }
+        let lba = m.layout.lba_bytes;
+        for (&zi, tl) in self.tl.iter_mut() {
+            let wp = (m.zones[zi].wp - m.zones[zi].zslba) * lba;
+            plug_valid_run(m, zi, tl, wp, now, Plug::Background, true);
+        }
+    }
+
+    /// After a power cycle: the bitmap of TL-open zone `zi` from its out-of-band record.
+    pub(super) fn tl_reload(&mut self, m: &mut Media, zi: usize) -> std::io::Result<()> {
+        let bytes = m.zones[zi].capacity.div_ceil(8) as usize;
+        let mut record = vec![0u8; 16 + bytes];
+        let bad = || std::io::Error::other(format!("zone {zi}: TL-open without its bitmap"));
+        if !m.storage.read_zone_oob(zi as u32, 0, &mut record)? {
+            return Err(bad());
+        }
+        let len = u64::from_le_bytes(record[8..16].try_into().expect("8 bytes"));
+        if &record[..8] != TL_MAGIC || len != bytes as u64 {
+            return Err(bad());
+        }
+        let original = m.zone_flash[zi].clone();
+        self.tl.insert(
+            zi,
+            TlZone {
+                valid: record[16..].to_vec(),
+                original,
+                host: Vec::new(),
+            },
+        );
+        Ok(())
+    }
+}
+
+/// Zero the invalid blocks of bytes [from, to) of zone `zi` (the write pointer passes them).
+fn zero_invalid(m: &mut Media, zi: usize, valid: &[u8], from: u64, to: u64) -> Result<(), Status> {
+    let lba = m.layout.lba_bytes;
+    let mut b = from / lba;
+    let end = to / lba;
+    while b < end {
+        if bit(valid, b) {
+            b += 1;
+            continue;
+        }
+        let run = (b..end).take_while(|&i| !bit(valid, i)).count() as u64;
+        // Past the stored bytes there is nothing to zero.
+        let stored = m.zones[zi].bytes;
+        let (lo, hi) = (b * lba, ((b + run) * lba).min(stored.max(b * lba)));
+        if hi > lo {
+            let zeros = vec![0u8; (hi - lo) as usize];
+            m.storage
+                .overwrite(zi as u32, lo, &zeros, 0, &[])
+                .map_err(|e| m.image_failed("write", &e))?;
+        }
+        b += run;
+    }
+    Ok(())
+}
+
+/// Program the new group's chunks from its frontier up to byte `upto` (chunks the write
+/// pointer has passed), host data ready at `ready`. Returns when the last is done.
+fn plug_to(
+    m: &mut Media,
+    zi: usize,
+    tl: &mut TlZone,
+    upto: u64,
+    ready: SimInstant,
+    kind: Plug,
+) -> SimInstant {
+    let unit = m.layout.geometry.unit_bytes;
+    let lba = m.layout.lba_bytes;
+    let page = m.layout.geometry.page_bytes as u64;
+    let cap_blocks = m.zones[zi].capacity;
+    let mut done = ready;
+    while m.zone_flash[zi].issued + unit <= upto {
+        let off = m.zone_flash[zi].issued;
+        let die = m.layout.die_at(zi as u32, off);
+        let blocks = off / lba..((off + unit) / lba).min(cap_blocks);
+        let valid: Vec<u64> = blocks.clone().filter(|&b| bit(&tl.valid, b)).collect();
+        let host = tl.host_bytes_in(off..off + unit);
+        let erased = SimInstant::from_ns(m.zone_flash[zi].erased_at);
+        let unit_done = if host == 0 && valid.len() as u64 * lba == unit {
+            m.counters.plug_copybacks += 1;
+            m.flash.copyback(die, ready.max(erased))
+        } else {
+            // The valid blocks' pages from the original group, then one program.
+            let mut reads = ready;
+            let mut last_page = u64::MAX;
+            for &b in &valid {
+                let p = b * lba / page;
+                if p != last_page {
+                    reads = reads.max(m.flash.read(die, page, ready));
+                    last_page = p;
+                }
+            }
+            if !valid.is_empty() {
+                m.counters.plug_read_programs += 1;
+            }
+            let admitted = m.buffer_admit(ready, unit - host);
+            let t = m.flash.program(die, unit, reads.max(admitted).max(erased));
+            m.buffer.release_at(t.as_ns(), unit);
+            t
+        };
+        match kind {
+            Plug::Foreground => m.counters.plugged_blocks_foreground += valid.len() as u64,
+            Plug::Background => m.counters.plugged_blocks_background += valid.len() as u64,
+        }
+        let zf = &mut m.zone_flash[zi];
+        zf.pending.push_back((off + unit, unit_done.as_ns()));
+        zf.issued = off + unit;
+        zf.busy_until = zf.busy_until.max(unit_done.as_ns());
+        done = done.max(unit_done);
+        let issued = zf.issued;
+        tl.host.retain(|h| h.end > issued);
+    }
+    done
+}
+
+/// Copy the fully valid chunks at the new group's frontier, past the host's bytes (which end
+/// at `host_end`), by copyback; with `only_idle`, only while the next one's die is idle at
+/// `at`.
+fn plug_valid_run(
+    m: &mut Media,
+    zi: usize,
+    tl: &mut TlZone,
+    host_end: u64,
+    at: SimInstant,
+    kind: Plug,
+    only_idle: bool,
+) {
+    let unit = m.layout.geometry.unit_bytes;
+    let lba = m.layout.lba_bytes;
+    let cap = m.zones[zi].capacity * lba;
+    loop {
+        let off = m.zone_flash[zi].issued;
+        if off < host_end || off + unit > cap {
+            return;
+        }
+        if !(off / lba..(off + unit) / lba).all(|b| bit(&tl.valid, b)) {
+            return;
+        }
+        let die = m.layout.die_at(zi as u32, off);
+        if only_idle && m.flash.die_idle_at(die) > at {
+            return;
+        }
+        plug_to(m, zi, tl, off + unit, at, kind);
+    }
+}
