@@ -66,6 +66,34 @@ impl Dev {
         })
         .status
     }
+    /// Write `data` (whole blocks, no metadata) at `slba`.
+    pub fn write_data(&mut self, slba: u64, data: &[u8]) -> Status {
+        let nlb = (data.len() / self.lba()) as u32;
+        self.submit(Command::Write {
+            slba,
+            nlb,
+            data,
+            metadata: &[],
+        })
+        .status
+    }
+    /// Zone `zone`'s descriptor.
+    pub fn zone(&self, zone: u32) -> ZoneDescriptor {
+        self.zones()[zone as usize]
+    }
+    /// A zone action on zone `zone` (as `mgmt`).
+    pub fn zone_action(&mut self, zone: u32, action: ZoneAction) -> Status {
+        self.mgmt(zone, action)
+    }
+    /// The ZNS+ design's spare block groups per die group.
+    pub fn spares(&self) -> Vec<u64> {
+        self.c
+            .design()
+            .as_any()
+            .downcast_ref::<device::design::znsplus::Znsplus>()
+            .expect("a znsplus device")
+            .spare_groups()
+    }
     pub fn append(&mut self, zslba: u64, nlb: u64) -> Completion {
         let (d, m) = self.random(nlb);
         self.submit(Command::ZoneAppend {

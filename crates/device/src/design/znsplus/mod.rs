@@ -174,7 +174,7 @@ impl Design for Znsplus {
     fn load(&mut self, m: &mut Media, zones: &mut [crate::zone::Zone]) -> io::Result<()> {
         for (zi, z) in zones.iter().enumerate() {
             if z.is_tl_open() {
-                self.tl_reload(m, zi)?;
+                self.tl_reload(m, zi, z.capacity)?;
             }
         }
         Ok(())

@@ -272,8 +272,14 @@ impl Znsplus {
     }
 
     /// After a power cycle: the bitmap of TL-open zone `zi` from its out-of-band record.
-    pub(super) fn tl_reload(&mut self, m: &mut Media, zi: usize) -> std::io::Result<()> {
-        let bytes = m.zones[zi].capacity.div_ceil(8) as usize;
+    /// (`capacity` in blocks: the controller's zone records are not in `m` while it loads.)
+    pub(super) fn tl_reload(
+        &mut self,
+        m: &mut Media,
+        zi: usize,
+        capacity: u64,
+    ) -> std::io::Result<()> {
+        let bytes = capacity.div_ceil(8) as usize;
         let mut record = vec![0u8; 16 + bytes];
         let bad = || std::io::Error::other(format!("zone {zi}: TL-open without its bitmap"));
         if !m.storage.read_zone_oob(zi as u32, 0, &mut record)? {
