@@ -494,6 +494,12 @@ impl Controller {
     pub fn power_cycle(&mut self) {
         self.design.power_cycle();
         self.dulbe = false;
+        // ZNS+: threaded logs close (as at an image's reopen, `close_tl_zones`).
+        for zi in 0..self.zones.len() {
+            if self.zones[zi].is_tl_open() {
+                let _ = self.close_tl(zi, SimInstant::ZERO);
+            }
+        }
         for zi in 0..self.zones.len() {
             if self.zones[zi].state.is_open() {
                 self.set_state(zi, ZoneState::Closed);

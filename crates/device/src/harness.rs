@@ -118,7 +118,7 @@ pub fn run_config(cfg: DeviceConfig, ops: &[u8], memory_budget: u64) -> Outcome 
         fill(&mut data, bytes, r.u8());
         meta.clear();
         meta.resize(meta_len, 0xa5);
-        let comp = match op % 13 {
+        let comp = match op % 14 {
             0 => c.submit(
                 now,
                 Command::Write {
@@ -288,6 +288,28 @@ pub fn run_config(cfg: DeviceConfig, ops: &[u8], memory_budget: u64) -> Outcome 
             11 => {
                 data.resize(4096 - (r.u8() % 2) as usize, 0);
                 c.submit(now, Command::IdentifyMapping { data: &mut data })
+            }
+            12 => {
+                // TL_open: a bitmap of random runs below the write pointer (or not), sometimes
+                // short, sometimes close only.
+                let wp = if d.wp == u64::MAX { d.zslba } else { d.wp };
+                let written = wp - d.zslba + (r.u8() % 8 == 0) as u64;
+                let mut map = vec![0u8; d.capacity.div_ceil(8) as usize];
+                let density = r.u8() % 4;
+                for i in 0..written.min(d.capacity) {
+                    if r.u8() % 4 < density {
+                        map[(i / 8) as usize] |= 1 << (i % 8);
+                    }
+                }
+                map.truncate(map.len() - (r.u8() % 16 == 0) as usize);
+                c.submit(
+                    now,
+                    Command::TlOpen {
+                        zslba: d.zslba + (r.u8() % 16 == 0) as u64,
+                        close_only: r.u8() % 6 == 0,
+                        bitmap: &map,
+                    },
+                )
             }
             _ => {
                 c.power_cycle();

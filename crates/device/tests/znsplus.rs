@@ -509,12 +509,16 @@ fn blocks_a_finish_left_unwritten_copy_as_zeros() {
 
 #[test]
 fn random_command_sequences_on_znsplus_never_panic() {
-    // The fuzz harness's command mix (compactions, identify_mapping, writes, resets, finishes,
-    // power cycles...) on small znsplus devices, from fixed seeds.
+    // The fuzz harness's command mix (compactions, identify_mapping, TL_open, writes, resets,
+    // finishes, power cycles...) on small znsplus devices, from fixed seeds.
     let mut rng = sim::Rng::new(0x2b5);
     for _ in 0..1500 {
         let mut cfg = presets::test_min();
         cfg.design = device::DesignName::Znsplus;
+        // Most with spare block groups (TL_open needs one per TL-open zone).
+        if rng.below(4) != 0 {
+            cfg.zones.count = Some(8 + rng.below(8) as u32);
+        }
         let mut ops = vec![0u8; 64 + rng.below(600) as usize];
         rng.fill(&mut ops);
         let _ = device::harness::run_config(cfg, &ops, 1 << 30);
