@@ -134,7 +134,12 @@ impl Controller {
         let u = c.layout.geometry.unit_bytes;
         let mut in_buffer = buffered;
         for (z, zf) in c.zones.iter().zip(c.zone_flash.iter_mut()) {
-            let written = z.bytes;
+            // A TL-open zone's new block group is programmed up to its write pointer.
+            let written = if z.is_tl_open() {
+                (z.wp - z.zslba) * c.layout.lba_bytes
+            } else {
+                z.bytes
+            };
             zf.issued = if z.state == ZoneState::Full {
                 z.capacity * c.layout.lba_bytes
             } else {
@@ -145,7 +150,6 @@ impl Controller {
         c.write_buffer.in_use += in_buffer;
         if mode == OpenMode::ReadWrite {
             c.finish_interrupted_resets().map_err(io_err)?;
-            c.close_tl_zones().map_err(io_err)?;
         }
         c.closed = false;
         Ok(c)
@@ -494,14 +498,10 @@ impl Controller {
     pub fn power_cycle(&mut self) {
         self.design.power_cycle();
         self.dulbe = false;
-        // ZNS+: threaded logs close (as at an image's reopen, `close_tl_zones`).
         for zi in 0..self.zones.len() {
-            if self.zones[zi].is_tl_open() {
-                let _ = self.close_tl(zi, SimInstant::ZERO);
-            }
-        }
-        for zi in 0..self.zones.len() {
-            if self.zones[zi].state.is_open() {
+            // A ZNS+ TL-open zone stays so (its bitmap and write pointer are kept): the host
+            // goes on filling it, or closes it.
+            if self.zones[zi].state.is_open() && !self.zones[zi].is_tl_open() {
                 self.set_state(zi, ZoneState::Closed);
             }
         }

@@ -127,21 +127,6 @@ impl Controller {
         }
     }
 
-    /// A power cycle closes ZNS+ TL-open zones: the design plugs what their write pointers had
-    /// not passed (invalid blocks there become zeros), and they are Full.
-    pub(crate) fn close_tl_zones(&mut self) -> io::Result<()> {
-        for zi in 0..self.zones.len() {
-            if !self.zones[zi].is_tl_open() {
-                continue;
-            }
-            let r = self
-                .close_tl(zi, sim::SimInstant::ZERO)
-                .and_then(|_| self.persist_command());
-            r.map_err(|_| io::Error::other(self.image_error.clone().unwrap_or_default()))?;
-        }
-        Ok(())
-    }
-
     /// A Reset records the zone Empty before it punches its bytes (or frees its segments); a
     /// kill between the two leaves an Empty zone with stale bytes. Finish those resets.
     pub(crate) fn finish_interrupted_resets(&mut self) -> io::Result<()> {

@@ -254,7 +254,7 @@ fn ppa_ordered_plugging_copies_valid_chunks_on_idle_dies_in_the_background() {
 }
 
 #[test]
-fn a_killed_process_finds_its_tl_open_zone_closed_with_nothing_lost() {
+fn a_killed_process_finds_its_tl_open_zone_as_it_was_and_nothing_lost() {
     let path = std::env::temp_dir().join(format!("znslab-tl-{}.img", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let cfg = small(Plugging::Ppa);
@@ -262,49 +262,62 @@ fn a_killed_process_finds_its_tl_open_zone_closed_with_nothing_lost() {
         .expect("creates")
         .close()
         .expect("closes");
-    let mut d = Dev {
+    let reopen = |seed| Dev {
         c: Controller::open_image(&path).expect("opens"),
         now: SimInstant::ZERO,
-        rng: sim::Rng::new(3),
+        rng: sim::Rng::new(seed),
     };
+    let mut d = reopen(3);
     let (data, _) = d.random(256);
     for (i, piece) in data.chunks(64 * B).enumerate() {
         assert_eq!(d.write_data(i as u64 * 64, piece), Status::SUCCESS);
     }
-    assert_eq!(
-        tl_open(&mut d, 0, &map((0..256).filter(|b| b % 3 == 0)), false),
-        Status::SUCCESS
-    );
+    let valid = map((0..256).filter(|b| b % 3 == 0));
+    assert_eq!(tl_open(&mut d, 0, &valid, false), Status::SUCCESS);
     let (b1, _) = d.random(2);
     assert_eq!(d.write_data(1, &b1), Status::SUCCESS);
+    // What each block reads: host writes, valid blocks, zeros for blocks given up.
+    let expect = |b10: Option<&[u8]>| -> Vec<u8> {
+        (0..256usize)
+            .flat_map(|b| match b {
+                1 | 2 => b1[(b - 1) * B..b * B].to_vec(),
+                10 if b10.is_some() => b10.unwrap().to_vec(),
+                _ if b % 3 == 0 => data[b * B..(b + 1) * B].to_vec(),
+                _ => vec![0u8; B],
+            })
+            .collect()
+    };
+    // The process dies twice; the zone is TL-open with its write pointer each time.
+    for round in 0..2 {
+        let c = std::mem::replace(
+            &mut d.c,
+            Controller::in_memory(presets::test_min()).unwrap(),
+        );
+        c.drop_without_saving();
+        d = reopen(4 + round);
+        let z = d.zone(0);
+        assert_eq!(
+            (z.state, z.wp, z.attributes & 0x20),
+            (ZoneState::ExplicitlyOpened, 3, 0x20)
+        );
+        assert!(read(&mut d, 0, 256) == expect(None), "round {round}");
+        d.c.power_cycle();
+        assert_eq!(d.zone(0).wp, 3);
+    }
+    // It goes on: a write over a valid block is still refused; one past the pointer works.
+    assert_eq!(d.write(9, 1), Status::ZONE_INVALID_WRITE);
     let (b10, _) = d.random(1);
     assert_eq!(d.write_data(10, &b10), Status::SUCCESS);
-    // The process dies; at the next open the TL-open zone is closed.
-    let c = std::mem::replace(
-        &mut d.c,
-        Controller::in_memory(presets::test_min()).unwrap(),
-    );
-    c.drop_without_saving();
-    let mut d = Dev {
-        c: Controller::open_image(&path).expect("reopens"),
-        now: SimInstant::ZERO,
-        rng: sim::Rng::new(4),
-    };
+    assert_eq!(tl_open(&mut d, 0, &[], true), Status::SUCCESS);
     let z = d.zone(0);
     assert_eq!(
         (z.state, z.wp, z.attributes & 0x20),
         (ZoneState::Full, 256, 0)
     );
-    let got = read(&mut d, 0, 256);
-    for b in 0..256usize {
-        let want: &[u8] = match b {
-            1 | 2 => &b1[(b - 1) * B..b * B],
-            10 => &b10[..],
-            _ if b % 3 == 0 => &data[b * B..(b + 1) * B],
-            _ => &[0u8; B],
-        };
-        assert!(got[b * B..(b + 1) * B] == *want, "block {b}");
-    }
+    assert!(read(&mut d, 0, 256) == expect(Some(&b10)));
+    d.c.close().expect("closes");
+    let mut d = reopen(9);
+    assert!(read(&mut d, 0, 256) == expect(Some(&b10)));
     d.c.close().expect("closes");
     let _ = std::fs::remove_file(&path);
 }

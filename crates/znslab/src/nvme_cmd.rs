@@ -384,6 +384,27 @@ pub enum ZnsCmd {
     ZoneCompaction(CompactionArgs),
     /// ZNS+ identify_mapping (vendor 86h): which LBA bits name a chunk's chip.
     IdentifyMapping(MappingArgs),
+    /// ZNS+ TL_open (vendor 85h): make a zone overwritable where its blocks are not valid.
+    TlOpen(TlOpenArgs),
+}
+
+#[derive(Args)]
+pub struct TlOpenArgs {
+    image: PathBuf,
+    #[arg(short = 'n', long, value_parser = number)]
+    namespace_id: Option<u64>,
+    /// The zone's start LBA.
+    #[arg(short = 's', long, value_parser = number)]
+    zslba: u64,
+    /// The valid blocks (kept; the host will not write them), as offsets from the zone start:
+    /// a list like 0-7,16,20-23. Empty: none valid.
+    #[arg(short = 'V', long, default_value = "")]
+    valid: String,
+    /// Close the zone's threaded log (it becomes Full) without opening it again.
+    #[arg(short = 'c', long)]
+    close_only: bool,
+    #[command(flatten)]
+    g: Global,
 }
 
 #[derive(Args)]

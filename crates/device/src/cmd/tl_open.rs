@@ -22,7 +22,8 @@
 //!
 //! Close (close only, a TL_open of the same zone, Close or Finish, a write that reaches the
 //! capacity): the design plugs the valid blocks past the write pointer and the zone is Full.
-//! Reset drops both block groups. A power cycle closes every TL-open zone.
+//! Reset drops both block groups. A TL-open zone stays so across a power cycle (its bitmap is
+//! in the zone's out-of-band area of an image).
 
 use sim::SimInstant;
 

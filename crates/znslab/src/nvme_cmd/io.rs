@@ -288,6 +288,13 @@ pub(super) fn passthru(a: PassthruArgs) -> anyhow::Result<ExitCode> {
             })
             .ok_or(Status::INVALID_FIELD),
         0x86 => Ok(Command::IdentifyMapping { data: &mut data }),
+        // ZNS+ TL_open (85h): CDW12 bit 0 close only; the data a 16-byte header, then the
+        // validity bitmap.
+        0x85 => Ok(Command::TlOpen {
+            zslba: dws.slba(),
+            close_only: dws.cdw12 & 1 == 1,
+            bitmap: data.get(device::TL_OPEN_HEADER_BYTES..).unwrap_or(&[]),
+        }),
         0x19 => copy_ranges
             .as_deref()
             .map(|ranges| Command::Copy {

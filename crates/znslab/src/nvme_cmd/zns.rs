@@ -293,6 +293,7 @@ pub(super) fn zns(cmd: ZnsCmd) -> anyhow::Result<ExitCode> {
         ZnsCmd::IdNs(a) => super::identify::zns_id_ns(a),
         ZnsCmd::IdCtrl(a) => super::identify::zns_id_ctrl(a),
         ZnsCmd::ZoneCompaction(a) => super::znsplus::zone_compaction(a),
+        ZnsCmd::TlOpen(a) => super::znsplus::tl_open(a),
         ZnsCmd::IdentifyMapping(a) => super::znsplus::identify_mapping(a),
     }
 }

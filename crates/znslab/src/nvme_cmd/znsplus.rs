@@ -1,6 +1,6 @@
-//! `nvme zns zone-compaction` and `nvme zns identify-mapping`: ZNS+'s vendor commands (OSDI'21
-//! §3.2; opcodes 81h and 86h, `docs/znsplus.md`) as zns-plugin subcommands, so a user need
-//! not build their payloads for `io-passthru`.
+//! `nvme zns zone-compaction`, `nvme zns tl-open` and `nvme zns identify-mapping`: ZNS+'s
+//! vendor commands (OSDI'21 §3.2; opcodes 81h, 85h and 86h, `docs/znsplus.md`) as zns-plugin
+//! subcommands, so a user need not build their payloads for `io-passthru`.
 
 use std::process::ExitCode;
 
@@ -9,10 +9,15 @@ use device::{ChunkMapping, Command, Status, MAPPING_BYTES, MAX_COMPACTION_PAIRS}
 use serde_json::json;
 
 use super::common::{check_nsid, dry_run_note, fail, finish, open, open_ro, submit};
-use super::{CompactionArgs, MappingArgs, OutputFormat};
+use super::{CompactionArgs, MappingArgs, OutputFormat, TlOpenArgs};
 
-/// LBAs from a list like `0-7,16,20-23` (ranges inclusive, numbers decimal or 0x hex).
+/// LBAs from a list like `0-7,16,20-23` (ranges inclusive, numbers decimal or 0x hex), at
+/// most one zone_compaction's worth.
 fn lbas(flag: &str, list: &str) -> anyhow::Result<Vec<u64>> {
+    lba_list(flag, list, MAX_COMPACTION_PAIRS)
+}
+
+fn lba_list(flag: &str, list: &str, max: usize) -> anyhow::Result<Vec<u64>> {
     let num = |s: &str| -> anyhow::Result<u64> {
         let s = s.trim();
         let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
@@ -30,10 +35,8 @@ fn lbas(flag: &str, list: &str) -> anyhow::Result<Vec<u64>> {
         if b < a {
             bail!("--{flag}: range {part} runs backwards");
         }
-        if (b - a) as usize >= MAX_COMPACTION_PAIRS
-            || out.len() + ((b - a) as usize) >= MAX_COMPACTION_PAIRS
-        {
-            bail!("--{flag}: more than {MAX_COMPACTION_PAIRS} LBAs (one command's limit)");
+        if (b - a) >= max as u64 || out.len() + ((b - a) as usize) >= max {
+            bail!("--{flag}: more than {max} LBAs (one command's limit)");
         }
         out.extend(a..=b);
     }
@@ -146,6 +149,57 @@ pub(super) fn identify_mapping(a: MappingArgs) -> anyhow::Result<ExitCode> {
             m.fcg_id_bits, m.fcg_id_shift
         );
         println!("dies          : {}", m.dies);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn tl_open(a: TlOpenArgs) -> anyhow::Result<ExitCode> {
+    check_nsid(a.namespace_id)?;
+    let fmt = a.g.check()?;
+    if a.g.dry_run() {
+        dry_run_note("TL_open (vendor 85h)");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut c = open(&a.image)?;
+    let cap = c.layout().zone_capacity_lbas;
+    let valid = lba_list("valid", &a.valid, cap as usize)?;
+    let mut bitmap = vec![0u8; cap.div_ceil(8) as usize];
+    for b in valid {
+        if b >= cap {
+            bail!("--valid: block {b} is past the zone capacity ({cap} blocks)");
+        }
+        bitmap[(b / 8) as usize] |= 1 << (b % 8);
+    }
+    let comp = submit(
+        &mut c,
+        Command::TlOpen {
+            zslba: a.zslba,
+            close_only: a.close_only,
+            bitmap: &bitmap,
+        },
+    );
+    let k = c.counters().clone();
+    finish(c)?;
+    if comp.status != Status::SUCCESS {
+        return Ok(fail(comp.status, fmt));
+    }
+    if fmt == OutputFormat::Json {
+        println!(
+            "{}",
+            json!({
+                "command": "zns-tl-open",
+                "zslba": a.zslba,
+                "close_only": a.close_only,
+                "status": "SUCCESS",
+                "latency_ns": comp.done_at.as_ns(),
+            })
+        );
+    } else if a.g.verbose() {
+        println!(
+            "zns-tl-open: Success zone slba:{:x} nsid:1 ({} blocks plugged so far)",
+            a.zslba,
+            k.plugged_blocks_foreground + k.plugged_blocks_background
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

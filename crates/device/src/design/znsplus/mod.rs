@@ -170,11 +170,11 @@ impl Design for Znsplus {
         self.tl_background(m, now);
     }
 
-    /// After a power cycle, TL-open zones get their bitmaps back (the controller closes them).
+    /// At an image's open, TL-open zones get their bitmaps back.
     fn load(&mut self, m: &mut Media, zones: &mut [crate::zone::Zone]) -> io::Result<()> {
         for (zi, z) in zones.iter().enumerate() {
             if z.is_tl_open() {
-                self.tl_reload(m, zi, z.capacity)?;
+                self.tl_reload(m, zi, z)?;
             }
         }
         Ok(())

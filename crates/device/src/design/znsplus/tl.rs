@@ -20,8 +20,8 @@
 //! (the zone's programming frontier), not later pages of other dies' blocks: a simplification
 //! of §3.2.2, which lets each chip run ahead on its own block.
 //!
-//! The bitmap is kept in the zone's out-of-band area of an image (a Reset punches it); a power
-//! cycle closes TL-open zones (`Znsplus::load`).
+//! The bitmap is kept in the zone's out-of-band area of an image (a Reset punches it), so a
+//! TL-open zone stays TL-open across a reopen or a power cycle, with its write pointer.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -168,17 +168,41 @@ impl Znsplus {
         let ms = m.layout.metadata_bytes;
         let len = r.data.len() as u64;
         let tl = self.tl.get(&zi).ok_or(Status::INTERNAL_ERROR)?;
-        if len > 0 {
-            m.storage
-                .read(zi as u32, r.offset, r.data, r.offset / lba * ms, r.metadata)
-                .map_err(|e| m.image_failed("read", &e))?;
-        }
+        // Runs of blocks that hold data (below the write pointer, or valid) from storage; the
+        // rest are zeros, never read (a kill mid-write may have left them half written).
         let wp = m.zones[zi].wp - m.zones[zi].zslba;
-        for (k, block) in r.data.chunks_mut(lba as usize).enumerate() {
-            let b = r.offset / lba + k as u64;
-            if b >= wp && !bit(&tl.valid, b) {
-                block.fill(0);
+        let first = r.offset / lba;
+        let n = len / lba;
+        let kept = |b: u64| b < wp || bit(&tl.valid, b);
+        let mut k = 0;
+        while k < n {
+            let run = (k..n)
+                .take_while(|&i| kept(first + i) == kept(first + k))
+                .count() as u64;
+            let (lo, hi) = ((k * lba) as usize, ((k + run) * lba) as usize);
+            let (mlo, mhi) = ((k * ms) as usize, ((k + run) * ms) as usize);
+            if kept(first + k) {
+                let meta = if r.metadata.is_empty() {
+                    &mut [][..]
+                } else {
+                    &mut r.metadata[mlo..mhi]
+                };
+                m.storage
+                    .read(
+                        zi as u32,
+                        (first + k) * lba,
+                        &mut r.data[lo..hi],
+                        (first + k) * ms,
+                        meta,
+                    )
+                    .map_err(|e| m.image_failed("read", &e))?;
+            } else {
+                r.data[lo..hi].fill(0);
+                if !r.metadata.is_empty() {
+                    r.metadata[mlo..mhi].fill(0);
+                }
             }
+            k += run;
         }
         // Time: a flash read per page not in the buffer.
         let page = m.layout.geometry.page_bytes as u64;
@@ -271,15 +295,15 @@ impl Znsplus {
         }
     }
 
-    /// After a power cycle: the bitmap of TL-open zone `zi` from its out-of-band record.
-    /// (`capacity` in blocks: the controller's zone records are not in `m` while it loads.)
+    /// At an image's open: the bitmap of TL-open zone `zi` from its out-of-band record (`zone`:
+    /// its record, as the controller's are not in `m` while it loads).
     pub(super) fn tl_reload(
         &mut self,
         m: &mut Media,
         zi: usize,
-        capacity: u64,
+        zone: &crate::zone::Zone,
     ) -> std::io::Result<()> {
-        let bytes = capacity.div_ceil(8) as usize;
+        let bytes = zone.capacity.div_ceil(8) as usize;
         let mut record = vec![0u8; 16 + bytes];
         let bad = || std::io::Error::other(format!("zone {zi}: TL-open without its bitmap"));
         if !m.storage.read_zone_oob(zi as u32, 0, &mut record)? {
@@ -289,13 +313,26 @@ impl Znsplus {
         if &record[..8] != TL_MAGIC || len != bytes as u64 {
             return Err(bad());
         }
-        let original = m.zone_flash[zi].clone();
+        // The original group was programmed whole; the new one up to the write pointer's
+        // chunk, the rest of which the buffer holds.
+        let unit = m.layout.geometry.unit_bytes;
+        let cap = zone.capacity * m.layout.lba_bytes;
+        let wp = (zone.wp - zone.zslba) * m.layout.lba_bytes;
+        let original = ZoneFlash {
+            issued: cap.div_ceil(unit) * unit,
+            ..ZoneFlash::default()
+        };
+        let frontier = wp / unit * unit;
         self.tl.insert(
             zi,
             TlZone {
                 valid: record[16..].to_vec(),
                 original,
-                host: Vec::new(),
+                host: if wp > frontier {
+                    vec![frontier..wp]
+                } else {
+                    Vec::new()
+                },
             },
         );
         Ok(())
