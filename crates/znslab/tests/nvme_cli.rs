@@ -455,3 +455,86 @@ fn znsplus_zone_compaction_and_identify_mapping_from_the_command_line() {
         text(&o.stderr)
     );
 }
+
+#[test]
+fn znsplus_tl_open_from_the_command_line_one_process_per_command() {
+    let dir = TempDir::new("nvme-tl");
+    let img = image(&dir, "z.img", "znsplus-mlc");
+    let data: Vec<u8> = (0..16 * 4096u32).map(|i| (i * 7 % 251) as u8).collect();
+    ok(&znslab_in(
+        &["nvme", "write", &img, "-s", "0", "-c", "15", "-z", "65536"],
+        &data,
+    ));
+    ok(&znslab(&["nvme", "zns", "finish-zone", &img, "-s", "0"]));
+    // Blocks 0-3 and 8-11 valid: the zone is TL-open, its write pointer at its start.
+    let out = ok(&znslab(&[
+        "nvme", "zns", "tl-open", &img, "-s", "0", "--valid", "0-3,8-11", "-v",
+    ]));
+    assert!(out.contains("zns-tl-open: Success zone slba:0"), "{out}");
+    let z = json(&znslab(&[
+        "nvme",
+        "zns",
+        "report-zones",
+        &img,
+        "-d",
+        "1",
+        "-o",
+        "json",
+    ]));
+    assert_eq!(z["zone_list"][0]["wp"], 0, "{z}");
+    // A write over a valid block is refused; over invalid ones past the pointer it works,
+    // in a later process.
+    let o = znslab_in(
+        &["nvme", "write", &img, "-s", "8", "-c", "0", "-z", "4096"],
+        &data[..4096],
+    );
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("ZONE_INVALID_WRITE"),
+        "{}",
+        text(&o.stderr)
+    );
+    let new = vec![0xabu8; 4 * 4096];
+    ok(&znslab_in(
+        &["nvme", "write", &img, "-s", "4", "-c", "3", "-z", "16384"],
+        &new,
+    ));
+    // Close only (the same through io-passthru: CDW12 bit 0): the zone is Full.
+    let hdr = dir.path("hdr");
+    std::fs::write(&hdr, [0u8; 16]).expect("header");
+    ok(&znslab(&[
+        "nvme",
+        "io-passthru",
+        &img,
+        "--opcode=0x85",
+        "--cdw10=0",
+        "--cdw12=1",
+        "--data-len=4096",
+        &format!("--input-file={hdr}"),
+        "--write",
+    ]));
+    let z = json(&znslab(&[
+        "nvme",
+        "zns",
+        "report-zones",
+        &img,
+        "-d",
+        "1",
+        "-o",
+        "json",
+    ]));
+    assert_eq!(z["zone_list"][0]["wp"], 8192, "{z}");
+    let back = dir.path("back");
+    ok(&znslab(&[
+        "nvme", "read", &img, "-s", "0", "-c", "15", "-z", "65536", "-d", &back,
+    ]));
+    let got = std::fs::read(&back).expect("read back");
+    let want = [
+        &data[..4 * 4096],
+        &new[..],
+        &data[8 * 4096..12 * 4096],
+        &[0u8; 4 * 4096][..],
+    ]
+    .concat();
+    assert!(got == want, "zone 0 after threaded logging");
+}
