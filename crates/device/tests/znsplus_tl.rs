@@ -321,3 +321,27 @@ fn a_killed_process_finds_its_tl_open_zone_as_it_was_and_nothing_lost() {
     d.c.close().expect("closes");
     let _ = std::fs::remove_file(&path);
 }
+
+#[test]
+fn ppa_ordered_plugging_lets_each_chip_run_ahead_on_its_own_block() {
+    // Chunk 0 (blocks 0-3, on chip 0) waits for the host's block 0; chunks 1-15 are on the
+    // other 15 chips and hold valid blocks only: they need not wait for it.
+    let (mut d, data) = full_zone(Plugging::Ppa);
+    assert_eq!(tl_open(&mut d, 0, &map(1..64), false), Status::SUCCESS);
+    for _ in 0..4 {
+        d.now += SimDuration::from_ms(5);
+        let z3 = d.zslba(3);
+        let _ = read(&mut d, z3, 1);
+    }
+    let k = d.c.counters().clone();
+    assert_eq!(k.plugged_blocks_background, 60);
+    let (b0, _) = d.random(1);
+    assert_eq!(d.write_data(0, &b0), Status::SUCCESS);
+    assert_eq!(tl_open(&mut d, 0, &[], true), Status::SUCCESS);
+    let k = d.c.counters().clone();
+    assert_eq!(
+        (k.plugged_blocks_background, k.plugged_blocks_foreground),
+        (60, 3)
+    );
+    assert_eq!(read(&mut d, 0, 64), [&b0[..], &data[B..64 * B]].concat());
+}

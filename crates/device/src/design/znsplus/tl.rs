@@ -8,22 +8,23 @@
 //! passes without a write become zeros, and until then read as zeros (TL_open gave them up).
 //! So a kill mid-write leaves nothing readable that the write pointer does not cover.
 //!
-//! Time: the LogFBG is programmed chunk by chunk (one program unit on one die) in offset
-//! order; a chunk is done when the write pointer passes it. A chunk of valid blocks only, none
-//! from the host, is copied by copyback (tR + tPROG on its die: the mapping is static, so the
-//! chunk is on the same chip in both groups); any other chunk reads its valid blocks' pages
-//! from the original group and is programmed with the host's blocks (LBA-ordered plugging,
-//! on the write's path). With LBA-ordered plugging, fully valid chunks right after a write
-//! are copied at once; with PPA-ordered plugging (`Plugging::Ppa`), they are copied in the
-//! background, at command boundaries, on dies idle at that instant (`background`), and the
-//! write pointer copies whatever is left. PPA order here copies only the chunks next in line
-//! (the zone's programming frontier), not later pages of other dies' blocks: a simplification
-//! of §3.2.2, which lets each chip run ahead on its own block.
+//! Time: the new group is programmed chunk by chunk (one program unit on one die); each
+//! die's block takes its chunks in order (chunk `k` on stripe position `k % D`), so a chunk
+//! waits only for the earlier chunks on its own die. A chunk is due when the write pointer
+//! passes it. A chunk of valid blocks only, none from the host, is copied by copyback (tR +
+//! tPROG on its die: the mapping is static, so the chunk is on the same chip in both groups);
+//! any other chunk reads its valid blocks' pages from the original group and is programmed
+//! with the host's blocks (LBA-ordered plugging, on the write's path). With LBA-ordered
+//! plugging, fully valid chunks right after a write are copied at once; with PPA-ordered
+//! plugging (`Plugging::Ppa`), each die's next chunk, when it holds valid blocks only, is
+//! copied in the background at command boundaries if the die is idle at that instant
+//! (`tl_background`), so chips run ahead of the write pointer on their own blocks; the write
+//! pointer copies whatever is left.
 //!
 //! The bitmap is kept in the zone's out-of-band area of an image (a Reset punches it), so a
 //! TL-open zone stays TL-open across a reopen or a power cycle, with its write pointer.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 
 use sim::SimInstant;
@@ -45,6 +46,12 @@ pub(super) struct TlZone {
     pub original: ZoneFlash,
     /// Host writes since TL_open not yet programmed: byte ranges from the zone start.
     pub host: Vec<Range<u64>>,
+    /// Per die of the zone (stripe position): the next chunk (program unit index) its block
+    /// of the new group takes. Pages of a block are programmed in order, so chunk `k` on
+    /// position `k % D` waits for the chunks before it on that position, and no others.
+    pub next: Vec<u64>,
+    /// Chunks programmed whose programs may still run: chunk → completion (ns).
+    pub inflight: BTreeMap<u64, u64>,
 }
 
 /// The record of a TL-open zone's bitmap in its out-of-band area.
@@ -58,6 +65,29 @@ enum Plug {
 }
 
 impl TlZone {
+    /// A TL-open zone on `dies` dies whose new group is programmed below chunk `frontier`.
+    fn new(
+        valid: Vec<u8>,
+        original: ZoneFlash,
+        dies: u64,
+        frontier: u64,
+        host: Vec<Range<u64>>,
+    ) -> TlZone {
+        TlZone {
+            valid,
+            original,
+            host,
+            next: (0..dies)
+                .map(|pos| frontier + (pos + dies - frontier % dies) % dies)
+                .collect(),
+            inflight: BTreeMap::new(),
+        }
+    }
+
+    fn programmed(&self, k: u64) -> bool {
+        k < self.next[(k % self.next.len() as u64) as usize]
+    }
+
     fn host_bytes_in(&self, r: Range<u64>) -> u64 {
         self.host
             .iter()
@@ -109,14 +139,9 @@ impl Znsplus {
                 erased_at: free_at,
             },
         );
-        self.tl.insert(
-            zi,
-            TlZone {
-                valid: valid.to_vec(),
-                original,
-                host: Vec::new(),
-            },
-        );
+        let dies = m.layout.dies_per_zone as u64;
+        let tl = TlZone::new(valid.to_vec(), original, dies, 0, Vec::new());
+        self.tl.insert(zi, tl);
         Ok(SimInstant::from_ns(start))
     }
 
@@ -151,7 +176,7 @@ impl Znsplus {
         tl.host.push(w.offset..w.end);
         plug_to(m, zi, tl, w.end / unit * unit, in_device, Plug::Foreground);
         if self.config.plugging == Plugging::Lba {
-            plug_valid_run(m, zi, tl, w.end, in_device, Plug::Foreground, false);
+            plug_valid_run(m, zi, tl, w.end, in_device);
         }
         Ok(in_device)
     }
@@ -212,8 +237,9 @@ impl Znsplus {
         let mut off = r.offset;
         while off < r.offset + len {
             let end = ((off / page + 1) * page).min(r.offset + len);
-            let buffered = if off < m.zone_flash[zi].issued {
-                m.zone_flash[zi].holds(off, t, unit)
+            let k = off / unit;
+            let buffered = if tl.programmed(k) {
+                tl.inflight.get(&k).is_some_and(|&done| done > t)
             } else {
                 tl.host_holds(off)
             };
@@ -253,6 +279,12 @@ impl Znsplus {
             Plug::Foreground,
         );
         let tl = self.tl.remove(&zi).expect("TL-open zone");
+        // A Full zone's reads look for programs still running in offset order.
+        m.zone_flash[zi].pending = tl
+            .inflight
+            .iter()
+            .map(|(&k, &done)| ((k + 1) * unit, done))
+            .collect();
         self.release_original(m, zi, tl.original, ready);
         Ok(done)
     }
@@ -289,9 +321,23 @@ impl Znsplus {
             return;
         }
         let lba = m.layout.lba_bytes;
+        let unit = m.layout.geometry.unit_bytes;
         for (&zi, tl) in self.tl.iter_mut() {
-            let wp = (m.zones[zi].wp - m.zones[zi].zslba) * lba;
-            plug_valid_run(m, zi, tl, wp, now, Plug::Background, true);
+            let z = m.zones[zi];
+            let (wp, chunks) = ((z.wp - z.zslba) * lba, (z.capacity * lba) / unit);
+            // Each die's next chunk in its block, if it holds valid blocks only, lies past the
+            // host's and the die is idle now: one copyback per die.
+            for pos in 0..tl.next.len() {
+                let k = tl.next[pos];
+                if k >= chunks || k * unit < wp || !fully_valid(m, tl, k) {
+                    continue;
+                }
+                let die = m.layout.die_at(zi as u32, k * unit);
+                if m.flash.die_idle_at(die) > now {
+                    continue;
+                }
+                program_chunk(m, zi, tl, k, now, Plug::Background);
+            }
         }
     }
 
@@ -323,18 +369,14 @@ impl Znsplus {
             ..ZoneFlash::default()
         };
         let frontier = wp / unit * unit;
-        self.tl.insert(
-            zi,
-            TlZone {
-                valid: record[16..].to_vec(),
-                original,
-                host: if wp > frontier {
-                    vec![frontier..wp]
-                } else {
-                    Vec::new()
-                },
-            },
-        );
+        let host = if wp > frontier {
+            vec![frontier..wp]
+        } else {
+            Vec::new()
+        };
+        let dies = m.layout.dies_per_zone as u64;
+        let tl = TlZone::new(record[16..].to_vec(), original, dies, frontier / unit, host);
+        self.tl.insert(zi, tl);
         Ok(())
     }
 }
@@ -364,8 +406,76 @@ fn zero_invalid(m: &mut Media, zi: usize, valid: &[u8], from: u64, to: u64) -> R
     Ok(())
 }
 
-/// Program the new group's chunks from its frontier up to byte `upto` (chunks the write
-/// pointer has passed), host data ready at `ready`. Returns when the last is done.
+/// Whether chunk `k` holds valid blocks only.
+fn fully_valid(m: &Media, tl: &TlZone, k: u64) -> bool {
+    let lba = m.layout.lba_bytes;
+    let unit = m.layout.geometry.unit_bytes;
+    (k * unit / lba..(k + 1) * unit / lba).all(|b| bit(&tl.valid, b))
+}
+
+/// Program chunk `k` of the new group (the next on its die), host data ready at `ready`:
+/// by copyback when it holds valid blocks only, or merged (the valid blocks' pages read from
+/// the original group, then one program). Returns when it is done.
+fn program_chunk(
+    m: &mut Media,
+    zi: usize,
+    tl: &mut TlZone,
+    k: u64,
+    ready: SimInstant,
+    kind: Plug,
+) -> SimInstant {
+    let unit = m.layout.geometry.unit_bytes;
+    let lba = m.layout.lba_bytes;
+    let page = m.layout.geometry.page_bytes as u64;
+    let off = k * unit;
+    let die = m.layout.die_at(zi as u32, off);
+    let blocks = off / lba..((off + unit) / lba).min(m.zones[zi].capacity);
+    let valid: Vec<u64> = blocks.filter(|&b| bit(&tl.valid, b)).collect();
+    let host = tl.host_bytes_in(off..off + unit);
+    let erased = SimInstant::from_ns(m.zone_flash[zi].erased_at);
+    let done = if host == 0 && valid.len() as u64 * lba == unit {
+        m.counters.plug_copybacks += 1;
+        m.flash.copyback(die, ready.max(erased))
+    } else {
+        let mut reads = ready;
+        let mut last_page = u64::MAX;
+        for &b in &valid {
+            let p = b * lba / page;
+            if p != last_page {
+                reads = reads.max(m.flash.read(die, page, ready));
+                last_page = p;
+            }
+        }
+        if !valid.is_empty() {
+            m.counters.plug_read_programs += 1;
+        }
+        // The skipped blocks join the host's in the buffer (valid ones read, the rest padding).
+        let admitted = m.buffer_admit(ready, unit - host);
+        let t = m.flash.program(die, unit, reads.max(admitted).max(erased));
+        m.buffer.release_at(t.as_ns(), unit);
+        t
+    };
+    match kind {
+        Plug::Foreground => m.counters.plugged_blocks_foreground += valid.len() as u64,
+        Plug::Background => m.counters.plugged_blocks_background += valid.len() as u64,
+    }
+    let dies = tl.next.len() as u64;
+    tl.next[(k % dies) as usize] = k + dies;
+    tl.inflight.retain(|_, t| *t > ready.as_ns());
+    tl.inflight.insert(k, done.as_ns());
+    // The contiguous frontier: every chunk below it is programmed.
+    let zf = &mut m.zone_flash[zi];
+    zf.busy_until = zf.busy_until.max(done.as_ns());
+    while tl.programmed(zf.issued / unit) {
+        zf.issued += unit;
+    }
+    let issued = zf.issued;
+    tl.host.retain(|h| h.end > issued);
+    done
+}
+
+/// Program every chunk below byte `upto` not programmed yet (the write pointer passed them),
+/// in offset order, host data ready at `ready`. Returns when the last is done.
 fn plug_to(
     m: &mut Media,
     zi: usize,
@@ -375,81 +485,30 @@ fn plug_to(
     kind: Plug,
 ) -> SimInstant {
     let unit = m.layout.geometry.unit_bytes;
-    let lba = m.layout.lba_bytes;
-    let page = m.layout.geometry.page_bytes as u64;
-    let cap_blocks = m.zones[zi].capacity;
     let mut done = ready;
-    while m.zone_flash[zi].issued + unit <= upto {
-        let off = m.zone_flash[zi].issued;
-        let die = m.layout.die_at(zi as u32, off);
-        let blocks = off / lba..((off + unit) / lba).min(cap_blocks);
-        let valid: Vec<u64> = blocks.clone().filter(|&b| bit(&tl.valid, b)).collect();
-        let host = tl.host_bytes_in(off..off + unit);
-        let erased = SimInstant::from_ns(m.zone_flash[zi].erased_at);
-        let unit_done = if host == 0 && valid.len() as u64 * lba == unit {
-            m.counters.plug_copybacks += 1;
-            m.flash.copyback(die, ready.max(erased))
-        } else {
-            // The valid blocks' pages from the original group, then one program.
-            let mut reads = ready;
-            let mut last_page = u64::MAX;
-            for &b in &valid {
-                let p = b * lba / page;
-                if p != last_page {
-                    reads = reads.max(m.flash.read(die, page, ready));
-                    last_page = p;
-                }
-            }
-            if !valid.is_empty() {
-                m.counters.plug_read_programs += 1;
-            }
-            let admitted = m.buffer_admit(ready, unit - host);
-            let t = m.flash.program(die, unit, reads.max(admitted).max(erased));
-            m.buffer.release_at(t.as_ns(), unit);
-            t
-        };
-        match kind {
-            Plug::Foreground => m.counters.plugged_blocks_foreground += valid.len() as u64,
-            Plug::Background => m.counters.plugged_blocks_background += valid.len() as u64,
+    let mut k = m.zone_flash[zi].issued / unit;
+    while (k + 1) * unit <= upto {
+        if !tl.programmed(k) {
+            done = done.max(program_chunk(m, zi, tl, k, ready, kind));
         }
-        let zf = &mut m.zone_flash[zi];
-        zf.pending.push_back((off + unit, unit_done.as_ns()));
-        zf.issued = off + unit;
-        zf.busy_until = zf.busy_until.max(unit_done.as_ns());
-        done = done.max(unit_done);
-        let issued = zf.issued;
-        tl.host.retain(|h| h.end > issued);
+        k += 1;
     }
     done
 }
 
-/// Copy the fully valid chunks at the new group's frontier, past the host's bytes (which end
-/// at `host_end`), by copyback; with `only_idle`, only while the next one's die is idle at
-/// `at`.
-fn plug_valid_run(
-    m: &mut Media,
-    zi: usize,
-    tl: &mut TlZone,
-    host_end: u64,
-    at: SimInstant,
-    kind: Plug,
-    only_idle: bool,
-) {
+/// LBA-ordered plugging after a write ending at byte `host_end`: the chunks right after it
+/// that hold valid blocks only, copied at once (a write ending inside a chunk: none yet).
+fn plug_valid_run(m: &mut Media, zi: usize, tl: &mut TlZone, host_end: u64, at: SimInstant) {
     let unit = m.layout.geometry.unit_bytes;
-    let lba = m.layout.lba_bytes;
-    let cap = m.zones[zi].capacity * lba;
-    loop {
-        let off = m.zone_flash[zi].issued;
-        if off < host_end || off + unit > cap {
-            return;
+    let chunks = m.zones[zi].capacity * m.layout.lba_bytes / unit;
+    if !host_end.is_multiple_of(unit) {
+        return;
+    }
+    let mut k = host_end / unit;
+    while k < chunks && fully_valid(m, tl, k) {
+        if !tl.programmed(k) {
+            program_chunk(m, zi, tl, k, at, Plug::Foreground);
         }
-        if !(off / lba..(off + unit) / lba).all(|b| bit(&tl.valid, b)) {
-            return;
-        }
-        let die = m.layout.die_at(zi as u32, off);
-        if only_idle && m.flash.die_idle_at(die) > at {
-            return;
-        }
-        plug_to(m, zi, tl, off + unit, at, kind);
+        k += 1;
     }
 }
