@@ -370,7 +370,7 @@ impl Znsplus {
         };
         let frontier = wp / unit * unit;
         let host = if wp > frontier {
-            vec![frontier..wp]
+            std::iter::once(frontier..wp).collect()
         } else {
             Vec::new()
         };
