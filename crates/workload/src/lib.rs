@@ -9,6 +9,7 @@
 pub mod dataset;
 pub mod dbbench;
 pub mod fio;
+pub mod oltp;
 pub mod progress;
 pub mod scheme;
 pub mod ycsb;

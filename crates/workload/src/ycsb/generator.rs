@@ -90,7 +90,7 @@ impl FieldLengthGen {
 }
 /// YCSB's ZipfianGenerator (Gray et al.), θ = 0.99.
 #[derive(Clone, Debug)]
-pub(super) struct Zipfian {
+pub(crate) struct Zipfian {
     items: u64,
     theta: f64,
     alpha: f64,
@@ -99,11 +99,11 @@ pub(super) struct Zipfian {
 }
 
 impl Zipfian {
-    pub(super) fn zeta(n: u64, theta: f64) -> f64 {
+    pub(crate) fn zeta(n: u64, theta: f64) -> f64 {
         (1..=n).map(|i| 1.0 / (i as f64).powf(theta)).sum()
     }
 
-    pub(super) fn with_zeta(items: u64, zetan: f64) -> Zipfian {
+    pub(crate) fn with_zeta(items: u64, zetan: f64) -> Zipfian {
         let theta = 0.99;
         let zeta2 = Self::zeta(2, theta);
         Zipfian {
@@ -115,11 +115,11 @@ impl Zipfian {
         }
     }
 
-    pub(super) fn new(items: u64) -> Zipfian {
+    pub(crate) fn new(items: u64) -> Zipfian {
         Self::with_zeta(items, Self::zeta(items, 0.99))
     }
 
-    pub(super) fn next(&self, rng: &mut Rng) -> u64 {
+    pub(crate) fn next(&self, rng: &mut Rng) -> u64 {
         let u = rng.below(1 << 53) as f64 / (1u64 << 53) as f64;
         let uz = u * self.zetan;
         if uz < 1.0 {

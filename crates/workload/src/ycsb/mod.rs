@@ -10,7 +10,7 @@
 //! status thread do.
 
 mod client;
-mod generator;
+pub(crate) mod generator;
 mod java_fmt;
 mod java_props;
 pub mod measure;
