@@ -74,6 +74,10 @@ impl Engine {
 
     /// One request of `bytes` (uncompressed) arriving at `t`; returns when its result is ready.
     pub fn run(&mut self, dir: Direction, t: u64, bytes: u64) -> u64 {
+        // No codec: nothing runs (a conventional SSD built on a compressing design).
+        if self.codec == codec::Codec::None {
+            return t;
+        }
         let cost = self.profile.cost(dir);
         let service = cost.service_ns(bytes);
         let i = index(dir);

@@ -312,6 +312,40 @@ pub fn cczns_tcssd() -> DeviceConfig {
     }
 }
 
+/// The conventional device an F2FS-like file system keeps its in-place metadata on
+/// (superblock, checkpoints, SIT, NAT, SSA): F2FS on a ZNS SSD needs a randomly writable
+/// device beside it (multi-device mode), and ZNS+'s FEMU kept them in a region charged as plain
+/// page writes. A page-mapped FTL without compression (the tcssd design, codec none, no
+/// expansion) on 2 chips of the ZNS+ MLC flash (Table 2): 256 MiB.
+pub fn znsplus_meta() -> DeviceConfig {
+    let mut nand = nand::presets::znsplus_mlc();
+    nand.channels = 1;
+    nand.dies_per_channel = 2;
+    nand.blocks_per_plane = 64;
+    DeviceConfig {
+        name: "znsplus-meta".into(),
+        design: DesignName::Tcssd,
+        nand,
+        zones: zones(ZoneMapping::AllDies, 0, 0),
+        lba: LbaConfig {
+            bytes: 4096,
+            metadata_bytes: 0,
+        },
+        pcie: PcieConfig::default(),
+        controller: ControllerConfig::default(),
+        compression: CompressionConfig {
+            codec: codec::Codec::None,
+            ..CompressionConfig::default()
+        },
+        balloon: BalloonConfig::default(),
+        tcssd: TcssdConfig {
+            expansion_percent: 100,
+            ..TcssdConfig::default()
+        },
+        znsplus: Default::default(),
+    }
+}
+
 /// `test-min` as a transparently compressing SSD: 16 superblocks of 256 KiB, 25% OP, 2x.
 pub fn test_tcssd() -> DeviceConfig {
     DeviceConfig {
@@ -377,6 +411,11 @@ pub fn all() -> Vec<Preset> {
             name: "znsplus-znand",
             summary: "ZNS+ OSDI'21 Table 2 Z-NAND: 16 chips, 32 MiB zones",
             config: znsplus_znand,
+        },
+        Preset {
+            name: "znsplus-meta",
+            summary: "conventional 256 MiB SSD on ZNS+ MLC flash for an LFS's in-place metadata (F2FS multi-device)",
+            config: znsplus_meta,
         },
         Preset {
             name: "balloon-qlc",

@@ -314,3 +314,23 @@ fn dulbe_makes_reads_of_unwritten_and_deallocated_blocks_fail() {
         Status::INVALID_FIELD
     );
 }
+
+#[test]
+fn the_metadata_device_preset_takes_random_block_writes_without_compression() {
+    let mut d = Dev::new(device::presets::znsplus_meta());
+    let blocks_ns = d.c.layout().namespace_lbas();
+    assert!(blocks_ns * 4096 >= 200 << 20, "{blocks_ns} blocks");
+    let mut rng = Rng::new(3);
+    let mut held = std::collections::BTreeMap::new();
+    for i in 0..3000u64 {
+        let lba = rng.below(4096);
+        let data = blocks(&mut rng, 1, 1);
+        assert_eq!(write(&mut d, lba, &data), Status::SUCCESS, "write {i}");
+        held.insert(lba, data);
+    }
+    for (&lba, want) in &held {
+        assert!(read(&mut d, lba, 1) == *want, "block {lba}");
+    }
+    // Incompressible blocks take their whole size: nothing was compressed.
+    assert!(d.c.counters().host_bytes_written >= 3000 * 4096);
+}
