@@ -31,6 +31,7 @@ use device::{CommandKind, Controller, DeviceHandle, Status};
 use sim::{Rng, Sim, SimDuration, SimInstant};
 
 mod check;
+pub(crate) mod files;
 pub mod kill;
 mod raw;
 mod store;
