@@ -86,3 +86,142 @@ pub async fn file_system(io: Rc<HostIo>, start: FsStart) -> Result<ZoneFs, FsErr
 pub async fn store(fs: Rc<ZoneFs>, opts: DbOptions) -> Result<Db, DbError> {
     Db::open(fs, opts).await
 }
+
+/// The layers below an F2FS-like file system: the zoned device's stack (its main area) and a
+/// conventional device beside it for the in-place metadata (F2FS's multi-device mode; preset
+/// `znsplus-meta`), on the same clock and host cores.
+pub struct FsStack {
+    pub main: Stack,
+    pub meta_dev: DeviceHandle,
+    pub meta: Rc<DeviceMeta>,
+}
+
+impl FsStack {
+    pub fn new(sim: &Sim, main: Controller, meta: Controller, cores: usize) -> FsStack {
+        let main = Stack::new(sim, main, cores);
+        let meta_dev = DeviceHandle::new(sim, meta);
+        let io = Rc::new(HostIo::new(
+            &meta_dev,
+            main.cpu.clone(),
+            IoConfig::default(),
+        ));
+        FsStack {
+            main,
+            meta_dev,
+            meta: Rc::new(DeviceMeta::new(io)),
+        }
+    }
+}
+
+/// A conventional device as an array of 4 KiB metadata blocks, each read or written by one
+/// command at any address (no zones: its host I/O layer's emulated zones are bypassed).
+pub struct DeviceMeta {
+    io: Rc<HostIo>,
+    /// LBAs per 4 KiB block, and blocks the namespace holds.
+    lbas_per_block: u64,
+    blocks: u64,
+}
+
+/// The metadata block size (F2FS's block).
+const META_BLOCK: u64 = 4096;
+
+impl DeviceMeta {
+    pub fn new(io: Rc<HostIo>) -> DeviceMeta {
+        let lba = io.lba_bytes().max(1);
+        let lbas_per_block = (META_BLOCK / lba).max(1);
+        let ns = io.device().with(|c| c.layout().namespace_lbas());
+        DeviceMeta {
+            io,
+            lbas_per_block,
+            blocks: ns / lbas_per_block,
+        }
+    }
+
+    pub fn blocks(&self) -> u64 {
+        self.blocks
+    }
+
+    fn check(&self, op: &str, addr: u64, len: usize) -> Result<u64, String> {
+        if addr >= self.blocks || len as u64 != META_BLOCK {
+            return Err(format!(
+                "metadata {op} of block {addr} ({len} bytes): the device holds {} blocks of 4 KiB",
+                self.blocks
+            ));
+        }
+        Ok(addr * self.lbas_per_block)
+    }
+
+    /// Read block `addr` (never written: zeros).
+    pub async fn read_block(&self, addr: u64, buf: &mut [u8]) -> Result<(), String> {
+        let slba = self.check("read", addr, buf.len())?;
+        let comp = self
+            .io
+            .submit(device::Command::Read {
+                slba,
+                nlb: self.lbas_per_block as u32,
+                data: buf,
+                metadata: &mut [],
+            })
+            .await;
+        match comp.status {
+            device::Status::SUCCESS => Ok(()),
+            // Never written (deallocated): zeros.
+            device::Status::DEALLOCATED_OR_UNWRITTEN_BLOCK => {
+                buf.fill(0);
+                Ok(())
+            }
+            s => Err(format!("metadata read of block {addr}: NVMe status {s:?}")),
+        }
+    }
+
+    /// Write block `addr`.
+    pub async fn write_block(&self, addr: u64, data: &[u8]) -> Result<(), String> {
+        let slba = self.check("write", addr, data.len())?;
+        let comp = self
+            .io
+            .submit(device::Command::Write {
+                slba,
+                nlb: self.lbas_per_block as u32,
+                data,
+                metadata: &[],
+            })
+            .await;
+        if comp.status != device::Status::SUCCESS {
+            return Err(format!(
+                "metadata write of block {addr}: NVMe status {:?}",
+                comp.status
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_blocks_on_the_conventional_device_round_trip_and_take_time() {
+        let sim = Sim::new(1);
+        let main = Controller::in_memory(device::presets::znsplus_mlc()).expect("main");
+        let meta = Controller::in_memory(device::presets::znsplus_meta()).expect("meta");
+        let st = FsStack::new(&sim, main, meta, 4);
+        let m = st.meta.clone();
+        assert!(m.blocks() >= 50_000);
+        let sim2 = sim.clone();
+        sim.block_on(async move {
+            let mut buf = vec![7u8; 4096];
+            m.read_block(12345, &mut buf).await.unwrap();
+            assert!(buf.iter().all(|&b| b == 0), "never written: zeros");
+            for a in [0u64, 1, 12345, 12345, 7] {
+                let data = vec![(a % 251) as u8 + 1; 4096];
+                m.write_block(a, &data).await.unwrap();
+                m.read_block(a, &mut buf).await.unwrap();
+                assert_eq!(buf, data);
+            }
+            assert!(m.write_block(m.blocks(), &buf).await.is_err());
+            assert!(m.read_block(0, &mut buf[..100]).await.is_err());
+            assert!(sim2.now() > sim::SimInstant::ZERO, "the device took time");
+        });
+    }
+}
