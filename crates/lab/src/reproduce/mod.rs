@@ -21,6 +21,7 @@ mod cczns;
 mod cczns_paper;
 mod cczns_report;
 mod fio_figs;
+mod znsplus_paper;
 
 /// What `znslab reproduce` was asked to do (its flags, parsed).
 #[derive(Clone, Debug)]
