@@ -66,6 +66,7 @@ impl Geometry {
         zone_blocks: u64,
         cap_blocks: u64,
         reserved: Option<u32>,
+        ovp_pct: Option<f64>,
     ) -> Result<Geometry, String> {
         let segs_per_sec = (cap_blocks / BLOCKS_PER_SEG as u64) as u32;
         if segs_per_sec == 0 {
@@ -77,13 +78,20 @@ impl Geometry {
             return Err("device too large for 32-bit block addresses".into());
         }
         let main_segs = zones * segs_per_sec;
-        let c = best_overprovision(main_segs, segs_per_sec);
+        let c = match ovp_pct {
+            Some(c) if (0.0..100.0).contains(&c) => c,
+            Some(c) => return Err(format!("overprovision of {c} % is not in [0, 100)")),
+            None => best_overprovision(main_segs, segs_per_sec),
+        };
         let auto_reserved = ((2.0 * (100.0 / c + 1.0) + 6.0) * segs_per_sec as f64) as u32;
         let reserved_segs = match reserved {
             Some(r) => r * segs_per_sec,
             None => auto_reserved,
         };
         let reserved_secs = reserved_segs / segs_per_sec;
+        if reserved_segs > main_segs {
+            return Err(format!("{reserved_secs} reserved sections exceed the {zones} zones"));
+        }
         if reserved_secs + 8 > zones {
             return Err(format!(
                 "{zones} zones leave no room beside {reserved_secs} reserved sections and the six logs"
@@ -368,21 +376,21 @@ mod tests {
     #[test]
     fn reserved_sections_follow_f2fs_tools() {
         // seed-specs A.1.6: 16 GiB, 16 segments a section: c ≈ 6.3 %, ≈ 39 sections.
-        let g = Geometry::new(512, 8192, 8192, None).unwrap();
+        let g = Geometry::new(512, 8192, 8192, None, None).unwrap();
         let c = best_overprovision(g.main_segs, 16);
         assert!((6.0..6.6).contains(&c), "{c}");
         assert!((38..=40).contains(&g.reserved_secs), "{}", g.reserved_secs);
         assert!((1050..1150).contains(&g.ovp_segs), "{}", g.ovp_segs);
         // Small volumes take 10-95 % in steps of 5: 64 sections of 2 segments pick 20 %.
-        let g = Geometry::new(64, 1024, 1024, None).unwrap();
+        let g = Geometry::new(64, 1024, 1024, None, None).unwrap();
         assert_eq!(g.reserved_secs, 18);
         assert_eq!(
-            Geometry::new(64, 1024, 1024, Some(4))
+            Geometry::new(64, 1024, 1024, Some(4), None)
                 .unwrap()
                 .reserved_secs,
             4
         );
-        assert!(Geometry::new(64, 256, 256, None).is_err());
+        assert!(Geometry::new(64, 256, 256, None, None).is_err());
         assert_eq!(Geometry::decode_sb(&g.encode_sb()), Some(g));
     }
 

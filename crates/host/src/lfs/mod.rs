@@ -40,6 +40,7 @@ pub use cache::PageCache;
 pub use fs::{Lfs, LfsError};
 pub use meta::{MemMeta, MetaArea};
 pub use seg::{hsr_choice, HsrChoice};
+pub use gc::cab_assign;
 
 /// Block size (F2FS `F2FS_BLKSIZE`).
 pub const BLOCK: usize = 4096;
@@ -116,6 +117,9 @@ pub struct LfsConfig {
     pub periodic_cp_blocks: Option<u64>,
     /// Reserved sections; `None` = f2fs-tools' `get_best_overprovision` (A.1.6).
     pub reserved_sections: Option<u32>,
+    /// Overprovisioned share of the main area beyond the reserved sections, in percent;
+    /// `None` = f2fs-tools' `get_best_overprovision` (A.1.6).
+    pub overprovision_pct: Option<f64>,
     /// Page-cache size in 4 KiB pages (the guest has 2 GiB, §4 = 524288 pages).
     pub page_cache_pages: usize,
     /// HSR: threaded logging's cost as a percentage of the copies (the 0.9 plugging factor,
@@ -139,6 +143,7 @@ impl LfsConfig {
             threaded_logging: false,
             periodic_cp_blocks: None,
             reserved_sections: None,
+            overprovision_pct: None,
             page_cache_pages: 524_288,
             tl_cost_pct: 90,
             alpha_node_pct: 18,

@@ -103,7 +103,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         let (zb, cap) = Self::dims(&dev)?;
         let zones = dev.report_zones().await.map_err(setup)?;
         let geo =
-            Geometry::new(zones.len() as u32, zb, cap, cfg.reserved_sections).map_err(setup)?;
+            Geometry::new(zones.len() as u32, zb, cap, cfg.reserved_sections, cfg.overprovision_pct).map_err(setup)?;
         if meta.blocks() < geo.meta_blocks() {
             return Err(setup(format!(
                 "the metadata area holds {} blocks, the file system needs {}",

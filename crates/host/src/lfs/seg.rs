@@ -336,7 +336,7 @@ mod tests {
 
     #[test]
     fn pre_invalid_blocks_and_prefree_sections() {
-        let geo = Geometry::new(16, 1024, 1024, Some(2)).unwrap();
+        let geo = Geometry::new(16, 1024, 1024, Some(2), None).unwrap();
         let mut sit = Sit::new(geo);
         sit.open_sec(1, LogType::WarmData);
         let b = geo.blk(1, 3);
@@ -344,7 +344,7 @@ mod tests {
         sit.set_valid(geo.blk(1, 600), (5, 1));
         assert_eq!((sit.secs[1].valid, sit.ckpt_valid(1)), (2, 2));
         sit.close_sec(1);
-        assert_eq!(sit.checkpointed(), vec![]);
+        assert_eq!(sit.checkpointed(), Vec::<u32>::new());
         sit.invalidate(b);
         assert_eq!((sit.uc_blocks, sit.ckpt_valid(1)), (1, 2));
         assert!(!sit.is_hole(b) && sit.is_hole(geo.blk(1, 4)));

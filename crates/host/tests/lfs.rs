@@ -1,0 +1,434 @@
+//! The F2FS-like file system (`host::lfs`) on the in-memory ZNS+ backend and on the znsplus
+//! device: real bytes back, directories, space freed, GC at high utilisation in every scheme,
+//! power cuts, IZC's offload, threaded logging.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use host::fs::{FileSystem, FsError};
+use host::lfs::{CachedCopy, Lfs, LfsConfig, MemMeta};
+use host::{HostIo, IoConfig, MemZoned};
+use sim::{Rng, Sim};
+
+/// `zones` zones of 4 MiB (two segments a section), ZNS+ commands taken.
+fn mem_dev(sim: &Sim, zones: u32) -> Rc<MemZoned> {
+    Rc::new(MemZoned::new(sim, 4096, zones, 1024, 1024, 14, 14).with_znsplus(6))
+}
+
+fn meta() -> Rc<MemMeta> {
+    Rc::new(MemMeta::new(1 << 20))
+}
+
+fn small(mut cfg: LfsConfig) -> LfsConfig {
+    cfg.page_cache_pages = 256;
+    cfg
+}
+
+fn bytes(rng: &mut Rng, n: usize) -> Vec<u8> {
+    let mut v = vec![0u8; n];
+    rng.fill(&mut v);
+    v
+}
+
+async fn read_all<F: FileSystem>(fs: &F, path: &str) -> Vec<u8> {
+    let ino = fs.lookup(path).await.unwrap();
+    let size = fs.size(ino).unwrap() as usize;
+    let mut buf = vec![0u8; size];
+    assert_eq!(fs.read(ino, 0, &mut buf).await.unwrap(), size);
+    buf
+}
+
+#[test]
+fn files_read_back_what_was_written_before_and_after_remount() {
+    let sim = Sim::new(1);
+    let (dev, meta) = (mem_dev(&sim, 40), meta());
+    let mut rng = sim.rng("lfs-test");
+    sim.block_on(async move {
+        let fs = Lfs::mkfs(dev.clone(), meta.clone(), small(LfsConfig::zns()))
+            .await
+            .unwrap();
+        let mut model = BTreeMap::new();
+        for i in 0..60 {
+            let path = format!("/f{i}");
+            let ino = fs.create(&path).await.unwrap();
+            let len = rng.below(300_000) as usize;
+            let data = bytes(&mut rng, len);
+            // Written in odd pieces.
+            let mut at = 0;
+            while at < len {
+                let n = (1 + rng.below(20_000) as usize).min(len - at);
+                fs.write(ino, at as u64, &data[at..at + n]).await.unwrap();
+                at += n;
+            }
+            model.insert(path, data);
+        }
+        // A sparse write: the gap reads as zeros.
+        let ino = fs.create("/sparse").await.unwrap();
+        fs.write(ino, 20_000, b"tail").await.unwrap();
+        let mut want = vec![0u8; 20_004];
+        want[20_000..].copy_from_slice(b"tail");
+        model.insert("/sparse".into(), want);
+        for (p, d) in &model {
+            assert_eq!(&read_all(&fs, p).await, d, "{p}");
+        }
+        fs.sync().await.unwrap();
+        fs.check_consistency().unwrap();
+        drop(fs);
+        let fs = Lfs::mount(dev, meta, small(LfsConfig::zns())).await.unwrap();
+        fs.check_consistency().unwrap();
+        for (p, d) in &model {
+            assert_eq!(&read_all(&fs, p).await, d, "{p} after remount");
+        }
+        let c = fs.counters();
+        assert!(c.cache_misses > 0 && c.checkpoints.mount == 1);
+    });
+}
+
+#[test]
+fn directories_nest_list_and_refuse_what_posix_refuses() {
+    let sim = Sim::new(2);
+    let (dev, meta) = (mem_dev(&sim, 40), meta());
+    sim.block_on(async move {
+        let fs = Lfs::mkfs(dev.clone(), meta.clone(), small(LfsConfig::izc()))
+            .await
+            .unwrap();
+        fs.mkdir("/a").await.unwrap();
+        fs.mkdir("/a/b").await.unwrap();
+        // Enough names to take several dentry blocks.
+        for i in 0..500 {
+            fs.create(&format!("/a/b/file-with-a-longish-name-{i:04}"))
+                .await
+                .unwrap();
+        }
+        assert_eq!(fs.readdir("/a").await.unwrap(), vec!["b".to_string()]);
+        assert_eq!(fs.readdir("/a/b").await.unwrap().len(), 500);
+        assert!(matches!(fs.create("/a/b/file-with-a-longish-name-0001").await, Err(FsError::Exists(_))));
+        assert!(matches!(fs.create("/x/y").await, Err(FsError::NotFound(_))));
+        assert!(matches!(fs.rmdir("/a").await, Err(FsError::NotEmpty(_))));
+        assert!(matches!(fs.unlink("/a").await, Err(FsError::IsADirectory(_))));
+        assert!(matches!(fs.rmdir("/a/b/file-with-a-longish-name-0001").await, Err(FsError::NotADirectory(_))));
+        let long = format!("/{}", "n".repeat(256));
+        assert!(matches!(fs.create(&long).await, Err(FsError::Invalid(_))));
+        assert!(fs.stat("/a/b").await.unwrap().is_dir);
+        for i in 0..250 {
+            fs.unlink(&format!("/a/b/file-with-a-longish-name-{i:04}"))
+                .await
+                .unwrap();
+        }
+        fs.create("/a/b/new").await.unwrap();
+        fs.sync().await.unwrap();
+        drop(fs);
+        let fs = Lfs::mount(dev, meta, small(LfsConfig::izc())).await.unwrap();
+        let names = fs.readdir("/a/b").await.unwrap();
+        assert_eq!(names.len(), 251);
+        assert!(names.contains(&"new".to_string()));
+        assert!(names.contains(&"file-with-a-longish-name-0499".to_string()));
+        fs.check_consistency().unwrap();
+    });
+}
+
+#[test]
+fn unlink_frees_space_and_its_sections_come_back_after_a_checkpoint() {
+    let sim = Sim::new(3);
+    let (dev, meta) = (mem_dev(&sim, 40), meta());
+    let mut rng = sim.rng("lfs-unlink");
+    sim.block_on(async move {
+        let fs = Lfs::mkfs(dev, meta, small(LfsConfig::zns())).await.unwrap();
+        let free0 = fs.free_sections();
+        let data = bytes(&mut rng, 8 << 20);
+        for i in 0..4 {
+            let ino = fs.create(&format!("/big{i}")).await.unwrap();
+            fs.write(ino, 0, &data).await.unwrap();
+        }
+        fs.sync().await.unwrap();
+        let (cap, used) = fs.capacity();
+        assert!(used >= 32 << 20 && used < cap, "{used}");
+        assert!(fs.free_sections() + 8 <= free0);
+        for i in 0..4 {
+            fs.unlink(&format!("/big{i}")).await.unwrap();
+        }
+        assert!(fs.capacity().1 < 1 << 20);
+        fs.sync().await.unwrap();
+        assert!(fs.free_sections() + 2 >= free0, "{} vs {free0}", fs.free_sections());
+        assert!(fs.counters().zone_resets >= 8);
+        assert!(matches!(fs.lookup("/big0").await, Err(FsError::NotFound(_))));
+        fs.check_consistency().unwrap();
+    });
+}
+
+/// Fill ~90 % of the user capacity with files, then rewrite random parts of random files
+/// `rounds` times the capacity; check every file. Returns the file system's counters and
+/// the files' contents.
+fn churn(cfg: LfsConfig, seed: u64, rounds: u64) -> (host::lfs::LfsCounters, BTreeMap<String, Vec<u8>>) {
+    let sim = Sim::new(seed);
+    let (dev, meta) = (mem_dev(&sim, 40), meta());
+    let mut rng = Rng::new(seed);
+    sim.block_on(async move {
+        let fs = Lfs::mkfs(dev.clone(), meta.clone(), cfg.clone()).await.unwrap();
+        let (cap, _) = fs.capacity();
+        let file = 256 << 10;
+        let files = (cap * 9 / 10 / file) as usize;
+        let mut model: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        for i in 0..files {
+            let p = format!("/f{i}");
+            let ino = fs.create(&p).await.unwrap();
+            let d = bytes(&mut rng, file as usize);
+            fs.write(ino, 0, &d).await.unwrap();
+            model.insert(p, d);
+        }
+        let mut written = 0;
+        while written < rounds * cap {
+            let i = rng.below(files as u64);
+            let p = format!("/f{i}");
+            let ino = fs.lookup(&p).await.unwrap();
+            let len = 4096 * (1 + rng.below(16)) as usize;
+            let at = 4096 * rng.below((file as usize / 4096 - len / 4096) as u64 + 1) as usize;
+            let d = bytes(&mut rng, len);
+            fs.write(ino, at as u64, &d).await.unwrap();
+            model.get_mut(&p).unwrap()[at..at + len].copy_from_slice(&d);
+            written += len as u64;
+            if rng.chance(1, 50) {
+                fs.fsync(ino).await.unwrap();
+            }
+        }
+        for (p, d) in &model {
+            assert_eq!(&read_all(&fs, p).await, d, "{p}");
+        }
+        fs.sync().await.unwrap();
+        fs.check_consistency().unwrap();
+        let counters = fs.counters();
+        drop(fs);
+        let fs = Lfs::mount(dev, meta, cfg).await.unwrap();
+        for (p, d) in &model {
+            assert_eq!(&read_all(&fs, p).await, d, "{p} after remount");
+        }
+        (counters, model)
+    })
+}
+
+#[test]
+fn gc_at_ninety_percent_keeps_every_byte() {
+    let (c, _) = churn(small(LfsConfig::zns()), 11, 3);
+    assert!(c.gc_phases.runs >= 10, "{:?}", c.gc_phases);
+    assert!(c.sections_reclaimed_sc >= 10);
+    assert!(c.checkpoints.gc >= 2);
+    assert!(c.gc_host_reads > 0 && c.gc_device_copies == 0);
+    assert!(c.gc_phases.read_ns == 0, "MemZoned takes no time");
+}
+
+#[test]
+fn every_scheme_gives_the_same_files_and_izc_offloads_copies() {
+    let zns = churn(small(LfsConfig::zns()), 21, 2);
+    let izc_h = churn(small(LfsConfig::izc()), 21, 2);
+    let izc_d = churn(
+        small(LfsConfig {
+            cached_copy: CachedCopy::Device,
+            ..LfsConfig::izc()
+        }),
+        21,
+        2,
+    );
+    let cub = churn(
+        small(LfsConfig {
+            copyback_aware: false,
+            ..LfsConfig::izc()
+        }),
+        21,
+        2,
+    );
+    let plus = churn(small(LfsConfig::zns_plus()), 21, 2);
+    for other in [&izc_h, &izc_d, &cub, &plus] {
+        assert_eq!(other.1, zns.1);
+    }
+    let (z, h, d) = (&zns.0, &izc_h.0, &izc_d.0);
+    assert!(h.zone_compactions > 0 && h.gc_device_copies > 0);
+    assert!(h.gc_host_copies < z.gc_host_copies, "{} vs {}", h.gc_host_copies, z.gc_host_copies);
+    assert_eq!(z.zone_compactions, 0);
+    // IZC-D leaves clean cached blocks to the device: no more host copies than IZC-H.
+    assert!(d.gc_host_copies <= h.gc_host_copies);
+    // MemZoned reports no chip mapping: CAB has nothing to go on, so CAB = CUB here.
+    assert_eq!(cub.0.copyback_chunks, 0);
+}
+
+#[test]
+fn threaded_logging_reclaims_sections_under_zns_plus() {
+    let (c, _) = churn(small(LfsConfig::zns_plus()), 31, 3);
+    assert!(c.tl_opens > 0 && c.sections_reclaimed_tl > 0, "{c:?}");
+    assert!(c.tl_blocks > 0);
+    assert_eq!(c.tl_opens, c.sections_reclaimed_tl);
+}
+
+/// A seeded workload of creates, appends, fsyncs, syncs and unlinks cut at a random
+/// operation; after mount every fsynced file has its fsynced bytes and the rest of the
+/// state is consistent.
+fn power_cut(seed: u64, cfg: LfsConfig) {
+    let sim = Sim::new(seed);
+    let (dev, meta) = (mem_dev(&sim, 40), meta());
+    let mut rng = Rng::new(seed);
+    sim.block_on(async move {
+        let fs = Lfs::mkfs(dev.clone(), meta.clone(), cfg.clone()).await.unwrap();
+        fs.mkdir("/d").await.unwrap();
+        fs.sync().await.unwrap();
+        let cut = 50 + rng.below(400);
+        let mut cur: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        let mut durable: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        let mut next = 0;
+        for _ in 0..cut {
+            let names: Vec<String> = cur.keys().cloned().collect();
+            match rng.below(20) {
+                0..=3 => {
+                    let p = format!("/d/f{next}");
+                    next += 1;
+                    fs.create(&p).await.unwrap();
+                    cur.insert(p, vec![]);
+                }
+                4..=13 if !names.is_empty() => {
+                    let p = &names[rng.below(names.len() as u64) as usize];
+                    let n = 1 + rng.below(40_000) as usize;
+                    let d = bytes(&mut rng, n);
+                    let ino = fs.lookup(p).await.unwrap();
+                    let at = cur[p].len() as u64;
+                    fs.write(ino, at, &d).await.unwrap();
+                    cur.get_mut(p).unwrap().extend_from_slice(&d);
+                }
+                14..=17 if !names.is_empty() => {
+                    let p = &names[rng.below(names.len() as u64) as usize];
+                    fs.fsync(fs.lookup(p).await.unwrap()).await.unwrap();
+                    durable.insert(p.clone(), cur[p].clone());
+                }
+                18 => {
+                    fs.sync().await.unwrap();
+                    durable = cur.clone();
+                }
+                _ if !names.is_empty() => {
+                    let p = &names[rng.below(names.len() as u64) as usize];
+                    fs.unlink(p).await.unwrap();
+                    cur.remove(p);
+                    // Unlinks are durable only at a checkpoint: the file may come back.
+                    durable.remove(p);
+                }
+                _ => {}
+            }
+        }
+        // Power cut: the mounted object goes away without unmount.
+        drop(fs);
+        let fs = Lfs::mount(dev.clone(), meta.clone(), cfg.clone())
+            .await
+            .unwrap();
+        fs.check_consistency().unwrap();
+        for (p, d) in &durable {
+            let got = read_all(&fs, p).await;
+            assert!(got.len() >= d.len(), "{p}: {} bytes, fsynced {}", got.len(), d.len());
+            assert_eq!(&got[..d.len()], &d[..], "{p}");
+        }
+        // Life goes on, and a second mount after a sync gives the exact state.
+        let ino = fs.create("/after").await.unwrap();
+        fs.write(ino, 0, b"after the cut").await.unwrap();
+        fs.sync().await.unwrap();
+        let names = fs.readdir("/d").await.unwrap();
+        let mut state = BTreeMap::new();
+        for n in &names {
+            let p = format!("/d/{n}");
+            state.insert(p.clone(), read_all(&fs, &p).await);
+        }
+        drop(fs);
+        let fs = Lfs::mount(dev, meta, cfg).await.unwrap();
+        assert_eq!(read_all(&fs, "/after").await, b"after the cut");
+        for (p, d) in &state {
+            assert_eq!(&read_all(&fs, p).await, d, "{p}");
+        }
+        fs.check_consistency().unwrap();
+    });
+}
+
+#[test]
+fn power_cuts_keep_fsynced_files_and_checkpoints() {
+    for seed in 0..12 {
+        power_cut(seed, small(LfsConfig::zns()));
+    }
+    for seed in 100..106 {
+        power_cut(seed, small(LfsConfig::zns_plus()));
+    }
+}
+
+#[test]
+fn fsync_rolls_forward_without_a_checkpoint() {
+    let sim = Sim::new(5);
+    let (dev, meta) = (mem_dev(&sim, 40), meta());
+    sim.block_on(async move {
+        let fs = Lfs::mkfs(dev.clone(), meta.clone(), small(LfsConfig::zns()))
+            .await
+            .unwrap();
+        fs.mkdir("/d").await.unwrap();
+        fs.sync().await.unwrap();
+        let cps = fs.counters().checkpoints;
+        let ino = fs.create("/d/new").await.unwrap();
+        fs.write(ino, 0, &vec![7u8; 10_000]).await.unwrap();
+        fs.fsync(ino).await.unwrap();
+        // No checkpoint: the parent is checkpointed and the file is regular.
+        assert_eq!(fs.counters().checkpoints, cps);
+        assert_eq!(fs.counters().fsyncs, 1);
+        drop(fs);
+        let fs = Lfs::mount(dev, meta, small(LfsConfig::zns())).await.unwrap();
+        assert!(fs.counters().recovered_nodes >= 1);
+        assert_eq!(read_all(&fs, "/d/new").await, vec![7u8; 10_000]);
+        fs.check_consistency().unwrap();
+    });
+}
+
+#[test]
+fn izc_gc_runs_end_to_end_on_the_znsplus_device() {
+    let mut cfg = device::presets::znsplus_mlc();
+    cfg.zones.count = Some(10);
+    cfg.nand.blocks_per_plane = 14;
+    let sim = Sim::new(7);
+    let dev = device::DeviceHandle::new(&sim, device::Controller::in_memory(cfg).unwrap());
+    let io = Rc::new(HostIo::new(
+        &dev,
+        Rc::new(sim::cpu::CpuPool::new(&sim, 2)),
+        IoConfig::default(),
+    ));
+    let mut rng = Rng::new(7);
+    let fscfg = LfsConfig {
+        reserved_sections: Some(2),
+        overprovision_pct: Some(5.0),
+        page_cache_pages: 256,
+        ..LfsConfig::izc()
+    };
+    let s2 = sim.clone();
+    sim.block_on(async move {
+        let fs = Lfs::mkfs(io, meta(), fscfg).await.unwrap();
+        let (cap, _) = fs.capacity();
+        let file = 1 << 20;
+        let files = (cap * 85 / 100 / file) as usize;
+        let mut model = BTreeMap::new();
+        for i in 0..files {
+            let ino = fs.create(&format!("/f{i}")).await.unwrap();
+            let d = bytes(&mut rng, file as usize);
+            fs.write(ino, 0, &d).await.unwrap();
+            model.insert(format!("/f{i}"), d);
+        }
+        let t0 = s2.now();
+        let mut written = 0;
+        while written < cap {
+            let i = rng.below(files as u64);
+            let p = format!("/f{i}");
+            let len = 4096 * (1 + rng.below(32)) as usize;
+            let at = 4096 * rng.below((file as usize - len) as u64 / 4096 + 1) as usize;
+            let d = bytes(&mut rng, len);
+            fs.write(fs.lookup(&p).await.unwrap(), at as u64, &d).await.unwrap();
+            model.get_mut(&p).unwrap()[at..at + len].copy_from_slice(&d);
+            written += len as u64;
+        }
+        for (p, d) in &model {
+            assert_eq!(&read_all(&fs, p).await, d, "{p}");
+        }
+        fs.check_consistency().unwrap();
+        let c = fs.counters();
+        assert!(c.zone_compactions > 0 && c.gc_device_copies > 0, "{c:?}");
+        // The device's identify_mapping lets CAB put whole chunks on their chips.
+        assert!(c.copyback_chunks > 0, "{c:?}");
+        assert!(c.gc_phases.izc_ns > 0 && c.gc_phases.checkpoint_ns > 0);
+        assert!(s2.now() > t0);
+    });
+}
