@@ -33,6 +33,13 @@ fn flip(bits: &mut [u8], i: u32) -> u32 {
 impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
     pub(super) async fn checkpoint(&self, cause: Cause) -> Result<(), FsError> {
         let all_data = matches!(cause, Cause::Sync | Cause::Mount | Cause::Mkfs);
+        // Every log has a current section (F2FS keeps six open), so the checkpoint records
+        // where each writes next (roll-forward starts at the warm node log's).
+        for ty in LogType::ALL {
+            if self.st.borrow().logs[ty as usize].sec == super::fs::NO_SEC {
+                let _ = self.new_section(ty).await;
+            }
+        }
         let inos = self.st.borrow().cache.dirty_inodes();
         for ino in inos {
             if all_data || self.st.borrow().is_dir(ino) {

@@ -82,6 +82,11 @@ pub(super) struct State {
     /// F2FS's SBI_NEED_CP: the next fsync checkpoints.
     pub need_cp: bool,
     pub cp_logs: [LogPos; 6],
+    /// The bitmaps TL-open sections were opened with (the device refuses writes over their
+    /// set bits even after a checkpoint turned those blocks into holes here).
+    pub tl_maps: BTreeMap<u32, Vec<u8>>,
+    /// TL-open sections their logs left, closed at the next flush.
+    pub tl_closing: Vec<u32>,
 }
 
 /// An F2FS-like log-structured file system on zoned backend `B` and metadata area `M`.
@@ -97,6 +102,14 @@ pub(super) fn io_err(e: impl std::fmt::Display) -> FsError {
 }
 
 impl State {
+    /// The next block threaded logging may write in section `sec` at or after `from`.
+    pub fn tl_next(&self, sec: u32, from: u32) -> Option<u32> {
+        let map = self.tl_maps.get(&sec);
+        (from..self.geo.sec_blocks).find(|&o| {
+            self.sit.is_hole(self.geo.blk(sec, o))
+                && map.is_none_or(|m| m[o as usize / 8] >> (o % 8) & 1 == 0)
+        })
+    }
     pub fn is_dir(&self, ino: Nid) -> bool {
         self.nodes
             .get(&ino)

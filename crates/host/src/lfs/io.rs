@@ -128,9 +128,6 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             let max = (st.cfg.max_write_bytes as usize / BLOCK).max(1);
             (std::mem::take(&mut st.pending), max)
         };
-        if pending.is_empty() {
-            return Ok(());
-        }
         let zone_blocks = self.st.borrow().geo.zone_blocks;
         pending.sort_by_key(|p| p.0);
         let mut i = 0;
@@ -154,6 +151,11 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 .map_err(io_err)?;
             i = j;
         }
+        // Threaded logs left since the last flush: closed once their last writes are in.
+        let closing = std::mem::take(&mut self.st.borrow_mut().tl_closing);
+        for sec in closing {
+            self.close_tl(sec).await?;
+        }
         Ok(())
     }
 
@@ -165,7 +167,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             return NULL;
         }
         let off = if l.tl {
-            st.sit.next_hole(l.sec, l.next)
+            st.tl_next(l.sec, l.next)
         } else {
             Some(l.next).filter(|&o| o < st.geo.sec_blocks)
         };
@@ -182,7 +184,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 let off = if l.sec == NO_SEC {
                     None
                 } else if l.tl {
-                    st.sit.next_hole(l.sec, l.next)
+                    st.tl_next(l.sec, l.next)
                 } else {
                     Some(l.next).filter(|&o| o < st.geo.sec_blocks)
                 };
@@ -212,7 +214,8 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         self.flush().await?;
         let old = self.st.borrow().logs[ty as usize];
         if old.sec != NO_SEC && old.tl {
-            self.close_tl(old.sec).await?;
+            // The block just allocated there is not queued yet: close at the next flush.
+            self.st.borrow_mut().tl_closing.push(old.sec);
         }
         let choice = {
             let mut st = self.st.borrow_mut();
@@ -231,7 +234,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                     (sec.valid as u64, !sec.ty.is_node())
                 });
                 let c = hsr_choice(&st.cfg, ssr.map(|s| s.1 as u64), lfs, forced);
-                ssr.filter(|_| c.threaded).map(|s| s.0)
+                ssr.filter(|s| c.threaded && s.0 != old.sec).map(|s| s.0)
             } else {
                 None
             }
@@ -241,6 +244,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             if self.dev.tl_open(sec, &map, false).await.is_ok() {
                 let mut st = self.st.borrow_mut();
                 st.sit.open_sec(sec, ty);
+                st.tl_maps.insert(sec, map);
                 st.logs[ty as usize] = super::fs::Log {
                     sec,
                     next: 0,
@@ -264,9 +268,10 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
 
     /// Close a TL-open zone (the device plugs it to its end).
     pub(super) async fn close_tl(&self, sec: u32) -> Result<(), FsError> {
-        self.flush().await?;
         self.dev.tl_open(sec, &[], true).await.map_err(io_err)?;
-        self.st.borrow_mut().counters.tl_closes += 1;
+        let mut st = self.st.borrow_mut();
+        st.counters.tl_closes += 1;
+        st.tl_maps.remove(&sec);
         Ok(())
     }
 

@@ -90,7 +90,9 @@ impl Geometry {
         };
         let reserved_secs = reserved_segs / segs_per_sec;
         if reserved_segs > main_segs {
-            return Err(format!("{reserved_secs} reserved sections exceed the {zones} zones"));
+            return Err(format!(
+                "{reserved_secs} reserved sections exceed the {zones} zones"
+            ));
         }
         if reserved_secs + 8 > zones {
             return Err(format!(

@@ -38,9 +38,9 @@ pub mod seg;
 
 pub use cache::PageCache;
 pub use fs::{Lfs, LfsError};
+pub use gc::cab_assign;
 pub use meta::{MemMeta, MetaArea};
 pub use seg::{hsr_choice, HsrChoice};
-pub use gc::cab_assign;
 
 /// Block size (F2FS `F2FS_BLKSIZE`).
 pub const BLOCK: usize = 4096;

@@ -74,6 +74,8 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 mapping: None,
                 need_cp: false,
                 cp_logs: [LogPos::default(); 6],
+                tl_maps: BTreeMap::new(),
+                tl_closing: vec![],
             }),
         }
     }
@@ -102,8 +104,14 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
     pub async fn mkfs(dev: Rc<B>, meta: Rc<M>, cfg: LfsConfig) -> Result<Self, LfsError> {
         let (zb, cap) = Self::dims(&dev)?;
         let zones = dev.report_zones().await.map_err(setup)?;
-        let geo =
-            Geometry::new(zones.len() as u32, zb, cap, cfg.reserved_sections, cfg.overprovision_pct).map_err(setup)?;
+        let geo = Geometry::new(
+            zones.len() as u32,
+            zb,
+            cap,
+            cfg.reserved_sections,
+            cfg.overprovision_pct,
+        )
+        .map_err(setup)?;
         if meta.blocks() < geo.meta_blocks() {
             return Err(setup(format!(
                 "the metadata area holds {} blocks, the file system needs {}",
