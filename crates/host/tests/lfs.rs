@@ -184,6 +184,17 @@ fn churn(
     seed: u64,
     rounds: u64,
 ) -> (host::lfs::LfsCounters, BTreeMap<String, Vec<u8>>) {
+    churn_cut(cfg, seed, rounds, false)
+}
+
+/// `churn`, and with `cut` a power cut at its end instead of a sync: files not written since
+/// their last fsync must come back exactly.
+fn churn_cut(
+    cfg: LfsConfig,
+    seed: u64,
+    rounds: u64,
+    cut: bool,
+) -> (host::lfs::LfsCounters, BTreeMap<String, Vec<u8>>) {
     let sim = Sim::new(seed);
     let (dev, meta) = (mem_dev(&sim, 40), meta());
     let mut rng = Rng::new(seed);
@@ -202,6 +213,9 @@ fn churn(
             fs.write(ino, 0, &d).await.unwrap();
             model.insert(p, d);
         }
+        fs.sync().await.unwrap();
+        // Files whose bytes are durable as the model has them.
+        let mut clean: std::collections::BTreeSet<String> = model.keys().cloned().collect();
         let mut written = 0;
         while written < rounds * cap {
             let i = rng.below(files as u64);
@@ -212,13 +226,28 @@ fn churn(
             let d = bytes(&mut rng, len);
             fs.write(ino, at as u64, &d).await.unwrap();
             model.get_mut(&p).unwrap()[at..at + len].copy_from_slice(&d);
+            clean.remove(&p);
             written += len as u64;
             if rng.chance(1, 50) {
                 fs.fsync(ino).await.unwrap();
+                clean.insert(p);
             }
         }
         for (p, d) in &model {
             assert_eq!(&read_all(&fs, p).await, d, "{p}");
+        }
+        if cut {
+            let counters = fs.counters();
+            drop(fs);
+            let fs = Lfs::mount(dev, meta, cfg).await.unwrap();
+            fs.check_consistency().unwrap();
+            for p in &clean {
+                assert_eq!(&read_all(&fs, p).await, &model[p], "{p} after the cut");
+            }
+            for p in model.keys() {
+                assert_eq!(read_all(&fs, p).await.len(), file as usize, "{p}");
+            }
+            return (counters, model);
         }
         fs.sync().await.unwrap();
         fs.check_consistency().unwrap();
@@ -287,6 +316,39 @@ fn threaded_logging_reclaims_sections_under_zns_plus() {
     assert!(c.tl_opens > 0 && c.sections_reclaimed_tl > 0, "{c:?}");
     assert!(c.tl_blocks > 0);
     assert_eq!(c.tl_opens, c.sections_reclaimed_tl);
+    assert!(c.tl_closes + 6 >= c.tl_opens);
+    // Without threaded logging no section is reclaimed that way.
+    let (z, _) = churn(small(LfsConfig::izc()), 31, 3);
+    assert_eq!((z.tl_opens, z.sections_reclaimed_tl), (0, 0));
+    assert!(z.sections_reclaimed_sc > c.sections_reclaimed_sc);
+}
+
+#[test]
+fn periodic_checkpoints_follow_pre_invalid_blocks() {
+    let cfg = LfsConfig {
+        periodic_cp_blocks: Some(2048),
+        ..small(LfsConfig::zns_plus())
+    };
+    let (c, _) = churn(cfg, 41, 2);
+    assert!(c.checkpoints.periodic > 0, "{:?}", c.checkpoints);
+    let (z, _) = churn(small(LfsConfig::izc()), 41, 2);
+    assert_eq!(z.checkpoints.periodic, 0);
+}
+
+#[test]
+fn power_cuts_during_gc_and_threaded_logging_keep_fsynced_files() {
+    for (seed, cfg) in [
+        (51, LfsConfig::zns()),
+        (52, LfsConfig::izc()),
+        (53, LfsConfig::zns_plus()),
+        (54, LfsConfig::zns_plus()),
+    ] {
+        let (c, _) = churn_cut(small(cfg.clone()), seed, 2, true);
+        assert!(c.fsyncs > 0 && c.gc_phases.runs > 0);
+        if cfg.threaded_logging {
+            assert!(c.tl_opens > 0);
+        }
+    }
 }
 
 /// A seeded workload of creates, appends, fsyncs, syncs and unlinks cut at a random

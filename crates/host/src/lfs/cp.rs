@@ -70,9 +70,15 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             let st = self.st.borrow();
             let mut logs = [LogPos::default(); 6];
             for (k, l) in st.logs.iter().enumerate() {
+                // A threaded log records the block it writes next, so roll-forward starts
+                // there without the bitmap it was opened with.
+                let next = match l.tl {
+                    true => st.tl_next(l.sec, l.next).unwrap_or(st.geo.sec_blocks),
+                    false => l.next,
+                };
                 logs[k] = LogPos {
                     sec: l.sec,
-                    next: l.next,
+                    next,
                     tl: l.tl,
                 };
             }
@@ -110,11 +116,6 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             st.counters.cp_blocks += blocks.len() as u64;
             st.cp_ver += 1;
             st.next_pack ^= 1;
-            st.cp_logs = std::array::from_fn(|k| LogPos {
-                sec: st.logs[k].sec,
-                next: st.logs[k].next,
-                tl: st.logs[k].tl,
-            });
             let nat = std::mem::take(&mut st.nat_dirty);
             for nid in nat {
                 if let Some(e) = st.nodes.get_mut(&nid) {

@@ -11,7 +11,7 @@ use sim::Sim;
 
 use super::cache::PageCache;
 use super::dir::{self, DirIndex};
-use super::layout::{Geometry, LogPos};
+use super::layout::Geometry;
 use super::meta::MetaArea;
 use super::node::{node_path, Blk, Nid, Node, NodeBody, NAME_LEN, NULL};
 use super::seg::Sit;
@@ -81,7 +81,6 @@ pub(super) struct State {
     pub mapping: Option<device::ChunkMapping>,
     /// F2FS's SBI_NEED_CP: the next fsync checkpoints.
     pub need_cp: bool,
-    pub cp_logs: [LogPos; 6],
     /// The bitmaps TL-open sections were opened with (the device refuses writes over their
     /// set bits even after a checkpoint turned those blocks into holes here).
     pub tl_maps: BTreeMap<u32, Vec<u8>>,
@@ -418,17 +417,18 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             (dir, ino, blk, slot)
         };
         self.load_page(dir, blk, true).await?;
-        let mut st = self.st.borrow_mut();
-        st.dirty_page(dir, blk)?;
-        let n = dir::slots_for(name.len());
-        if let Some(p) = st.cache.get((dir, blk)) {
-            dir::clear_entry(&mut p.data, slot, n);
+        {
+            let mut st = self.st.borrow_mut();
+            st.dirty_page(dir, blk)?;
+            let n = dir::slots_for(name.len());
+            if let Some(p) = st.cache.get((dir, blk)) {
+                dir::clear_entry(&mut p.data, slot, n);
+            }
+            let idx = st.dirs.get_mut(&dir).expect("dir");
+            idx.mark(blk, slot, n, false);
+            idx.entries.remove(name.as_bytes());
+            st.free_file(ino);
         }
-        let idx = st.dirs.get_mut(&dir).expect("dir");
-        idx.mark(blk, slot, n, false);
-        idx.entries.remove(name.as_bytes());
-        st.free_file(ino);
-        drop(st);
         self.flush().await
     }
 }
@@ -586,21 +586,25 @@ impl<B: ZonedBackend, M: MetaArea> FileSystem for Lfs<B, M> {
             // A whole page, or one past the end of the file, needs no read.
             let need_old = len < BLOCK && idx * (BLOCK as u64) < size;
             self.load_page(ino, idx, need_old).await?;
-            let mut st = self.st.borrow_mut();
-            st.dirty_page(ino, idx)?;
-            if let Some(p) = st.cache.get((ino, idx)) {
-                p.data[at..at + len].copy_from_slice(&data[done..done + len]);
+            {
+                let mut st = self.st.borrow_mut();
+                st.dirty_page(ino, idx)?;
+                if let Some(p) = st.cache.get((ino, idx)) {
+                    p.data[at..at + len].copy_from_slice(&data[done..done + len]);
+                }
+                // The size grows page by page: a write cut short by ENOSPC keeps what it
+                // wrote.
+                let upto = pos + len as u64;
+                if let Some(i) = st.nodes.get_mut(&ino).and_then(|e| e.node.inode_mut()) {
+                    if upto > i.size {
+                        i.size = upto;
+                        st.mark_dirty(ino);
+                    }
+                }
             }
             done += len;
         }
-        let mut st = self.st.borrow_mut();
-        if let Some(i) = st.nodes.get_mut(&ino).and_then(|e| e.node.inode_mut()) {
-            if end > i.size {
-                i.size = end;
-                st.mark_dirty(ino);
-            }
-        }
-        drop(st);
+        debug_assert!(self.st.borrow().inode_size(ino) >= Some(end));
         self.flush().await
     }
     fn size(&self, ino: Ino) -> Result<u64, FsError> {

@@ -19,7 +19,7 @@ use super::cp::Cause;
 use super::dir::{self, DirIndex};
 use super::fs::{io_err, Lfs, LfsError, Log, NodeEntry, State, NO_SEC, ROOT};
 use super::layout::{
-    decode_nat_entry, decode_sit_entry, decode_ssa, Checkpoint, Geometry, LogPos, CP_PACK_BLOCKS,
+    decode_nat_entry, decode_sit_entry, decode_ssa, Checkpoint, Geometry, CP_PACK_BLOCKS,
     NAT_PER_BLOCK, SIT_ENTRY_BYTES, SIT_PER_BLOCK,
 };
 use super::meta::MetaArea;
@@ -73,7 +73,6 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 pending: vec![],
                 mapping: None,
                 need_cp: false,
-                cp_logs: [LogPos::default(); 6],
                 tl_maps: BTreeMap::new(),
                 tl_closing: vec![],
             }),
@@ -287,7 +286,6 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             st.free_nids = (ROOT + 1..st.next_nid)
                 .filter(|n| !st.nodes.contains_key(n))
                 .collect();
-            st.cp_logs = cp.logs;
         }
         self.load_dirs().await
     }
@@ -339,8 +337,6 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             let l = cp.logs[LogType::WarmNode as usize];
             let start = if l.sec >= st.geo.zones {
                 None
-            } else if l.tl {
-                st.sit.next_hole(l.sec, l.next)
             } else {
                 Some(l.next).filter(|&o| o < st.geo.sec_blocks)
             };

@@ -280,12 +280,11 @@ pub fn node_path(idx: u64) -> Option<NodePath> {
         }
         i -= a;
     }
-    let ind_ofs = [3u32, 4 + n as u32];
-    for k in 0..2usize {
+    for (k, ind_ofs) in [3u32, 4 + n as u32].into_iter().enumerate() {
         if i < a * n {
             let d = i / a;
             return Some(NodePath {
-                chain: vec![(2 + k, ind_ofs[k]), (d as usize, ind_ofs[k] + 1 + d as u32)],
+                chain: vec![(2 + k, ind_ofs), (d as usize, ind_ofs + 1 + d as u32)],
                 slot: (i % a) as usize,
             });
         }
