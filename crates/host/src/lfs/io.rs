@@ -226,7 +226,11 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             let demand = st.demand_secs();
             let free = st.sit.free_secs();
             let need_ssr = free <= demand + st.geo.reserved_secs + 1;
-            if st.cfg.threaded_logging && ty != LogType::ColdData && need_ssr {
+            if st.cfg.threaded_logging
+                && self.dev.vendor_caps().tl_open
+                && ty != LogType::ColdData
+                && need_ssr
+            {
                 let forced = free <= demand + st.geo.reserved_secs / 2;
                 let ssr = st.sit.ssr_victim(ty);
                 let lfs = st.sit.greedy_victim().map(|s| {
