@@ -268,7 +268,8 @@ fn gc_at_ninety_percent_keeps_every_byte() {
     assert!(c.sections_reclaimed_sc >= 10);
     assert!(c.checkpoints.gc >= 2);
     assert!(c.gc_host_reads > 0 && c.gc_device_copies == 0);
-    assert!(c.gc_phases.read_ns == 0, "MemZoned takes no time");
+    // MemZoned takes no time: the reads' time is the page allocations' (1 µs each).
+    assert_eq!(c.gc_phases.read_ns, c.gc_host_reads * 1000);
 }
 
 #[test]

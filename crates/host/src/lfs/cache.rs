@@ -106,6 +106,13 @@ impl PageCache {
     pub fn oldest(&self) -> Option<PageKey> {
         self.lru.values().next().copied()
     }
+    /// The least recently used clean page.
+    pub fn oldest_clean(&self) -> Option<PageKey> {
+        self.lru
+            .values()
+            .find(|k| self.pages.get(k).is_some_and(|p| !p.dirty))
+            .copied()
+    }
     /// Keys of inode `ino`'s pages.
     pub fn pages_of(&self, ino: Nid) -> Vec<PageKey> {
         self.pages

@@ -96,7 +96,10 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             let Some(victim) = self.st.borrow().sit.greedy_victim() else {
                 break;
             };
-            self.migrate(victim, t0).await?;
+            self.st.borrow_mut().sit.gc_victim = Some(victim);
+            let moved = self.migrate(victim, t0).await;
+            self.st.borrow_mut().sit.gc_victim = None;
+            moved?;
             let mut st = self.st.borrow_mut();
             st.counters.gc_phases.runs += 1;
             if st.sit.secs[victim as usize].state == SecState::Prefree {
@@ -190,6 +193,11 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             let data = match cached {
                 Some(d) => d,
                 None => {
+                    // The page-cache page the read goes into is allocated first (§3.1); a
+                    // frame is reclaimed from clean pages only (a writeback here would move
+                    // blocks under the compaction).
+                    self.st.borrow_mut().evict_clean(1);
+                    self.page_alloc_cost(1).await;
                     let mut buf = vec![0u8; BLOCK];
                     self.dev
                         .read(m.src as u64 * BLOCK as u64, &mut buf)
@@ -197,8 +205,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                         .map_err(io_err)?;
                     let mut st = self.st.borrow_mut();
                     st.counters.gc_host_reads += 1;
-                    // The page-cache page the read went into (kept if there is room).
-                    if st.cache.len() < st.cache.capacity() {
+                    if !st.cache.contains((m.ino, m.idx)) && st.cache.len() < st.cache.capacity() {
                         st.cache.insert((m.ino, m.idx), buf.clone().into(), false);
                     }
                     buf
@@ -208,6 +215,10 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         }
         let t1 = sim.now();
         for (m, data) in moves.iter().zip(datas) {
+            // A writeback for a page frame may have moved the block already.
+            if !self.st.borrow().is_at(m) {
+                continue;
+            }
             let b = self.alloc_block(dest).await?;
             let mut st = self.st.borrow_mut();
             if st.cache.state((m.ino, m.idx)) == Some(true) {
@@ -374,6 +385,28 @@ fn copyback_chunks(srcs: &[(Blk, Option<u32>)], dsts: &[Blk], map: &device::Chun
 }
 
 impl super::fs::State {
+    /// Drop up to `n` clean pages, least recently used first, while the cache is full.
+    fn evict_clean(&mut self, n: usize) {
+        let mut freed = 0;
+        while freed < n && self.cache.len() >= self.cache.capacity() {
+            match self.cache.oldest_clean() {
+                Some(k) => {
+                    self.cache.remove(k);
+                    freed += 1;
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// Whether `m`'s block is still where the move found it.
+    fn is_at(&self, m: &Move) -> bool {
+        self.nodes
+            .get(&m.nid)
+            .and_then(|e| e.node.addrs().get(m.slot))
+            == Some(&m.src)
+    }
+
     /// Data block `m` now lives at `b`.
     fn move_block(&mut self, m: &Move, b: Blk) {
         self.sit.invalidate(m.src);

@@ -34,6 +34,14 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         }
     }
 
+    /// The host's cost of allocating `n` page-cache pages for reads (A.4-11).
+    pub(super) async fn page_alloc_cost(&self, n: u64) {
+        let ns = self.st.borrow().cfg.page_alloc_ns * n;
+        if ns > 0 {
+            self.dev.sim().sleep(sim::SimDuration::from_ns(ns)).await;
+        }
+    }
+
     /// Page (`ino`, `idx`) into the cache: read from its block when `need_old` and it has
     /// one, zeros otherwise.
     pub(super) async fn load_page(
@@ -58,6 +66,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         let mut buf = vec![0u8; BLOCK];
         if addr != NULL {
             self.flush().await?;
+            self.page_alloc_cost(1).await;
             self.dev
                 .read(addr as u64 * BLOCK as u64, &mut buf)
                 .await
@@ -104,6 +113,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             let run = run.min(cap / 2).max(1);
             self.make_room(run as usize).await?;
             self.flush().await?;
+            self.page_alloc_cost(run).await;
             let mut buf = vec![0u8; run as usize * BLOCK];
             self.dev
                 .read(addr as u64 * BLOCK as u64, &mut buf)

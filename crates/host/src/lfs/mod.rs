@@ -131,6 +131,9 @@ pub struct LfsConfig {
     pub alpha_meta_pct: u64,
     /// Largest write the file system issues at once (the block layer's request size).
     pub max_write_bytes: u64,
+    /// Host time to allocate a page-cache page for a read, in ns (§3.1 names it among the
+    /// host copy's costs; 1 µs per 4 KiB is seed-specs A.4-11's assumption).
+    pub page_alloc_ns: u64,
 }
 
 impl LfsConfig {
@@ -149,6 +152,7 @@ impl LfsConfig {
             alpha_node_pct: 18,
             alpha_meta_pct: 2,
             max_write_bytes: 512 << 10,
+            page_alloc_ns: 1_000,
         }
     }
     /// "IZC" (§4): zone_compaction, IZC-H, CAB; no threaded logging.

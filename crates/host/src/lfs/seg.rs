@@ -49,6 +49,8 @@ pub struct Sit {
     /// Blocks valid at the last checkpoint and invalid now (§3.3.2's `uc_blocks`).
     pub uc_blocks: u64,
     pub valid_total: u64,
+    /// The section foreground GC is emptying: no log may take it meanwhile.
+    pub gc_victim: Option<u32>,
 }
 
 impl Sit {
@@ -77,6 +79,7 @@ impl Sit {
             dirty_ssa: BTreeSet::new(),
             uc_blocks: 0,
             valid_total: 0,
+            gc_victim: None,
         }
     }
 
@@ -213,7 +216,7 @@ impl Sit {
         (0..self.geo.zones)
             .filter(|&s| {
                 let sec = &self.secs[s as usize];
-                sec.state == SecState::Used && sec.ty == ty
+                sec.state == SecState::Used && sec.ty == ty && self.gc_victim != Some(s)
             })
             .map(|s| (s, self.ckpt_valid(s)))
             .filter(|&(_, cv)| cv < self.geo.sec_blocks)
