@@ -252,7 +252,9 @@ fn churn_cut(
         fs.sync().await.unwrap();
         fs.check_consistency().unwrap();
         let counters = fs.counters();
-        drop(fs);
+        // Unmount closes the threaded logs' zones.
+        fs.unmount().await.unwrap();
+        assert!((0..40).all(|z| !dev.is_tl_open(z)));
         let fs = Lfs::mount(dev, meta, cfg).await.unwrap();
         for (p, d) in &model {
             assert_eq!(&read_all(&fs, p).await, d, "{p} after remount");

@@ -49,10 +49,9 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         loop {
             let dirty: Vec<_> = {
                 let st = self.st.borrow();
-                st.nodes
+                st.dirty_nodes
                     .iter()
-                    .filter(|(_, e)| e.dirty)
-                    .map(|(n, _)| (*n, st.node_log(*n)))
+                    .map(|n| (*n, st.node_log(*n)))
                     .collect()
             };
             if dirty.is_empty() {

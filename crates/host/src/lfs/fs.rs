@@ -57,7 +57,8 @@ pub(super) struct State {
     pub geo: Geometry,
     pub sit: Sit,
     pub nodes: BTreeMap<Nid, NodeEntry>,
-    pub dirty_nodes: usize,
+    /// Nodes changed since they were last written.
+    pub dirty_nodes: BTreeSet<Nid>,
     pub nat_dirty: BTreeSet<Nid>,
     pub nat_journal: BTreeSet<Nid>,
     pub sit_journal: BTreeSet<u32>,
@@ -122,7 +123,7 @@ impl State {
         if let Some(e) = self.nodes.get_mut(&nid) {
             if !e.dirty {
                 e.dirty = true;
-                self.dirty_nodes += 1;
+                self.dirty_nodes.insert(nid);
             }
         }
     }
@@ -239,7 +240,7 @@ impl State {
     /// Sections the dirty nodes and dentry pages would fill: node_secs + 2·dent_secs.
     pub fn demand_secs(&self) -> u32 {
         let per = self.geo.sec_blocks as usize;
-        (self.dirty_nodes.div_ceil(per) + 2 * self.dirty_dents.div_ceil(per)) as u32
+        (self.dirty_nodes.len().div_ceil(per) + 2 * self.dirty_dents.div_ceil(per)) as u32
     }
 }
 
@@ -260,6 +261,23 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
     }
     pub fn backend(&self) -> &Rc<B> {
         &self.dev
+    }
+
+    /// Unmount: everything durable (a checkpoint), then the threaded logs' zones closed (the
+    /// device plugs them). Dropping the file system without this is a power cut.
+    pub async fn unmount(self) -> Result<(), FsError> {
+        let _g = self.lock.lock().await;
+        self.checkpoint(super::cp::Cause::Sync).await?;
+        let tl: Vec<u32> = {
+            let mut st = self.st.borrow_mut();
+            let mut v: Vec<u32> = st.logs.iter().filter(|l| l.tl).map(|l| l.sec).collect();
+            v.append(&mut st.tl_closing);
+            v
+        };
+        for sec in tl {
+            self.close_tl(sec).await?;
+        }
+        Ok(())
     }
 
     /// Check that the SIT agrees with the node tree: every block a node points to (and every
@@ -482,9 +500,7 @@ impl State {
             if e.addr != NULL {
                 self.sit.invalidate(e.addr);
             }
-            if e.dirty {
-                self.dirty_nodes -= 1;
-            }
+            self.dirty_nodes.remove(&nid);
             self.nat_dirty.insert(nid);
             self.freed_nids.push(nid);
         }

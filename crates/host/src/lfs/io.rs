@@ -346,7 +346,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         let was_dirty = std::mem::replace(&mut e.dirty, false);
         let block = e.node.encode(marks, cp_ver, next);
         if was_dirty {
-            st.dirty_nodes -= 1;
+            st.dirty_nodes.remove(&nid);
         }
         if old != NULL {
             st.sit.invalidate(old);

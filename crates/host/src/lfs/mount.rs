@@ -49,7 +49,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 geo,
                 sit: Sit::new(geo),
                 nodes: BTreeMap::new(),
-                dirty_nodes: 0,
+                dirty_nodes: BTreeSet::new(),
                 nat_dirty: BTreeSet::new(),
                 nat_journal: BTreeSet::new(),
                 sit_journal: BTreeSet::new(),
