@@ -478,6 +478,15 @@ fn fsync_rolls_forward_without_a_checkpoint() {
         assert!(fs.counters().recovered_nodes >= 1);
         assert_eq!(read_all(&fs, "/d/new").await, vec![7u8; 10_000]);
         fs.check_consistency().unwrap();
+        // need_do_checkpoint: a file whose directory is not checkpointed, and a directory.
+        fs.mkdir("/e").await.unwrap();
+        let x = fs.create("/e/x").await.unwrap();
+        fs.write(x, 0, b"x").await.unwrap();
+        let before = fs.counters().checkpoints.fsync;
+        fs.fsync(x).await.unwrap();
+        assert_eq!(fs.counters().checkpoints.fsync, before + 1);
+        fs.fsync(fs.lookup("/e").await.unwrap()).await.unwrap();
+        assert_eq!(fs.counters().checkpoints.fsync, before + 2);
     });
 }
 
@@ -706,4 +715,48 @@ fn power_cuts_at_random_instants_on_the_device() {
     gc += device_power_cut(9, LfsConfig::zns());
     // The cuts come after segment compaction has run.
     assert!(gc > 0);
+}
+
+#[test]
+fn concurrent_tasks_share_the_file_system_on_the_device() {
+    let sim = Sim::new(12);
+    let dev = znsplus_device(&sim);
+    let io = host_io(&sim, &dev);
+    let s2 = sim.clone();
+    sim.block_on(async move {
+        let fs = Rc::new(
+            Lfs::mkfs(io, meta(), device_cfg(LfsConfig::izc()))
+                .await
+                .unwrap(),
+        );
+        let mut tasks = vec![];
+        for t in 0..8u64 {
+            let fs = fs.clone();
+            tasks.push(s2.spawn(async move {
+                let mut rng = Rng::new(t);
+                let mut files = BTreeMap::new();
+                for i in 0..20 {
+                    let p = format!("/t{t}-{i}");
+                    let ino = fs.create(&p).await.unwrap();
+                    let n = 1 + rng.below(200_000) as usize;
+                    let d = bytes(&mut rng, n);
+                    fs.write(ino, 0, &d).await.unwrap();
+                    if i % 3 == 0 {
+                        fs.fsync(ino).await.unwrap();
+                    }
+                    // Another task's lookups and reads meanwhile.
+                    let _ = fs.readdir("/").await.unwrap();
+                    files.insert(p, d);
+                }
+                for (p, d) in &files {
+                    assert_eq!(&read_all(&*fs, p).await, d, "{p}");
+                }
+            }));
+        }
+        for t in tasks {
+            t.await;
+        }
+        assert_eq!(fs.readdir("/").await.unwrap().len(), 160);
+        fs.check_consistency().unwrap();
+    });
 }
