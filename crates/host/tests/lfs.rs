@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use host::fs::{FileSystem, FsError};
 use host::lfs::{CachedCopy, Lfs, LfsConfig, MemMeta};
-use host::{HostIo, IoConfig, MemZoned};
+use host::{HostIo, IoConfig, MemZoned, ZonedBackend};
 use sim::{Rng, Sim};
 
 /// `zones` zones of 4 MiB (two segments a section), ZNS+ commands taken.
@@ -264,8 +264,46 @@ fn churn_cut(
 }
 
 #[test]
+fn zones_with_a_capacity_of_no_whole_segments_are_finished_when_left() {
+    let sim = Sim::new(4);
+    // 1100 writable blocks: sections of 1024, a 76-block tail.
+    let dev = Rc::new(MemZoned::new(&sim, 4096, 40, 2048, 1100, 14, 14).with_znsplus(6));
+    let mut rng = Rng::new(4);
+    let d2 = dev.clone();
+    sim.block_on(async move {
+        let fs = Lfs::mkfs(d2.clone(), meta(), small(LfsConfig::izc()))
+            .await
+            .unwrap();
+        let ino = fs.create("/f").await.unwrap();
+        let d = bytes(&mut rng, 20 << 20);
+        fs.write(ino, 0, &d).await.unwrap();
+        for _ in 0..3 {
+            fs.write(ino, 0, &d).await.unwrap();
+        }
+        fs.sync().await.unwrap();
+        assert_eq!(read_all(&fs, "/f").await, d);
+        fs.check_consistency().unwrap();
+        let zones = d2.report_zones().await.unwrap();
+        let open = zones
+            .iter()
+            .filter(|z| {
+                matches!(
+                    z.state,
+                    device::ZoneState::ImplicitlyOpened
+                        | device::ZoneState::ExplicitlyOpened
+                        | device::ZoneState::Closed
+                )
+            })
+            .count();
+        // Only the six logs' current zones are open.
+        assert!(open <= 6, "{open} zones open");
+    });
+}
+
+#[test]
 fn gc_at_ninety_percent_keeps_every_byte() {
     let (c, _) = churn(small(LfsConfig::zns()), 11, 3);
+    assert!(c.waf() > 1.0, "{}", c.waf());
     assert!(c.gc_phases.runs >= 10, "{:?}", c.gc_phases);
     assert!(c.sections_reclaimed_sc >= 10);
     assert!(c.checkpoints.gc >= 2);
@@ -757,6 +795,32 @@ fn concurrent_tasks_share_the_file_system_on_the_device() {
             t.await;
         }
         assert_eq!(fs.readdir("/").await.unwrap().len(), 160);
+        fs.check_consistency().unwrap();
+    });
+}
+
+#[test]
+fn files_larger_than_the_cache_and_the_inode_read_back() {
+    let sim = Sim::new(4);
+    let (dev, meta) = (mem_dev(&sim, 40), meta());
+    let mut rng = Rng::new(4);
+    sim.block_on(async move {
+        let fs = Lfs::mkfs(dev.clone(), meta.clone(), small(LfsConfig::zns()))
+            .await
+            .unwrap();
+        let ino = fs.create("/f").await.unwrap();
+        // 5120 blocks: past the inode's 923 and the two direct nodes' 2036, into an
+        // indirect node; 20 times the page cache.
+        let d = bytes(&mut rng, 20 << 20);
+        fs.write(ino, 0, &d).await.unwrap();
+        assert!(read_all(&fs, "/f").await == d);
+        fs.fsync(ino).await.unwrap();
+        drop(fs);
+        let fs = Lfs::mount(dev, meta, small(LfsConfig::zns()))
+            .await
+            .unwrap();
+        assert!(fs.counters().recovered_nodes >= 3, "{:?}", fs.counters());
+        assert!(read_all(&fs, "/f").await == d);
         fs.check_consistency().unwrap();
     });
 }

@@ -65,6 +65,8 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         self.write_nat().await?;
         self.write_sit().await?;
         self.write_ssa().await?;
+        // Zones left since (threaded logs to close, tails to finish) before any reset.
+        self.flush().await?;
         let blocks = {
             let st = self.st.borrow();
             let mut logs = [LogPos::default(); 6];

@@ -87,6 +87,8 @@ pub(super) struct State {
     pub tl_maps: BTreeMap<u32, Vec<u8>>,
     /// TL-open sections their logs left, closed at the next flush.
     pub tl_closing: Vec<u32>,
+    /// Zones with an unused tail their logs left, finished at the next flush.
+    pub finishing: Vec<u32>,
 }
 
 /// An F2FS-like log-structured file system on zoned backend `B` and metadata area `M`.
@@ -566,18 +568,29 @@ impl<B: ZonedBackend, M: MetaArea> FileSystem for Lfs<B, M> {
             offset / BLOCK as u64,
             (offset + n as u64 - 1) / BLOCK as u64,
         );
-        self.read_pages(ino, first, last).await?;
-        let mut st = self.st.borrow_mut();
+        // In windows the cache holds at once: a read larger than the cache would evict its
+        // own first pages before they are copied out.
+        let window = (self.st.borrow().cache.capacity() as u64 / 4).max(1);
         let mut done = 0;
-        while done < n {
-            let pos = offset + done as u64;
-            let (idx, at) = (pos / BLOCK as u64, (pos % BLOCK as u64) as usize);
-            let len = (BLOCK - at).min(n - done);
-            match st.cache.get((ino, idx)) {
-                Some(p) => buf[done..done + len].copy_from_slice(&p.data[at..at + len]),
-                None => buf[done..done + len].fill(0),
+        let mut from = first;
+        while from <= last {
+            let to = (from + window - 1).min(last);
+            self.read_pages(ino, from, to).await?;
+            let mut st = self.st.borrow_mut();
+            while done < n {
+                let pos = offset + done as u64;
+                let (idx, at) = (pos / BLOCK as u64, (pos % BLOCK as u64) as usize);
+                if idx > to {
+                    break;
+                }
+                let len = (BLOCK - at).min(n - done);
+                match st.cache.get((ino, idx)) {
+                    Some(p) => buf[done..done + len].copy_from_slice(&p.data[at..at + len]),
+                    None => buf[done..done + len].fill(0),
+                }
+                done += len;
             }
-            done += len;
+            from = to + 1;
         }
         Ok(n)
     }

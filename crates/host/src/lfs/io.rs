@@ -166,6 +166,13 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         for sec in closing {
             self.close_tl(sec).await?;
         }
+        let finishing = std::mem::take(&mut self.st.borrow_mut().finishing);
+        for sec in finishing {
+            self.dev
+                .zone_action(sec, device::ZoneAction::Finish)
+                .await
+                .map_err(io_err)?;
+        }
         Ok(())
     }
 
@@ -226,6 +233,13 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         if old.sec != NO_SEC && old.tl {
             // The block just allocated there is not queued yet: close at the next flush.
             self.st.borrow_mut().tl_closing.push(old.sec);
+        }
+        // A zone whose capacity is not whole segments keeps a tail no log writes: finish it
+        // so it holds no open or active resource.
+        let cap = self.dev.zone_capacity_bytes() / BLOCK as u64;
+        if old.sec != NO_SEC && !old.tl && cap > self.st.borrow().geo.sec_blocks as u64 {
+            // After the block just allocated there is written: at the next flush.
+            self.st.borrow_mut().finishing.push(old.sec);
         }
         let choice = {
             let mut st = self.st.borrow_mut();

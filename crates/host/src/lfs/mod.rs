@@ -259,4 +259,12 @@ impl LfsCounters {
     pub fn meta_blocks(&self) -> u64 {
         self.cp_blocks + self.nat_blocks + self.sit_blocks + self.ssa_blocks + self.sb_blocks
     }
+    /// Write amplification as the file system sees it (Fig. 8): data, node and metadata
+    /// blocks written plus blocks copied by zone_compaction, over user bytes (the device's
+    /// internal plugging is the device's to count).
+    pub fn waf(&self) -> f64 {
+        let blocks =
+            self.data_blocks() + self.node_blocks() + self.meta_blocks() + self.gc_device_copies;
+        (blocks * BLOCK as u64) as f64 / self.user_bytes.max(1) as f64
+    }
 }

@@ -75,6 +75,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 need_cp: false,
                 tl_maps: BTreeMap::new(),
                 tl_closing: vec![],
+                finishing: vec![],
             }),
         }
     }
