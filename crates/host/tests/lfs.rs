@@ -824,3 +824,117 @@ fn files_larger_than_the_cache_and_the_inode_read_back() {
         fs.check_consistency().unwrap();
     });
 }
+
+fn errno<T>(r: &Result<T, FsError>) -> Option<i32> {
+    r.as_ref().err().map(|e| e.errno())
+}
+
+/// Random operations on lfs and on `MemFs` side by side: same results, same errors, same
+/// bytes; a clean remount now and then.
+fn differential(seed: u64, cfg: LfsConfig) {
+    let sim = Sim::new(seed);
+    let (dev, meta) = (mem_dev(&sim, 40), meta());
+    let mut rng = Rng::new(seed);
+    let s2 = sim.clone();
+    sim.block_on(async move {
+        let mut fs = Lfs::mkfs(dev.clone(), meta.clone(), cfg.clone())
+            .await
+            .unwrap();
+        let mem = host::fs::MemFs::new(&s2, 1 << 40);
+        let mut paths: Vec<String> = vec!["/".into()];
+        for step in 0..3000 {
+            let p = paths[rng.below(paths.len() as u64) as usize].clone();
+            let child = format!(
+                "{}/n{}",
+                if p == "/" { "" } else { p.as_str() },
+                rng.below(6)
+            );
+            match rng.below(12) {
+                0 => {
+                    let (a, b) = (fs.mkdir(&child).await, mem.mkdir(&child).await);
+                    assert_eq!(errno(&a), errno(&b), "mkdir {child}");
+                    if a.is_ok() {
+                        paths.push(child);
+                    }
+                }
+                1 | 2 => {
+                    let (a, b) = (fs.create(&child).await, mem.create(&child).await);
+                    assert_eq!(errno(&a), errno(&b), "create {child}");
+                    if a.is_ok() {
+                        paths.push(child);
+                    }
+                }
+                3..=5 => {
+                    let (a, b) = (fs.lookup(&p).await, mem.lookup(&p).await);
+                    assert_eq!(errno(&a), errno(&b), "lookup {p}");
+                    if let (Ok(x), Ok(y)) = (a, b) {
+                        let at = rng.below(300_000);
+                        let n = rng.below(70_000) as usize;
+                        let d = bytes(&mut rng, n);
+                        let (a, b) = (fs.write(x, at, &d).await, mem.write(y, at, &d).await);
+                        assert_eq!(errno(&a), errno(&b), "write {p}");
+                    }
+                }
+                6 | 7 => {
+                    let (a, b) = (fs.lookup(&p).await, mem.lookup(&p).await);
+                    if let (Ok(x), Ok(y)) = (a, b) {
+                        let at = rng.below(300_000);
+                        let n = rng.below(100_000) as usize;
+                        let (mut u, mut v) = (vec![1u8; n], vec![2u8; n]);
+                        let (a, b) = (fs.read(x, at, &mut u).await, mem.read(y, at, &mut v).await);
+                        assert_eq!(errno(&a), errno(&b), "read {p}");
+                        if let (Ok(k), Ok(l)) = (a, b) {
+                            assert_eq!(k, l, "read {p} at {at}");
+                            assert!(u[..k] == v[..l], "read {p} at {at}: bytes differ");
+                        }
+                    }
+                }
+                8 => {
+                    let (a, b) = (fs.unlink(&p).await, mem.unlink(&p).await);
+                    assert_eq!(errno(&a), errno(&b), "unlink {p}");
+                    if a.is_ok() {
+                        paths.retain(|q| q != &p);
+                    }
+                }
+                9 => {
+                    let (a, b) = (fs.rmdir(&p).await, mem.rmdir(&p).await);
+                    assert_eq!(errno(&a), errno(&b), "rmdir {p}");
+                    if a.is_ok() {
+                        paths.retain(|q| q != &p);
+                    }
+                }
+                10 => {
+                    if let Ok(x) = fs.lookup(&p).await {
+                        fs.fsync(x).await.unwrap();
+                    }
+                    let (a, b) = (fs.readdir(&p).await, mem.readdir(&p).await);
+                    assert_eq!(a, b, "readdir {p}");
+                }
+                _ => {
+                    if step % 5 == 0 {
+                        fs.unmount().await.unwrap();
+                        fs = Lfs::mount(dev.clone(), meta.clone(), cfg.clone())
+                            .await
+                            .unwrap();
+                        fs.check_consistency().unwrap();
+                    } else {
+                        fs.sync().await.unwrap();
+                    }
+                }
+            }
+        }
+        for p in &paths {
+            let (a, b) = (fs.stat(p).await.unwrap(), mem.stat(p).await.unwrap());
+            assert_eq!((a.size, a.is_dir), (b.size, b.is_dir), "{p}");
+        }
+        fs.check_consistency().unwrap();
+    });
+}
+
+#[test]
+fn random_operations_behave_as_memfs() {
+    for seed in 0..6 {
+        differential(seed, small(LfsConfig::zns()));
+        differential(seed + 10, small(LfsConfig::zns_plus()));
+    }
+}
