@@ -355,7 +355,7 @@ fn every_scheme_gives_the_same_files_and_izc_offloads_copies() {
 fn threaded_logging_reclaims_sections_under_zns_plus() {
     let (c, _) = churn(small(LfsConfig::zns_plus()), 31, 3);
     assert!(c.tl_opens > 0 && c.sections_reclaimed_tl > 0, "{c:?}");
-    assert!(c.tl_blocks > 0);
+    assert!(c.tl_blocks > 0 && c.tl_plug_blocks > 0);
     assert_eq!(c.tl_opens, c.sections_reclaimed_tl);
     assert!(c.tl_closes + 6 >= c.tl_opens);
     // Without threaded logging no section is reclaimed that way.

@@ -279,6 +279,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                     tl: true,
                 };
                 st.counters.tl_opens += 1;
+                st.counters.tl_plug_blocks += st.sit.ckpt_valid(sec) as u64;
                 st.counters.sections_reclaimed_tl += 1;
                 return Ok(());
             }

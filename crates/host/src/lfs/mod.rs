@@ -236,6 +236,9 @@ pub struct LfsCounters {
     pub tl_closes: u64,
     /// Blocks written by threaded logging into holes of dirty sections.
     pub tl_blocks: u64,
+    /// Blocks valid or pre-invalid in the sections TL_open'ed: what the device copies into
+    /// them by internal plugging (§3.2.2: as much as compaction would copy).
+    pub tl_plug_blocks: u64,
     pub checkpoints: CpCauses,
     pub fsyncs: u64,
     pub gc_phases: GcPhases,
@@ -259,12 +262,14 @@ impl LfsCounters {
     pub fn meta_blocks(&self) -> u64 {
         self.cp_blocks + self.nat_blocks + self.sit_blocks + self.ssa_blocks + self.sb_blocks
     }
-    /// Write amplification as the file system sees it (Fig. 8): data, node and metadata
-    /// blocks written plus blocks copied by zone_compaction, over user bytes (the device's
-    /// internal plugging is the device's to count).
+    /// Write amplification (Fig. 8): data, node and metadata blocks written, blocks copied
+    /// by zone_compaction and blocks plugged in TL_open'ed sections, over user bytes.
     pub fn waf(&self) -> f64 {
-        let blocks =
-            self.data_blocks() + self.node_blocks() + self.meta_blocks() + self.gc_device_copies;
+        let blocks = self.data_blocks()
+            + self.node_blocks()
+            + self.meta_blocks()
+            + self.gc_device_copies
+            + self.tl_plug_blocks;
         (blocks * BLOCK as u64) as f64 / self.user_bytes.max(1) as f64
     }
 }
