@@ -19,6 +19,8 @@ pub struct PageCache {
     capacity: usize,
     pages: BTreeMap<PageKey, Page>,
     lru: BTreeMap<u64, PageKey>,
+    /// The clean pages alone, in the same order (GC reclaims frames from them).
+    clean_lru: BTreeMap<u64, PageKey>,
     tick: u64,
     dirty: usize,
 }
@@ -29,6 +31,7 @@ impl PageCache {
             capacity: capacity.max(16),
             pages: BTreeMap::new(),
             lru: BTreeMap::new(),
+            clean_lru: BTreeMap::new(),
             tick: 0,
             dirty: 0,
         }
@@ -57,6 +60,10 @@ impl PageCache {
         let p = self.pages.get_mut(&k)?;
         self.lru.remove(&p.stamp);
         self.tick += 1;
+        if !p.dirty {
+            self.clean_lru.remove(&p.stamp);
+            self.clean_lru.insert(self.tick, k);
+        }
         p.stamp = self.tick;
         self.lru.insert(self.tick, k);
         Some(p)
@@ -72,6 +79,8 @@ impl PageCache {
         self.lru.insert(self.tick, k);
         if dirty {
             self.dirty += 1;
+        } else {
+            self.clean_lru.insert(self.tick, k);
         }
         self.pages.insert(
             k,
@@ -88,8 +97,10 @@ impl PageCache {
                 p.dirty = dirty;
                 if dirty {
                     self.dirty += 1;
+                    self.clean_lru.remove(&p.stamp);
                 } else {
                     self.dirty -= 1;
+                    self.clean_lru.insert(p.stamp, k);
                 }
             }
         }
@@ -97,6 +108,7 @@ impl PageCache {
     pub fn remove(&mut self, k: PageKey) -> Option<Page> {
         let p = self.pages.remove(&k)?;
         self.lru.remove(&p.stamp);
+        self.clean_lru.remove(&p.stamp);
         if p.dirty {
             self.dirty -= 1;
         }
@@ -108,10 +120,7 @@ impl PageCache {
     }
     /// The least recently used clean page.
     pub fn oldest_clean(&self) -> Option<PageKey> {
-        self.lru
-            .values()
-            .find(|k| self.pages.get(k).is_some_and(|p| !p.dirty))
-            .copied()
+        self.clean_lru.values().next().copied()
     }
     /// Keys of inode `ino`'s pages.
     pub fn pages_of(&self, ino: Nid) -> Vec<PageKey> {
@@ -155,8 +164,10 @@ mod tests {
         c.get((1, 0));
         assert_eq!(c.oldest(), Some((1, 1)));
         assert_eq!((c.dirty_pages(), c.dirty_of(1)), (1, vec![(1, 1)]));
+        assert_eq!(c.oldest_clean(), Some((2, 0)));
         c.set_dirty((1, 1), false);
         assert_eq!(c.dirty_pages(), 0);
+        assert_eq!(c.oldest_clean(), Some((1, 1)));
         c.remove((1, 1));
         assert_eq!((c.len(), c.oldest()), (2, Some((2, 0))));
     }
