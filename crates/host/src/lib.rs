@@ -8,6 +8,7 @@
 
 pub mod fs;
 pub mod io;
+pub mod lfs;
 pub mod lsm;
 pub mod zoned;
 pub mod zonefs;
