@@ -84,11 +84,13 @@ fn every_refused_tl_open_has_its_status_and_changes_nothing() {
         (1, map([]), false, Status::INVALID_FIELD),
         (0, vec![0u8; 31], false, Status::INVALID_FIELD),
         (z1, map([]), false, Status::ZONE_INVALID_TRANSITION), // Empty
-        (0, map([]), true, Status::ZONE_INVALID_TRANSITION),   // close only, not TL-open
+        (z1, map([]), true, Status::ZONE_INVALID_TRANSITION),  // close only, not TL-open
     ];
     for (zslba, m, close_only, want) in cases {
         assert_eq!(tl_open(&mut d, zslba, &m, close_only), want, "at {zslba}");
     }
+    // Close only of a Full zone: nothing to do.
+    assert_eq!(tl_open(&mut d, 0, &[], true), Status::SUCCESS);
     // A valid bit past the write pointer: never-written blocks cannot be valid.
     assert_eq!(d.write(z1, 8), Status::SUCCESS);
     assert_eq!(tl_open(&mut d, z1, &map([8]), false), Status::INVALID_FIELD);

@@ -608,6 +608,14 @@ fn izc_gc_runs_end_to_end_on_the_znsplus_device() {
     );
 }
 
+#[test]
+fn threaded_logging_runs_end_to_end_on_the_znsplus_device() {
+    // The device takes TL_open: ZNS+ reclaims sections by threaded logging there, the device
+    // plugs the valid blocks, and every byte reads back (device_churn checks them).
+    let c = device_churn(LfsConfig::zns_plus());
+    assert!(c.tl_opens > 0 && c.sections_reclaimed_tl > 0, "{c:?}");
+}
+
 /// Fill a `znsplus_device` to 70 % with 1 MiB files, rewrite random pieces of them the
 /// capacity over, check every byte; the counters.
 fn device_churn(base: LfsConfig) -> host::lfs::LfsCounters {
@@ -751,6 +759,10 @@ fn power_cuts_at_random_instants_on_the_device() {
         gc += device_power_cut(seed, LfsConfig::izc());
     }
     gc += device_power_cut(9, LfsConfig::zns());
+    // ZNS+: cuts in the middle of threaded logging on the device (TL-open zones, plugging).
+    for seed in 20..24 {
+        gc += device_power_cut(seed, LfsConfig::zns_plus());
+    }
     // The cuts come after segment compaction has run.
     assert!(gc > 0);
 }

@@ -7,8 +7,9 @@
 //! block the host will not write).
 //!
 //! Validate, in this order, changing nothing on failure: the ZSLBA in the namespace (LBA Out
-//! of Range) and a zone start (Invalid Field). Close only: the zone TL-open (Invalid Zone State
-//! Transition). Otherwise: a bitmap covering the capacity (Invalid Field); the zone Empty,
+//! of Range) and a zone start (Invalid Field). Close only: the zone TL-open, or Full (then
+//! nothing happens: a write that reached the capacity closed it); otherwise Invalid Zone State
+//! Transition. Otherwise: a bitmap covering the capacity (Invalid Field); the zone Empty,
 //! Read Only or Offline (Invalid Zone State Transition); a valid bit at or past the write
 //! pointer (never-written blocks cannot be valid; all of a TL-open zone's blocks count as
 //! written: its close plugs them) (Invalid Field); TL-open zones at the design's limit (Too
@@ -57,6 +58,11 @@ impl Controller {
         let zi = self.zone_index(zslba);
         let z = self.zones[zi];
         if close_only {
+            // A Full zone is closed already (a write that reached the capacity closed its
+            // threaded log): nothing to do, as Finish of a Full zone.
+            if z.state == ZoneState::Full {
+                return Ok((0, ready));
+            }
             if !z.is_tl_open() {
                 return Err(Status::ZONE_INVALID_TRANSITION);
             }

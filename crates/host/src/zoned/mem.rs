@@ -374,6 +374,9 @@ impl ZonedBackend for MemZoned {
         };
         let was_tl = self.is_tl_open(zone);
         if close_only {
+            if z.state == ZoneState::Full {
+                return Ok(()); // closed already
+            }
             if !was_tl {
                 return refuse(Status::ZONE_INVALID_TRANSITION);
             }
