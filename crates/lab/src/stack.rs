@@ -196,6 +196,18 @@ impl DeviceMeta {
     }
 }
 
+impl host::lfs::MetaArea for DeviceMeta {
+    fn blocks(&self) -> u64 {
+        DeviceMeta::blocks(self)
+    }
+    async fn read_block(&self, addr: u64, buf: &mut [u8]) -> Result<(), String> {
+        DeviceMeta::read_block(self, addr, buf).await
+    }
+    async fn write_block(&self, addr: u64, data: &[u8]) -> Result<(), String> {
+        DeviceMeta::write_block(self, addr, data).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

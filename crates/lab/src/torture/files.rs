@@ -99,10 +99,13 @@ pub(crate) type FilesLog = Rc<RefCell<BTreeMap<String, FileLog>>>;
 /// Run `writers` writer tasks on `fs` until the simulation stops them (the power cut), each
 /// in directory `/w{i}`, logging into `log`. A failed call stops its writer and is kept in
 /// `failed` (a fault may cause it; anything else is a failure the caller reports).
+/// Each writer first writes a file of `ballast` blocks and fsyncs it (filling the file system,
+/// so that its space is reclaimed while the writers run).
 pub(crate) fn start<F: FileSystem>(
     fs: Rc<F>,
     rng: &Rng,
     writers: u32,
+    ballast: u64,
     log: FilesLog,
     failed: Rc<RefCell<Option<String>>>,
 ) {
@@ -112,7 +115,7 @@ pub(crate) fn start<F: FileSystem>(
         let mut rng = rng.stream(&format!("files-writer-{w}"));
         let sim2 = sim.clone();
         sim.spawn(async move {
-            if let Err(e) = writer(&*fs, w, &mut rng, &log, &sim2).await {
+            if let Err(e) = writer(&*fs, w, ballast, &mut rng, &log, &sim2).await {
                 failed
                     .borrow_mut()
                     .get_or_insert(format!("writer {w}: {e}"));
@@ -124,6 +127,7 @@ pub(crate) fn start<F: FileSystem>(
 async fn writer<F: FileSystem>(
     fs: &F,
     w: u32,
+    ballast: u64,
     rng: &mut Rng,
     log: &FilesLog,
     sim: &sim::Sim,
@@ -134,93 +138,153 @@ async fn writer<F: FileSystem>(
     let mut next = 0u64;
     let mut open: Vec<(String, Ino)> = Vec::new();
     let mut buf = vec![0u8; 16 * BLOCK];
+    let mut full = false;
+    if ballast > 0 {
+        let path = format!("{dir}/ballast");
+        let id = (w as u64) << 32 | u32::MAX as u64;
+        log.borrow_mut().insert(
+            path.clone(),
+            FileLog {
+                id,
+                ..FileLog::default()
+            },
+        );
+        let ino = fs.create(&path).await?;
+        log.borrow_mut().get_mut(&path).expect("logged").created = true;
+        let mut at = 0;
+        while at < ballast {
+            let n = 16.min(ballast - at);
+            match write_blocks(fs, log, &path, ino, at, n, &mut buf).await {
+                Err(FsError::NoSpace) => break, // the others filled the rest
+                r => r?,
+            }
+            at += n;
+        }
+        let mut snapshot = log.borrow()[&path].clone();
+        match fs.fsync(ino).await {
+            Err(FsError::NoSpace) => full = true,
+            r => {
+                r?;
+                snapshot.make_durable();
+                *log.borrow_mut().get_mut(&path).expect("logged") = snapshot;
+            }
+        }
+        open.push((path, ino));
+    }
     loop {
-        let op = rng.below(100);
-        if open.is_empty() || op < 20 {
-            // Create a file and write its first blocks.
-            let path = format!("{dir}/f{next}");
-            let id = (w as u64) << 32 | next;
-            next += 1;
-            log.borrow_mut().insert(
-                path.clone(),
-                FileLog {
-                    id,
-                    ..FileLog::default()
-                },
-            );
-            let ino = fs.create(&path).await?;
-            log.borrow_mut().get_mut(&path).expect("logged").created = true;
-            open.push((path.clone(), ino));
-            let n = 1 + rng.below(8);
-            write_blocks(fs, log, &path, ino, 0, n, &mut buf).await?;
-        } else if op < 60 {
-            // Overwrite or append a run of blocks.
-            let (path, ino) = open[rng.below(open.len() as u64) as usize].clone();
-            let size = log.borrow()[&path].acked_size / BLOCK as u64;
-            let first = if rng.below(3) == 0 {
-                size
-            } else {
-                rng.below(size.max(1))
-            };
-            let n = 1 + rng.below(16);
-            write_blocks(fs, log, &path, ino, first, n, &mut buf).await?;
-        } else if op < 78 {
-            // fsync: issued now, what was acknowledged before it becomes durable.
-            let (path, ino) = open[rng.below(open.len() as u64) as usize].clone();
-            let mut snapshot = log.borrow()[&path].clone();
-            fs.fsync(ino).await?;
-            snapshot.make_durable();
-            let mut l = log.borrow_mut();
-            let f = l.get_mut(&path).expect("logged");
-            f.durable = true;
-            f.durable_size = f.durable_size.max(snapshot.durable_size);
-            for (b, s) in f.blocks.iter_mut().zip(&snapshot.blocks) {
-                b.durable = b.durable.max(s.durable);
-            }
-        } else if op < 88 {
-            // Read a file back: exactly what was acknowledged.
-            let (path, ino) = open[rng.below(open.len() as u64) as usize].clone();
-            let f = log.borrow()[&path].clone();
-            for (i, b) in f.blocks.iter().enumerate() {
-                let got = fs
-                    .read(ino, i as u64 * BLOCK as u64, &mut buf[..BLOCK])
-                    .await?;
-                if got != BLOCK || version_of(f.id, i as u64, &buf[..BLOCK]) != Some(b.acked) {
-                    return Err(FsError::Io(format!(
-                        "{path} block {i}: read back is not version {} (before the cut)",
-                        b.acked
-                    )));
-                }
-            }
-        } else if op < 95 {
-            let i = rng.below(open.len() as u64) as usize;
-            let (path, _) = open.swap_remove(i);
-            log.borrow_mut()
-                .get_mut(&path)
-                .expect("logged")
-                .unlink_issued = true;
-            fs.unlink(&path).await?;
-            log.borrow_mut().get_mut(&path).expect("logged").unlinked = true;
+        let op = if full && !open.is_empty() {
+            // The file system is full: unlink a file, then sync (F2FS frees its space at the
+            // next checkpoint).
+            full = false;
+            88
         } else {
-            let snapshot: Vec<String> = log.borrow().keys().cloned().collect();
-            let before: BTreeMap<String, FileLog> = log.borrow().clone();
-            fs.sync().await?;
-            let mut l = log.borrow_mut();
-            for path in snapshot {
-                // Only what the writers had acknowledged before the sync was issued.
-                let mut s = before[&path].clone();
-                s.make_durable();
+            rng.below(100)
+        };
+        // "No space left" stops no writer: it unlinks a file and syncs next (whatever a
+        // partly applied call left, the log allows).
+        let r = async {
+            if open.is_empty() || op < 20 {
+                // Create a file and write its first blocks.
+                let path = format!("{dir}/f{next}");
+                let id = (w as u64) << 32 | next;
+                next += 1;
+                log.borrow_mut().insert(
+                    path.clone(),
+                    FileLog {
+                        id,
+                        ..FileLog::default()
+                    },
+                );
+                let ino = fs.create(&path).await?;
+                log.borrow_mut().get_mut(&path).expect("logged").created = true;
+                open.push((path.clone(), ino));
+                let n = 1 + rng.below(8);
+                write_blocks(fs, log, &path, ino, 0, n, &mut buf).await?;
+            } else if op < 60 {
+                // Overwrite or append a run of blocks.
+                let (path, ino) = open[rng.below(open.len() as u64) as usize].clone();
+                let size = log.borrow()[&path].acked_size / BLOCK as u64;
+                let first = if rng.below(3) == 0 {
+                    size
+                } else {
+                    rng.below(size.max(1))
+                };
+                let n = 1 + rng.below(16);
+                write_blocks(fs, log, &path, ino, first, n, &mut buf).await?;
+            } else if op < 78 {
+                // fsync: issued now, what was acknowledged before it becomes durable.
+                let (path, ino) = open[rng.below(open.len() as u64) as usize].clone();
+                let mut snapshot = log.borrow()[&path].clone();
+                fs.fsync(ino).await?;
+                snapshot.make_durable();
+                let mut l = log.borrow_mut();
                 let f = l.get_mut(&path).expect("logged");
-                f.durable |= s.durable;
-                f.unlink_durable |= s.unlink_durable;
-                f.durable_size = f.durable_size.max(s.durable_size);
-                for (b, sb) in f.blocks.iter_mut().zip(&s.blocks) {
-                    b.durable = b.durable.max(sb.durable);
+                f.durable = true;
+                f.durable_size = f.durable_size.max(snapshot.durable_size);
+                for (b, s) in f.blocks.iter_mut().zip(&snapshot.blocks) {
+                    b.durable = b.durable.max(s.durable);
                 }
+            } else if op < 88 {
+                // Read a file back: exactly what was acknowledged.
+                let (path, ino) = open[rng.below(open.len() as u64) as usize].clone();
+                let f = log.borrow()[&path].clone();
+                for (i, b) in f.blocks.iter().enumerate() {
+                    let got = fs
+                        .read(ino, i as u64 * BLOCK as u64, &mut buf[..BLOCK])
+                        .await?;
+                    if got != BLOCK || version_of(f.id, i as u64, &buf[..BLOCK]) != Some(b.acked) {
+                        return Err(FsError::Io(format!(
+                            "{path} block {i}: read back is not version {} (before the cut)",
+                            b.acked
+                        )));
+                    }
+                }
+            } else if op < 95 {
+                let i = rng.below(open.len() as u64) as usize;
+                let (path, _) = open.swap_remove(i);
+                log.borrow_mut()
+                    .get_mut(&path)
+                    .expect("logged")
+                    .unlink_issued = true;
+                fs.unlink(&path).await?;
+                log.borrow_mut().get_mut(&path).expect("logged").unlinked = true;
+                if op == 88 {
+                    sync_all(fs, log).await?;
+                }
+            } else {
+                sync_all(fs, log).await?;
             }
+            Ok::<(), FsError>(())
+        }
+        .await;
+        match r {
+            Err(FsError::NoSpace) => full = true,
+            Err(e) => return Err(e),
+            Ok(()) => {}
         }
         sim.sleep(SimDuration::from_us(rng.below(50))).await;
     }
+}
+
+/// `sync`: what every writer had acknowledged when it was issued becomes durable.
+async fn sync_all<F: FileSystem>(fs: &F, log: &FilesLog) -> Result<(), FsError> {
+    let snapshot: Vec<String> = log.borrow().keys().cloned().collect();
+    let before: BTreeMap<String, FileLog> = log.borrow().clone();
+    fs.sync().await?;
+    let mut l = log.borrow_mut();
+    for path in snapshot {
+        // Only what the writers had acknowledged before the sync was issued.
+        let mut s = before[&path].clone();
+        s.make_durable();
+        let f = l.get_mut(&path).expect("logged");
+        f.durable |= s.durable;
+        f.unlink_durable |= s.unlink_durable;
+        f.durable_size = f.durable_size.max(s.durable_size);
+        for (b, sb) in f.blocks.iter_mut().zip(&s.blocks) {
+            b.durable = b.durable.max(sb.durable);
+        }
+    }
+    Ok(())
 }
 
 /// Write blocks `first..first + n` of file `path`, logging issued and acknowledged versions.
@@ -359,7 +423,14 @@ mod tests {
         let fs = Rc::new(MemFs::new(&sim, 1 << 30));
         let log: FilesLog = Rc::default();
         let failed = Rc::new(RefCell::new(None));
-        start(fs.clone(), &Rng::new(seed), 3, log.clone(), failed.clone());
+        start(
+            fs.clone(),
+            &Rng::new(seed),
+            3,
+            64,
+            log.clone(),
+            failed.clone(),
+        );
         sim.run_until(SimInstant::from_ns(cut_ms * 1_000_000));
         // The writers stop where they stand.
         sim.power_cut();
