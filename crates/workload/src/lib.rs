@@ -8,6 +8,7 @@
 
 pub mod dataset;
 pub mod dbbench;
+pub mod filebench;
 pub mod fio;
 pub mod progress;
 pub mod scheme;
