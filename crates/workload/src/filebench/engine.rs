@@ -40,7 +40,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             syscall_ns: 1000,
-            syscall_jitter_pct: 50,
+            syscall_jitter_pct: 100,
             cores: 4,
             hog_ns_per_iter: 1,
             runtime: None,
@@ -615,6 +615,7 @@ async fn thread_main<F: FileSystem>(
                 match out {
                     Out::Ok => {}
                     Out::Abort => break 'run,
+                    Out::Error(_) if sh.aborted() => break 'run,
                     Out::Error(why) => {
                         sh.error(why.clone());
                         sh.error(format!(

@@ -711,6 +711,11 @@ fn resolve_fileset(
         Some(a) => it.int(&a.value, "leafdirs", a.line)?,
         None => 0,
     };
+    if entries > 0 && leafdirs > 0 {
+        return Err(FbError::at(line, format!(
+            "{what} {name}: entries and leafdirs together: file and leaf directory names collide (filebench fails to pre-allocate them)"
+        )));
+    }
     if entries.saturating_add(leafdirs) > MAX_ENTRIES {
         return Err(FbError::at(
             line,

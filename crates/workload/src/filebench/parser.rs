@@ -362,9 +362,11 @@ impl P<'_> {
                             SetValue::Randvar(attrs)
                         }
                     }
-                    Some(Tok::Var(_)) => return Err(self.err(format!(
+                    Some(Tok::Var(_)) => {
+                        return Err(self.err(format!(
                         "{ctx}: assigning a variable to a variable is not in filebench's grammar"
-                    ))),
+                    )))
+                    }
                     _ => SetValue::Plain(self.value(&ctx)?),
                 };
                 Ok(Command::Set { var, value, line })
