@@ -2,8 +2,8 @@
 //! engine, on the virtual clock, over any [`host::fs::FileSystem`].
 //!
 //! Users' own `.f` files run unchanged: [`lexer`] and [`parser`] read the language as
-//! `parser_lex.l` and `parser_gram.y` do; [`model`] runs the script's commands and resolves
-//! the workload (variables, `cvar`/`randvar` random variables from [`random`]), checking
+//! `parser_lex.l` and `parser_gram.y` do; [`model`] runs the script's commands and ([`resolve`])
+//! resolves the workload (variables, `cvar`/`randvar` random variables from [`random`]), checking
 //! everything that could fail before anything runs; [`fileset`] lays out filesets and picks
 //! files as `fileset.c`; [`engine`] pre-allocates and runs each thread as a task on the
 //! simulator, the flowops of `flowop_library.c` being in [`ops`]; [`stats`] prints the
@@ -16,6 +16,7 @@ pub mod model;
 mod ops;
 pub mod parser;
 pub mod random;
+mod resolve;
 pub mod stats;
 
 pub use engine::{Config, Report};

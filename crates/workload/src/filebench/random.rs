@@ -17,15 +17,15 @@ pub fn fb_random64(rng: &mut Rng, max: u64, round: u64) -> u64 {
     let span = max.saturating_sub(round);
     let normalized = rng.next_u64() as f64 / u64::MAX as f64;
     let mut v = (normalized * span as f64) as u64;
-    if round > 0 {
-        v = v / round * round;
+    if let Some(q) = v.checked_div(round) {
+        v = q * round;
     }
     v.min(span)
 }
 
 /// Knuth's algorithm G (a ≤ 1) or A (a > 1), times `b`: gamma with shape `a`, mean `a * b`.
 pub fn gamma_knuth(rng: &mut Rng, a: f64, b: f64) -> f64 {
-    if !(a > 0.0) || !b.is_finite() {
+    if a.is_nan() || a <= 0.0 || !b.is_finite() {
         return 0.0;
     }
     // Bounded retries: a pathological shape never hangs the run.
@@ -177,6 +177,6 @@ mod tests {
         assert!(draws.iter().all(|&d| d < 16384));
         let avg = draws.iter().sum::<u64>() as f64 / draws.len() as f64;
         assert!((avg - 8192.0).abs() < 300.0, "{avg}");
-        assert!(fb_random64(&mut rng, 1 << 20, 4096) % 4096 == 0);
+        assert!(fb_random64(&mut rng, 1 << 20, 4096).is_multiple_of(4096));
     }
 }
