@@ -196,6 +196,7 @@ fn bad_input_is_refused_with_the_line() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     for (args, what) in [
         (vec!["--set", "nfiles"], "VAR=VALUE"),
+        (vec!["--set", "nfile=10"], "no variable $nfile"),
         (vec!["--output-format", "xml"], "--output-format"),
         (vec!["--fs-size", "lots"], "--fs-size"),
     ] {

@@ -269,6 +269,14 @@ impl<F: FileSystem> Shared<F> {
         }
     }
 
+    /// `stats_snap`'s lines: the breakdown (one log entry, as filebench logs it) and the summary.
+    fn log_snapshot(&self, s: &Snapshot) {
+        let mut lines = s.breakdown();
+        let first = lines.remove(0);
+        self.info(format!("{first}\n{}", lines.join("\n")));
+        self.info(s.summary());
+    }
+
     fn snapshot(&self, stats_start: SimInstant, order: &[(usize, String, bool)]) -> Snapshot {
         let now = self.sim.now();
         let masters = self.masters.borrow();
@@ -447,7 +455,9 @@ pub async fn run<F: FileSystem>(
         if sh.aborted() || slept >= runtime {
             break;
         }
-        snapshots.push(sh.snapshot(stats_start, &order));
+        let s = sh.snapshot(stats_start, &order);
+        sh.log_snapshot(&s);
+        snapshots.push(s);
         if reset {
             stats_start = sim.now();
             *sh.masters.borrow_mut() = vec![FlowStats::default(); n_flowops];
@@ -464,10 +474,7 @@ pub async fn run<F: FileSystem>(
         sh.error("NO VALID RESULTS! Filebench run terminated prematurely");
     } else {
         let s = sh.snapshot(stats_start, &order);
-        let mut lines = s.breakdown();
-        let first = lines.remove(0);
-        sh.info(format!("{first}\n{}", lines.join("\n")));
-        sh.info(s.summary());
+        sh.log_snapshot(&s);
         snapshots.push(s);
     }
     if sh.abort.get() == Abort::No {

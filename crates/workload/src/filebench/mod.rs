@@ -65,7 +65,26 @@ pub fn parse(src: &str) -> Result<Vec<parser::Command>, FbError> {
 
 /// Parse and resolve a script with `--set` overrides (`name=value`, `$` optional).
 pub fn prepare(src: &str, overrides: &[(String, String)], seed: u64) -> Result<Workload, FbError> {
-    model::build(&parse(src)?, overrides, seed)
+    let tokens = lexer::lex(src)?;
+    // A --set naming no variable of the script is a typo that would change nothing.
+    for (k, _) in overrides {
+        let name = k
+            .trim_start_matches('$')
+            .trim_matches(|c| matches!(c, '(' | ')' | '{' | '}'));
+        let used = tokens.iter().any(|t| match &t.tok {
+            lexer::Tok::Var(v) => v == name,
+            lexer::Tok::Quoted(parts) => parts
+                .iter()
+                .any(|p| matches!(p, lexer::QPart::Var(v) if v == name)),
+            _ => false,
+        });
+        if !used {
+            return Err(FbError::new(format!(
+                "--set {k}: the script has no variable ${name}"
+            )));
+        }
+    }
+    model::build(&parser::parse(&tokens)?, overrides, seed)
 }
 
 /// Run a prepared workload on `fs` (the simulator must be running this future).

@@ -150,3 +150,31 @@ fn fileserver_runs_and_the_same_seed_gives_the_same_output() {
     let (_, c) = run_on_memfs(&shipped("fileserver"), &ov, 1, 6);
     assert_ne!(render_text(&a).0, render_text(&c).0);
 }
+
+#[test]
+fn psrun_prints_the_statistics_every_period() {
+    let src = "set $dir=/t\ndefine fileset name=fs,path=$dir,entries=10,dirwidth=5,prealloc\n\
+               define process name=p\n{\n thread name=t\n {\n  flowop statfile name=s1,filesetname=fs\n }\n}\npsrun -1 3\n";
+    let w = prepare(src, &[], 1).expect("prepares");
+    let sim = Sim::new(1);
+    let fs = MemFs::new(&sim, 1 << 20);
+    let cfg = Config {
+        syscall_ns: 100_000,
+        ..Config::default()
+    };
+    let r = sim
+        .block_on(async move { run(fs, w, cfg, 1).await })
+        .expect("runs");
+    let (out, _) = render_text(&r);
+    assert_eq!(out.matches("IO Summary:").count(), 3, "{out}");
+    // -1: cleared after each period, so each second counts about the same.
+    let counts: Vec<u64> = r
+        .snapshots
+        .iter()
+        .map(|s| s.flowops[0].stats.count)
+        .collect();
+    assert!(
+        counts.iter().all(|&c| (9_000..=11_000).contains(&c)),
+        "{counts:?}"
+    );
+}
