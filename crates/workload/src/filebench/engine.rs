@@ -618,7 +618,15 @@ async fn thread_main<F: FileSystem>(
                 if sh.aborted() {
                     break 'run;
                 }
+                let before = sh.sim.now();
                 let out = super::ops::flowop(&sh, &mut ts, base + li, li, fo, &t.flowops).await;
+                if sh.sim.now() == before {
+                    // A flowop that made no call (a no-op eventlimit, a 0-byte append) still
+                    // costs the loop a call's time: virtual time always advances.
+                    sh.sim
+                        .sleep(SimDuration::from_ns(sh.cfg.syscall_ns.max(1000)))
+                        .await;
+                }
                 match out {
                     Out::Ok => {}
                     Out::Abort => break 'run,

@@ -15,6 +15,14 @@ const MAX_IOSIZE: u64 = 1 << 30;
 /// sizeof(struct dirent) on Linux x86-64: listdir counts `strlen(d_name) + 280 - 1` bytes.
 const DIRENT: u64 = 280;
 
+/// A flowop with no `filesetname` whose `fd` is not open: filebench's "flowop NO fileset".
+fn no_fileset(fo: &Flowop) -> Out {
+    Out::Error(format!(
+        "flowop {}: NO fileset (no filesetname, and fd {} is not open)",
+        fo.name, fo.fd
+    ))
+}
+
 fn fs_err(fo: &Flowop, what: &str, e: impl std::fmt::Display) -> Out {
     Out::Error(format!("flowop {}: {what} failed: {e}", fo.name))
 }
@@ -194,7 +202,9 @@ pub(super) async fn flowop<F: FileSystem>(
                     fo.name
                 ));
             }
-            let set = fo.fileset.expect("checked");
+            let Some(set) = fo.fileset else {
+                return no_fileset(fo);
+            };
             let index = fo.indexed.as_ref().map(|n| n.get(&mut ts.rng));
             let e = match sh.pick(set, What::File, false, index).await {
                 Ok(Some(e)) => e,
@@ -252,7 +262,9 @@ pub(super) async fn flowop<F: FileSystem>(
                 tri!(sh.grab(set, What::File, e, |_| true).await);
                 (set, e)
             } else {
-                let set = fo.fileset.expect("checked");
+                let Some(set) = fo.fileset else {
+                    return no_fileset(fo);
+                };
                 let index = fo.indexed.as_ref().map(|n| n.get(&mut ts.rng));
                 match sh.pick(set, What::File, true, index).await {
                     Ok(Some(e)) => (set, e),
@@ -291,7 +303,9 @@ pub(super) async fn flowop<F: FileSystem>(
                 sh.endop(ts, gid, li, fo, t0, 0);
                 return Out::Ok;
             }
-            let set = fo.fileset.expect("checked");
+            let Some(set) = fo.fileset else {
+                return no_fileset(fo);
+            };
             let index = fo.indexed.as_ref().map(|n| n.get(&mut ts.rng));
             let e = match sh.pick(set, What::File, true, index).await {
                 Ok(Some(e)) => e,
@@ -480,7 +494,9 @@ pub(super) async fn flowop<F: FileSystem>(
             Out::Ok
         }
         Kind::Makedir | Kind::Removedir => {
-            let set = fo.fileset.expect("checked");
+            let Some(set) = fo.fileset else {
+                return no_fileset(fo);
+            };
             let make = fo.kind == Kind::Makedir;
             let index = fo.indexed.as_ref().map(|n| {
                 let n = n.get(&mut ts.rng);
@@ -504,7 +520,9 @@ pub(super) async fn flowop<F: FileSystem>(
             Out::Ok
         }
         Kind::Listdir => {
-            let set = fo.fileset.expect("checked");
+            let Some(set) = fo.fileset else {
+                return no_fileset(fo);
+            };
             let d = loop {
                 if sh.aborted() {
                     return Out::Abort;

@@ -178,3 +178,23 @@ fn psrun_prints_the_statistics_every_period() {
         "{counts:?}"
     );
 }
+
+#[test]
+fn flowops_that_take_no_time_still_let_the_clock_run() {
+    // eventlimit without eventgen does nothing; the run must still end after 1 s, and a
+    // deletefile on an fd that is not open (no fileset) fails instead of panicking.
+    let src = "set $dir=/t\ndefine fileset name=fs,path=$dir,entries=10,dirwidth=5,prealloc\n\
+               define process name=p\n{\n thread name=t\n {\n  flowop eventlimit name=e1,iters=1000000\n }\n}\nrun 1\n";
+    let (_, r) = run_on_memfs(src, &[], 1, 1);
+    assert!(r.failed.is_none());
+    let src = "set $dir=/t\ndefine fileset name=fs,path=$dir,entries=10,dirwidth=5,prealloc\n\
+               define process name=p\n{\n thread name=t\n {\n  flowop deletefile name=d1,fd=3\n }\n}\nrun 1\n";
+    let (_, r) = run_on_memfs(src, &[], 1, 1);
+    assert!(
+        r.failed
+            .as_deref()
+            .is_some_and(|f| f.contains("NO fileset")),
+        "{:?}",
+        r.failed
+    );
+}
