@@ -8,6 +8,7 @@
 
 pub mod dataset;
 pub mod dbbench;
+pub mod filebench;
 pub mod fio;
 pub mod oltp;
 pub mod progress;

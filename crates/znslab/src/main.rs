@@ -1,10 +1,11 @@
 //! The `znslab` command: argument parsing and printing over the `lab`, `workload` and `device`
 //! libraries; subcommands named after the tools users know (`devices`, `fio`, `nvme`, `ycsb`,
-//! `dbbench`, `corpus`, `reproduce`, `torture`).
+//! `dbbench`, `filebench`, `corpus`, `reproduce`, `torture`).
 
 mod corpus_cmd;
 mod dbbench_cmd;
 mod devices_cmd;
+mod filebench_cmd;
 mod fio_cmd;
 mod nvme_cmd;
 mod progress_bar;
@@ -55,6 +56,8 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// filebench's workload files on a file system: `znslab filebench fileserver.f --set nfiles=1000`.
+    Filebench(filebench_cmd::Args),
     /// YCSB's core workload on the store: `znslab ycsb run -P workloads/workloada -p recordcount=10000`.
     Ycsb(ycsb_cmd::Args),
     /// Build the text corpora the amazon and reddit datasets draw from: `znslab corpus build gcide`.
@@ -85,6 +88,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => run_cmd::run(a),
         Cmd::Dbbench { args } => dbbench_cmd::run(&args),
         Cmd::Ycsb(a) => ycsb_cmd::run(a),
+        Cmd::Filebench(a) => filebench_cmd::run(a),
         Cmd::Corpus(a) => corpus_cmd::run(a),
         Cmd::Torture(a) => torture_cmd::run(a),
     };
