@@ -99,6 +99,53 @@ pub trait FileSystem: 'static {
     async fn sync(&self) -> Result<(), FsError>;
 }
 
+/// A shared file system is one too (a workload runs on it while its owner keeps a handle to
+/// read its counters afterwards).
+impl<T: FileSystem> FileSystem for std::rc::Rc<T> {
+    fn sim(&self) -> &Sim {
+        (**self).sim()
+    }
+    fn capacity(&self) -> (u64, u64) {
+        (**self).capacity()
+    }
+    async fn mkdir(&self, path: &str) -> Result<Ino, FsError> {
+        (**self).mkdir(path).await
+    }
+    async fn create(&self, path: &str) -> Result<Ino, FsError> {
+        (**self).create(path).await
+    }
+    async fn lookup(&self, path: &str) -> Result<Ino, FsError> {
+        (**self).lookup(path).await
+    }
+    async fn stat(&self, path: &str) -> Result<FileStat, FsError> {
+        (**self).stat(path).await
+    }
+    async fn readdir(&self, path: &str) -> Result<Vec<String>, FsError> {
+        (**self).readdir(path).await
+    }
+    async fn read(&self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize, FsError> {
+        (**self).read(ino, offset, buf).await
+    }
+    async fn write(&self, ino: Ino, offset: u64, data: &[u8]) -> Result<(), FsError> {
+        (**self).write(ino, offset, data).await
+    }
+    fn size(&self, ino: Ino) -> Result<u64, FsError> {
+        (**self).size(ino)
+    }
+    async fn fsync(&self, ino: Ino) -> Result<(), FsError> {
+        (**self).fsync(ino).await
+    }
+    async fn unlink(&self, path: &str) -> Result<(), FsError> {
+        (**self).unlink(path).await
+    }
+    async fn rmdir(&self, path: &str) -> Result<(), FsError> {
+        (**self).rmdir(path).await
+    }
+    async fn sync(&self) -> Result<(), FsError> {
+        (**self).sync().await
+    }
+}
+
 /// Split `path` into its parent and last name; `None` for the root or a malformed path.
 pub fn split_path(path: &str) -> Option<(&str, &str)> {
     let p = path.strip_suffix('/').unwrap_or(path);

@@ -113,6 +113,34 @@ impl FsStack {
     }
 }
 
+/// The devices an F2FS-like file system of `fs_bytes` runs on: `preset` (a ZNS+ device) with
+/// its zone count cut to the size (the paper's 16 GiB is 512 zones of 32 MiB) and 16 spare
+/// block groups per chip (seed-specs A.4 item 5), and the conventional `znsplus-meta` for its
+/// metadata.
+pub fn lfs_devices(preset: &str, fs_bytes: u64) -> anyhow::Result<(DeviceConfig, DeviceConfig)> {
+    let mut main = crate::setup::load_device(preset)?;
+    if main.design != device::DesignName::Znsplus {
+        anyhow::bail!("--device {preset}: the F2FS-like file system runs on a znsplus device");
+    }
+    let layout = Controller::in_memory(main.clone())
+        .map_err(|e| anyhow::anyhow!("--device {preset}: {e}"))?
+        .layout()
+        .clone();
+    let zone = layout.zone_capacity_bytes();
+    let zones = fs_bytes / zone;
+    if zones < 8 {
+        anyhow::bail!(
+            "--fs-size {fs_bytes}: at least 8 zones of {} MiB (the file system keeps six logs \
+             and a reserve)",
+            zone >> 20
+        );
+    }
+    let per_die = layout.erase_units_per_zone_per_die.max(1);
+    main.zones.count = Some(zones as u32);
+    main.nand.blocks_per_plane = ((zones + 16) * per_die) as u32;
+    Ok((main, device::presets::znsplus_meta()))
+}
+
 /// A conventional device as an array of 4 KiB metadata blocks, each read or written by one
 /// command at any address (no zones: its host I/O layer's emulated zones are bypassed).
 pub struct DeviceMeta {

@@ -1,15 +1,20 @@
 //! `znslab filebench FILE.f [--set var=value ...] [--runtime SECS] [--seed N]
 //! [--output-format normal|json]`: a filebench workload file, unchanged, on the virtual
-//! clock, with filebench's own output. The file system is built in one place
-//! ([`build_fs`]): for now `host::fs::MemFs` (files in host memory, no device time).
+//! clock, with filebench's own output. The file system is chosen in one place ([`run_on`]'s
+//! callers in [`run`]): by default the F2FS-like file system (`host::lfs`) on a ZNS+ device
+//! (`--device`, `--scheme zns|izc|znsplus`), its metadata on a conventional device beside it;
+//! `--fs memfs` keeps files in host memory with no device time.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use std::rc::Rc;
+
 use anyhow::{bail, Context};
-use host::fs::MemFs;
+use host::fs::{FileSystem, MemFs};
+use host::lfs::{Lfs, LfsConfig};
 use sim::Sim;
-use workload::filebench::{self, Config};
+use workload::filebench::{self, Config, Report, Workload};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -28,9 +33,22 @@ pub struct Args {
     /// normal (filebench's text) or json.
     #[arg(long = "output-format", default_value = "normal")]
     output_format: String,
-    /// The file system's size (k, m, g suffixes: 1024 multiples).
-    #[arg(long = "fs-size", default_value = "1g")]
-    fs_size: String,
+    /// The file system's size (k, m, g suffixes: 1024 multiples). Default: 16g on lfs (ZNS+
+    /// §4's 16 GB; F2FS's reserve takes ~28 sections of 32 MiB whatever the size, so small
+    /// volumes have little room), 1g on memfs.
+    #[arg(long = "fs-size")]
+    fs_size: Option<String>,
+    /// The file system: lfs (F2FS-like, on a ZNS+ device) or memfs (host memory, no time).
+    #[arg(long, default_value = "lfs")]
+    fs: String,
+    /// lfs: its segment-compaction scheme (ZNS+ OSDI'21 §4): zns (host copies), izc
+    /// (zone_compaction), znsplus (IZC, threaded logging, hybrid recycling, periodic
+    /// checkpoints).
+    #[arg(long, default_value = "znsplus")]
+    scheme: String,
+    /// lfs: the ZNS+ device preset (its zone count follows --fs-size).
+    #[arg(long, default_value = "znsplus-mlc")]
+    device: String,
     /// Host cores the threads' system calls share.
     #[arg(long, default_value_t = 4)]
     cores: usize,
@@ -54,13 +72,25 @@ fn parse_size(s: &str) -> anyhow::Result<u64> {
         .with_context(|| format!("--fs-size={s}: expected a size such as 512m or 4g"))
 }
 
-/// The one place the file system is chosen.
-fn build_fs(sim: &Sim, bytes: u64) -> MemFs {
-    eprintln!(
-        "znslab filebench: running on MemFs (files in host memory; it models no device time): \
-         the F2FS-like file system on ZNS+ is being built"
-    );
-    MemFs::new(sim, bytes)
+/// Run the workload on `fs`.
+fn run_on<F: FileSystem>(
+    sim: &Sim,
+    fs: F,
+    w: Workload,
+    cfg: Config,
+    seed: u64,
+) -> Result<Report, filebench::FbError> {
+    sim.block_on(async move { filebench::run(fs, w, cfg, seed).await })
+}
+
+/// The F2FS-like file system's configuration for `--scheme`.
+fn lfs_scheme(name: &str) -> anyhow::Result<LfsConfig> {
+    Ok(match name {
+        "zns" => LfsConfig::zns(),
+        "izc" => LfsConfig::izc(),
+        "znsplus" => LfsConfig::zns_plus(),
+        s => bail!("--scheme {s}: expected zns, izc or znsplus"),
+    })
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -69,12 +99,24 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         "json" => true,
         f => bail!("--output-format={f}: expected normal or json"),
     };
-    let fs_size = parse_size(&a.fs_size)?;
+    let size_flag = a
+        .fs_size
+        .clone()
+        .unwrap_or_else(|| if a.fs == "memfs" { "1g" } else { "16g" }.to_string());
+    let fs_size = parse_size(&size_flag)?;
+    let lfs = match a.fs.as_str() {
+        "lfs" => Some((
+            lab::stack::lfs_devices(&a.device, fs_size)?,
+            lfs_scheme(&a.scheme)?,
+        )),
+        "memfs" => None,
+        f => bail!("--fs {f}: expected lfs or memfs"),
+    };
     // MemFs keeps every byte in host memory.
-    if fs_size > 64 << 30 {
+    if lfs.is_none() && fs_size > 64 << 30 {
         bail!(
             "--fs-size={}: MemFs keeps files in host memory; at most 64g",
-            a.fs_size
+            size_flag
         );
     }
     if a.cores == 0 || a.cores > 1024 {
@@ -110,19 +152,38 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         ..Config::default()
     };
     let sim = Sim::new(a.seed);
-    let fs = build_fs(&sim, fs_size);
     let seed = a.seed;
-    let w2 = w.clone();
-    let report = sim
-        .block_on(async move { filebench::run(fs, w2, cfg, seed).await })
-        .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    let mut extra = None;
+    let report = match lfs {
+        None => {
+            eprintln!(
+                "znslab filebench: on MemFs (files in host memory; it models no device time)"
+            );
+            run_on(&sim, MemFs::new(&sim, fs_size), w.clone(), cfg, seed)
+        }
+        Some(((main, meta), lcfg)) => {
+            let main = device::Controller::in_memory(main)?;
+            let meta = device::Controller::in_memory(meta)?;
+            let st = lab::stack::FsStack::new(&sim, main, meta, a.cores);
+            let (io, mio) = (st.main.io.clone(), st.meta.clone());
+            let fs = sim
+                .block_on(async move { Lfs::mkfs(io, mio, lcfg).await })
+                .map_err(|e| anyhow::anyhow!("mkfs: {e}"))?;
+            let fs = Rc::new(fs);
+            let r = run_on(&sim, fs.clone(), w.clone(), cfg, seed);
+            extra = Some(lfs_json(&a.scheme, &fs.counters(), &st.main.dev));
+            r
+        }
+    }
+    .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
     let (out, err) = filebench::render_text(&report);
     eprint!("{err}");
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&filebench::render_json(&report, &w))?
-        );
+        let mut j = filebench::render_json(&report, &w);
+        if let (Some(x), Some(o)) = (extra, j.as_object_mut()) {
+            o.insert("file_system".into(), x);
+        }
+        println!("{}", serde_json::to_string_pretty(&j)?);
     } else {
         print!("{out}");
     }
@@ -130,5 +191,40 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// The file system's and the device's figures (ZNS+ §4's metrics), for the JSON output.
+fn lfs_json(
+    scheme: &str,
+    c: &host::lfs::LfsCounters,
+    dev: &device::DeviceHandle,
+) -> serde_json::Value {
+    let k = dev.with(|d| d.counters().clone());
+    let busy: u64 = dev.with(|d| d.flash().die_busy().iter().map(|t| t.as_ns()).sum());
+    serde_json::json!({
+        "kind": "lfs",
+        "scheme": scheme,
+        "user_bytes": c.user_bytes,
+        "node_blocks": c.node_blocks(),
+        "meta_blocks": c.cp_blocks + c.nat_blocks + c.sit_blocks + c.ssa_blocks + c.sb_blocks,
+        "gc_host_copies": c.gc_host_copies,
+        "gc_device_copies": c.gc_device_copies,
+        "zone_compactions": c.zone_compactions,
+        "copyback_chunks": c.copyback_chunks,
+        "sections_reclaimed_sc": c.sections_reclaimed_sc,
+        "sections_reclaimed_tl": c.sections_reclaimed_tl,
+        "tl_opens": c.tl_opens,
+        "fsyncs": c.fsyncs,
+        "waf": c.waf(),
+        "device": {
+            "plugged_blocks_foreground": k.plugged_blocks_foreground,
+            "plugged_blocks_background": k.plugged_blocks_background,
+            "plug_copybacks": k.plug_copybacks,
+            "compaction_copybacks": k.compaction_copybacks,
+            "compaction_read_programs": k.compaction_read_programs,
+            "zone_resets": k.zone_resets,
+            "die_busy_ns": busy,
+        },
     })
 }

@@ -25,6 +25,8 @@ fn run(file: &str, extra: &[&str]) -> (String, String, i32) {
         "20000",
         "--fs-size",
         "256m",
+        "--fs",
+        "memfs",
     ];
     args.extend_from_slice(extra);
     let o = znslab(&args);
@@ -208,4 +210,42 @@ fn bad_input_is_refused_with_the_line() {
     let (_, err, code) = run(FILESERVER, &["--fs-size", "16m"]);
     assert_eq!(code, 2);
     assert!(err.contains("--fs-size"), "{err}");
+}
+
+#[test]
+fn filebench_runs_on_the_f2fs_like_file_system_on_a_znsplus_device() {
+    // The default file system: the LFS on znsplus-mlc, its figures in the JSON.
+    let args = [
+        "filebench",
+        VARMAIL,
+        "--runtime",
+        "1",
+        "--set",
+        "nfiles=2000",
+        "--fs-size",
+        "2g",
+        "--output-format",
+        "json",
+    ];
+    let o = znslab(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let j: serde_json::Value = serde_json::from_str(&text(&o.stdout)).expect("json");
+    let f = &j["file_system"];
+    assert_eq!(f["kind"], "lfs", "{f}");
+    assert_eq!(f["scheme"], "znsplus");
+    assert!(f["fsyncs"].as_u64().unwrap() > 100, "{f}");
+    assert!(f["user_bytes"].as_u64().unwrap() > 0);
+    assert!(f["device"]["die_busy_ns"].as_u64().unwrap() > 0, "{f}");
+    // A scheme or device it cannot take is refused with its reason.
+    for (flag, value, what) in [
+        ("--scheme", "lfsx", "--scheme"),
+        ("--device", "test-min", "znsplus"),
+        ("--fs", "ext4", "--fs"),
+    ] {
+        let mut a = args.to_vec();
+        a.extend([flag, value]);
+        let o = znslab(&a);
+        assert_ne!(o.status.code(), Some(0));
+        assert!(text(&o.stderr).contains(what), "{}", text(&o.stderr));
+    }
 }

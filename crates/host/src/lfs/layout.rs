@@ -43,7 +43,9 @@ pub fn best_overprovision(main_segs: u32, segs_per_sec: u32) -> f64 {
     } else {
         (1, 1000, 1)
     };
-    let (mut best, mut best_space) = (0.0, 0.0);
+    // A volume too small for any leaves the largest percentage (the caller then finds the
+    // reserve does not fit and says so), never a division by zero.
+    let (mut best, mut best_space) = (end as f64 / 100.0, 0.0);
     while k <= end {
         let c = k as f64 / 100.0;
         let reserved = (2.0 * (100.0 / c + 1.0) + 6.0) * segs_per_sec as f64;
