@@ -41,6 +41,10 @@ pub use cmd::{
     MAX_COPY_BLOCKS, MAX_COPY_RANGES, REPORT_DESCRIPTOR_BYTES, REPORT_HEADER_BYTES,
     TL_OPEN_HEADER_BYTES,
 };
+/// ZNS+ TL_open validity bitmaps (LSB first, 1 = valid).
+pub mod tl_bitmap {
+    pub use crate::cmd::{any_bit, bit};
+}
 pub use config::FlushUnit;
 pub use config::{
     BalloonConfig, CompressionConfig, ControllerConfig, DesignName, DeviceConfig, LbaConfig,

@@ -135,6 +135,9 @@ pub fn lfs_devices(preset: &str, fs_bytes: u64) -> anyhow::Result<(DeviceConfig,
             zone >> 20
         );
     }
+    if zones + 16 > u32::MAX as u64 / 4 {
+        anyhow::bail!("--fs-size {fs_bytes}: more zones than a device takes");
+    }
     let per_die = layout.erase_units_per_zone_per_die.max(1);
     main.zones.count = Some(zones as u32);
     main.nand.blocks_per_plane = ((zones + 16) * per_die) as u32;

@@ -20,8 +20,7 @@ use sim::SimInstant;
 use crate::status::Status;
 use crate::zone::ZoneState;
 
-pub(crate) use tl_open::bit;
-pub use tl_open::TL_OPEN_HEADER_BYTES;
+pub use tl_open::{any_bit, bit, TL_OPEN_HEADER_BYTES};
 pub use zone_compaction::{
     compaction_payload, parse_compaction_payload, ChunkMapping, COMPACTION_PAYLOAD_BYTES,
     MAPPING_BYTES, MAX_COMPACTION_PAIRS, MAX_COPY_BLOCKS, MAX_COPY_RANGES,

@@ -35,10 +35,27 @@ use crate::zone::{ZoneState, ZA_TL_OPEN};
 /// Bytes of the data buffer's header before the bitmap.
 pub const TL_OPEN_HEADER_BYTES: usize = 16;
 
-/// Bit `i` of an LSB-first bitmap.
-pub(crate) fn bit(map: &[u8], i: u64) -> bool {
+/// Bit `i` of an LSB-first bitmap (a TL_open validity bitmap; past its end: 0).
+pub fn bit(map: &[u8], i: u64) -> bool {
     map.get((i / 8) as usize)
         .is_some_and(|b| b >> (i % 8) & 1 == 1)
+}
+
+/// Whether any bit in `from..to` is set: the bits to a byte boundary, whole bytes, the rest
+/// (a zone's bitmap may be 128 KiB).
+pub fn any_bit(map: &[u8], from: u64, to: u64) -> bool {
+    if from >= to {
+        return false;
+    }
+    let (first_byte, last_byte) = (from.div_ceil(8), to / 8);
+    if first_byte >= last_byte {
+        return (from..to).any(|i| bit(map, i));
+    }
+    (from..first_byte * 8).any(|i| bit(map, i))
+        || map
+            .get(first_byte as usize..(last_byte as usize).min(map.len()))
+            .is_some_and(|bytes| bytes.iter().any(|&b| b != 0))
+        || (last_byte * 8..to).any(|i| bit(map, i))
 }
 
 impl Controller {
@@ -83,13 +100,7 @@ impl Controller {
         } else {
             z.wp - z.zslba
         };
-        let any_bit = |from: u64, to: u64| -> bool {
-            // Whole bytes at once: a zone's bitmap may be 128 KiB.
-            (from..to).any(|i| i % 8 != 0 && bit(valid, i))
-                || (from.div_ceil(8)..to / 8).any(|b| valid[b as usize] != 0)
-                || (to / 8 * 8..to).any(|i| bit(valid, i))
-        };
-        if written < z.capacity && any_bit(written, z.capacity) {
+        if any_bit(valid, written, z.capacity) {
             return Err(Status::INVALID_FIELD);
         }
         let tl_zones = self.zones.iter().filter(|z| z.is_tl_open()).count() as u32;
@@ -132,5 +143,21 @@ impl Controller {
         self.set_state(zi, ZoneState::Full);
         self.mark_zone_dirty(zi);
         Ok(done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_bit_agrees_with_bit_by_bit_on_every_range() {
+        let map = [0b0000_0000u8, 0b0100_0000, 0, 0, 0b0000_0001, 0];
+        for from in 0..48 {
+            for to in 0..50 {
+                let slow = (from..to).any(|i| bit(&map, i));
+                assert_eq!(any_bit(&map, from, to), slow, "{from}..{to}");
+            }
+        }
     }
 }

@@ -10,6 +10,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+use device::tl_bitmap::{any_bit, bit};
 use device::{Status, VendorCaps, ZoneAction, ZoneDescriptor, ZoneState};
 use sim::Sim;
 
@@ -35,12 +36,6 @@ pub struct MemZoned {
     max_tl_open: usize,
     /// TL-open zones: their validity bitmaps (1 = a valid block the host will not write).
     tl: RefCell<BTreeMap<usize, Vec<u8>>>,
-}
-
-/// Bit `i` of an LSB-first bitmap.
-fn bit(map: &[u8], i: u64) -> bool {
-    map.get((i / 8) as usize)
-        .is_some_and(|b| b >> (i % 8) & 1 == 1)
 }
 
 impl MemZoned {
@@ -167,7 +162,7 @@ impl MemZoned {
         if slba + nlb > z.zslba + z.capacity {
             return refuse(Status::ZONE_BOUNDARY_ERROR);
         }
-        if (slba..slba + nlb).any(|l| bit(map, l - z.zslba)) {
+        if any_bit(map, slba - z.zslba, slba + nlb - z.zslba) {
             return refuse(Status::ZONE_INVALID_WRITE);
         }
         let b = self.lba_bytes as usize;
@@ -395,7 +390,7 @@ impl ZonedBackend for MemZoned {
         ) {
             return refuse(Status::ZONE_INVALID_TRANSITION);
         }
-        if (written..z.capacity).any(|i| bit(valid, i)) {
+        if any_bit(valid, written, z.capacity) {
             return refuse(Status::INVALID_FIELD);
         }
         if !was_tl && self.tl.borrow().len() >= self.max_tl_open {

@@ -31,7 +31,7 @@ use sim::SimInstant;
 
 use super::config::Plugging;
 use super::Znsplus;
-use crate::cmd::bit;
+use crate::cmd::{any_bit, bit};
 use crate::design::{zns, Media, ZoneRead, ZoneWrite};
 use crate::status::Status;
 use crate::write_buffer::ZoneFlash;
@@ -150,7 +150,7 @@ impl Znsplus {
         let Some(tl) = self.tl.get(&zi) else {
             return Some(Status::INTERNAL_ERROR);
         };
-        if first < wp || (first..first + nlb).any(|b| bit(&tl.valid, b)) {
+        if first < wp || any_bit(&tl.valid, first, first + nlb) {
             return Some(Status::ZONE_INVALID_WRITE);
         }
         None
