@@ -524,3 +524,41 @@ fn random_command_sequences_on_znsplus_never_panic() {
         let _ = device::harness::run_config(cfg, &ops, 1 << 30);
     }
 }
+
+#[test]
+fn without_copyback_every_copy_is_a_read_and_a_program_with_the_same_bytes() {
+    // `[znsplus] copyback = false` (§4.2's "w/o cpbk", §4.6's Cosmos+): the same compaction
+    // as above copies the same bytes, by read + program only, and takes longer.
+    let run = |copyback: bool| {
+        let mut cfg = small();
+        cfg.znsplus.copyback = copyback;
+        let mut d = Dev::new(cfg);
+        let (data, _) = d.random(8 * CHUNK);
+        let w = Command::Write {
+            slba: 0,
+            nlb: (8 * CHUNK) as u32,
+            data: &data,
+            metadata: &[],
+        };
+        assert_eq!(d.submit(w).status, Status::SUCCESS);
+        d.now += sim::SimDuration::from_ms(100);
+        let z1 = d.zslba(1);
+        let pairs: Vec<(u64, u64)> = (0..4 * CHUNK).map(|i| (i, z1 + i)).collect();
+        let start = d.now;
+        assert_eq!(compact(&mut d, z1, &pairs), Status::SUCCESS);
+        let took = d.now.as_ns() - start.as_ns();
+        let k = d.c.counters().clone();
+        let (s, got) = d.read(z1, 4 * CHUNK);
+        assert_eq!(s, Status::SUCCESS);
+        assert_eq!(got[..], data[..got.len()]);
+        (k.compaction_copybacks, k.compaction_read_programs, took)
+    };
+    let (cb_on, rp_on, t_on) = run(true);
+    let (cb_off, rp_off, t_off) = run(false);
+    assert_eq!((cb_on, rp_on), (4, 0));
+    assert_eq!((cb_off, rp_off), (0, 4));
+    assert!(
+        t_off > t_on,
+        "{t_off} vs {t_on} ns: the pages cross the channel twice"
+    );
+}

@@ -17,6 +17,7 @@
 pub mod corpus;
 pub mod executor;
 pub mod experiment;
+pub mod files_run;
 pub mod fio_run;
 pub mod reproduce;
 pub mod runs;

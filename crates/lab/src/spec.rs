@@ -57,6 +57,8 @@ impl DeviceChoice {
 pub enum Work {
     Ycsb(YcsbRun),
     Fio(FioRun),
+    /// A file workload on the F2FS-like file system over a ZNS+ device (ZNS+ OSDI'21 §4).
+    Files(crate::files_run::FilesRun),
 }
 
 /// A fio job file on a fresh in-memory device; the figures of its job `main` in one direction.
@@ -207,6 +209,7 @@ impl RunSpec {
     pub fn run(&self) -> anyhow::Result<RunResult> {
         let mut v = match &self.work {
             Work::Ycsb(y) => self.run_ycsb(y)?,
+            Work::Files(f) => crate::files_run::run(f, self.device.config()?, self.seed)?,
             Work::Fio(f) => {
                 let r = crate::fio_run::run_job(
                     &f.job,

@@ -118,12 +118,19 @@ impl FsStack {
 /// block groups per chip (seed-specs A.4 item 5), and the conventional `znsplus-meta` for its
 /// metadata.
 pub fn lfs_devices(preset: &str, fs_bytes: u64) -> anyhow::Result<(DeviceConfig, DeviceConfig)> {
-    let mut main = crate::setup::load_device(preset)?;
+    let main = crate::setup::load_device(preset)?;
+    let main = fit_to_fs(main, fs_bytes).map_err(|e| anyhow::anyhow!("--device {preset}: {e}"))?;
+    Ok((main, device::presets::znsplus_meta()))
+}
+
+/// ZNS+ device `main` with its zone count cut to a file system of `fs_bytes` and 16 spare
+/// block groups per chip (seed-specs A.4 item 5).
+pub fn fit_to_fs(mut main: DeviceConfig, fs_bytes: u64) -> anyhow::Result<DeviceConfig> {
     if main.design != device::DesignName::Znsplus {
-        anyhow::bail!("--device {preset}: the F2FS-like file system runs on a znsplus device");
+        anyhow::bail!("the F2FS-like file system runs on a znsplus device");
     }
     let layout = Controller::in_memory(main.clone())
-        .map_err(|e| anyhow::anyhow!("--device {preset}: {e}"))?
+        .map_err(|e| anyhow::anyhow!("{e}"))?
         .layout()
         .clone();
     let zone = layout.zone_capacity_bytes();
@@ -141,7 +148,7 @@ pub fn lfs_devices(preset: &str, fs_bytes: u64) -> anyhow::Result<(DeviceConfig,
     let per_die = layout.erase_units_per_zone_per_die.max(1);
     main.zones.count = Some(zones as u32);
     main.nand.blocks_per_plane = ((zones + 16) * per_die) as u32;
-    Ok((main, device::presets::znsplus_meta()))
+    Ok(main)
 }
 
 /// A conventional device as an array of 4 KiB metadata blocks, each read or written by one

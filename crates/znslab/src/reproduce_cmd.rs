@@ -7,14 +7,16 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// What to reproduce: cczns (§V-C/D: Fig. 8-12, Tables IV-V, ablations), cczns-fig7 or
-    /// balloon-fig6.
+    /// What to reproduce: cczns (§V-C/D: Fig. 8-12, Tables IV-V, ablations), znsplus (ZNS+
+    /// §4: Fig. 6-12, Tables 4-5), cczns-fig7 or balloon-fig6.
     target: String,
-    /// cczns: the fraction of the paper's 20 M records and 5 M operations per workload. 0.005
-    /// is the smallest whose Loads outlast a few L0 compactions (at 0.002 they take 0.6 s and
-    /// one compaction more or less reorders them); 6-10 min on 2 cores with --jobs 2.
-    #[arg(long, default_value_t = 0.005)]
-    scale: f64,
+    /// cczns: the fraction of the paper's 20 M records and 5 M operations per workload
+    /// (default 0.005, the smallest whose Loads outlast a few L0 compactions: at 0.002 they
+    /// take 0.6 s and one compaction more or less reorders them; 6-10 min on 2 cores with
+    /// --jobs 2). znsplus: the fraction of the paper's 16 GB file system and 2 GB page cache
+    /// (default 0.0625: 1 GiB; at least 1/32).
+    #[arg(long)]
+    scale: Option<f64>,
     /// Device preset or TOML file (default: the paper's device).
     #[arg(long)]
     device: Option<String>,
@@ -30,15 +32,15 @@ pub struct Args {
     jobs: Option<usize>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// cczns: only the runs whose file name contains this text (say `main-cc-amazon`); the
+    /// cczns, znsplus: only the runs whose file name contains this text (say `main-cc-amazon`); the
     /// report leaves the others' cells empty.
     #[arg(long)]
     only: Option<String>,
-    /// cczns: run nothing; write the report, CSVs and plots again from the runs' JSON already
+    /// cczns, znsplus: run nothing; write the report, CSVs and plots again from the runs' JSON already
     /// in the output folder.
     #[arg(long)]
     report_only: bool,
-    /// cczns: keep the runs whose JSON is already in the output folder from an earlier,
+    /// cczns, znsplus: keep the runs whose JSON is already in the output folder from an earlier,
     /// interrupted invocation at the same scale and seed, and run only the others (a run that
     /// ended with an error runs again).
     #[arg(long, conflicts_with = "report_only")]
@@ -61,7 +63,7 @@ pub struct Args {
     /// how many it ran, YCSB's default is 1).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: u16,
-    /// cczns: run nothing; write the evaluation's run list (TOML) to this file, for
+    /// cczns, znsplus: run nothing; write the evaluation's run list (TOML) to this file, for
     /// `znslab run FILE` or another executor.
     #[arg(long)]
     write_runs: Option<PathBuf>,

@@ -23,6 +23,8 @@ pub struct PageCache {
     clean_lru: BTreeMap<u64, PageKey>,
     tick: u64,
     dirty: usize,
+    /// Dirty pages per inode (the flusher picks inodes without scanning the cache).
+    dirty_by_ino: BTreeMap<Nid, usize>,
 }
 
 impl PageCache {
@@ -34,6 +36,7 @@ impl PageCache {
             clean_lru: BTreeMap::new(),
             tick: 0,
             dirty: 0,
+            dirty_by_ino: BTreeMap::new(),
         }
     }
     pub fn capacity(&self) -> usize {
@@ -78,7 +81,7 @@ impl PageCache {
         self.tick += 1;
         self.lru.insert(self.tick, k);
         if dirty {
-            self.dirty += 1;
+            self.count_dirty(k.0, true);
         } else {
             self.clean_lru.insert(self.tick, k);
         }
@@ -96,12 +99,11 @@ impl PageCache {
             if p.dirty != dirty {
                 p.dirty = dirty;
                 if dirty {
-                    self.dirty += 1;
                     self.clean_lru.remove(&p.stamp);
                 } else {
-                    self.dirty -= 1;
                     self.clean_lru.insert(p.stamp, k);
                 }
+                self.count_dirty(k.0, dirty);
             }
         }
     }
@@ -110,9 +112,24 @@ impl PageCache {
         self.lru.remove(&p.stamp);
         self.clean_lru.remove(&p.stamp);
         if p.dirty {
-            self.dirty -= 1;
+            self.count_dirty(k.0, false);
         }
         Some(p)
+    }
+    /// One page of `ino` more (`up`) or less dirty.
+    fn count_dirty(&mut self, ino: Nid, up: bool) {
+        if up {
+            self.dirty += 1;
+            *self.dirty_by_ino.entry(ino).or_insert(0) += 1;
+        } else {
+            self.dirty -= 1;
+            if let Some(n) = self.dirty_by_ino.get_mut(&ino) {
+                *n -= 1;
+                if *n == 0 {
+                    self.dirty_by_ino.remove(&ino);
+                }
+            }
+        }
     }
     /// The least recently used page.
     pub fn oldest(&self) -> Option<PageKey> {
@@ -139,14 +156,14 @@ impl PageCache {
     }
     /// Inodes with dirty pages.
     pub fn dirty_inodes(&self) -> Vec<Nid> {
-        let mut v: Vec<Nid> = self
-            .pages
-            .iter()
-            .filter(|(_, p)| p.dirty)
-            .map(|(k, _)| k.0)
-            .collect();
-        v.dedup();
-        v
+        self.dirty_by_ino.keys().copied().collect()
+    }
+    /// The first inode with dirty pages, and how many inode `ino` has.
+    pub fn first_dirty_inode(&self) -> Option<Nid> {
+        self.dirty_by_ino.keys().next().copied()
+    }
+    pub fn dirty_count(&self, ino: Nid) -> usize {
+        self.dirty_by_ino.get(&ino).copied().unwrap_or(0)
     }
 }
 
@@ -164,6 +181,11 @@ mod tests {
         c.get((1, 0));
         assert_eq!(c.oldest(), Some((1, 1)));
         assert_eq!((c.dirty_pages(), c.dirty_of(1)), (1, vec![(1, 1)]));
+        c.insert((3, 5), vec![0; 4].into(), true);
+        assert_eq!(c.dirty_inodes(), vec![1, 3]);
+        assert_eq!((c.first_dirty_inode(), c.dirty_count(3)), (Some(1), 1));
+        c.remove((3, 5));
+        assert_eq!(c.dirty_inodes(), vec![1]);
         assert_eq!(c.oldest_clean(), Some((2, 0)));
         c.set_dirty((1, 1), false);
         assert_eq!(c.dirty_pages(), 0);

@@ -89,6 +89,7 @@ pub(super) struct State {
     pub tl_closing: Vec<u32>,
     /// Zones with an unused tail their logs left, finished at the next flush.
     pub finishing: Vec<u32>,
+    pub flusher: super::writeback::Flusher,
 }
 
 /// An F2FS-like log-structured file system on zoned backend `B` and metadata area `M`.
@@ -250,6 +251,13 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
     /// What the file system did so far.
     pub fn counters(&self) -> LfsCounters {
         self.st.borrow().counters.clone()
+    }
+    /// Dirty pages in the page cache, and of inode `ino`.
+    pub fn dirty_pages(&self) -> usize {
+        self.st.borrow().cache.dirty_pages()
+    }
+    pub fn dirty_pages_of(&self, ino: u64) -> usize {
+        Nid::try_from(ino).map_or(0, |n| self.st.borrow().cache.dirty_count(n))
     }
     pub fn geometry(&self) -> Geometry {
         self.st.borrow().geo
@@ -634,7 +642,8 @@ impl<B: ZonedBackend, M: MetaArea> FileSystem for Lfs<B, M> {
             done += len;
         }
         debug_assert!(self.st.borrow().inode_size(ino) >= Some(end));
-        self.flush().await
+        self.flush().await?;
+        self.balance_dirty_pages(ino).await
     }
     fn size(&self, ino: Ino) -> Result<u64, FsError> {
         let st = self.st.borrow();

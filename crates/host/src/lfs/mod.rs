@@ -35,12 +35,14 @@ mod meta;
 mod mount;
 pub mod node;
 pub mod seg;
+mod writeback;
 
 pub use cache::PageCache;
 pub use fs::{Lfs, LfsError};
 pub use gc::cab_assign;
 pub use meta::{MemMeta, MetaArea};
 pub use seg::{hsr_choice, HsrChoice};
+pub use writeback::Writeback;
 
 /// Block size (F2FS `F2FS_BLKSIZE`).
 pub const BLOCK: usize = 4096;
@@ -134,6 +136,8 @@ pub struct LfsConfig {
     /// Host time to allocate a page-cache page for a read, in ns (§3.1 names it among the
     /// host copy's costs; 1 µs per 4 KiB is seed-specs A.4-11's assumption).
     pub page_alloc_ns: u64,
+    /// Dirty-page writeback (Linux 4.10's `vm.dirty_*` defaults, the paper's guest kernel).
+    pub writeback: Writeback,
 }
 
 impl LfsConfig {
@@ -153,6 +157,7 @@ impl LfsConfig {
             alpha_meta_pct: 2,
             max_write_bytes: 512 << 10,
             page_alloc_ns: 1_000,
+            writeback: Writeback::default(),
         }
     }
     /// "IZC" (§4): zone_compaction, IZC-H, CAB; no threaded logging.
@@ -244,6 +249,11 @@ pub struct LfsCounters {
     pub gc_phases: GcPhases,
     pub cache_hits: u64,
     pub cache_misses: u64,
+    /// Writeback: pages the flusher and throttled writers wrote back, inodes written back
+    /// because they expired, and writes that found the cache over `dirty_ratio`.
+    pub writeback_pages: u64,
+    pub writeback_expired: u64,
+    pub writeback_throttled: u64,
     pub zone_resets: u64,
     /// Nodes and dentries replayed by roll-forward recovery at the last mount.
     pub recovered_nodes: u64,

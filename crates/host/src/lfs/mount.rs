@@ -76,6 +76,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 tl_maps: BTreeMap::new(),
                 tl_closing: vec![],
                 finishing: vec![],
+                flusher: Default::default(),
             }),
         }
     }

@@ -185,7 +185,9 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
             .unwrap_or(Value::Null),
         false => Value::Null,
     };
-    let s = previous["scale"].as_f64().unwrap_or(args.scale);
+    let s = previous["scale"]
+        .as_f64()
+        .unwrap_or(args.scale.unwrap_or(0.005));
     if !(s > 0.0 && s <= 1.0) {
         anyhow::bail!("--scale {s}: use a fraction in (0, 1] of the paper's 20 M records");
     }

@@ -6,6 +6,8 @@
 //! Targets:
 //! - `cczns` (`cczns.rs`, `cczns_paper.rs`, `cczns_report.rs`, `data/cczns-paper.toml`): CCZNS §V-C/D on the
 //!   store, Fig. 8-12, Tables IV-V and the ablations;
+//! - `znsplus` (`znsplus.rs`, `znsplus_paper.rs`, `znsplus_report.rs`,
+//!   `data/znsplus-paper.toml`): ZNS+ §4 on the F2FS-like file system, Fig. 6-12, Tab. 4-5;
 //! - `cczns-fig7` and `balloon-fig6` (`fio_figs.rs`): fio jobs on fresh devices.
 
 use std::path::PathBuf;
@@ -21,15 +23,18 @@ mod cczns;
 mod cczns_paper;
 mod cczns_report;
 mod fio_figs;
+mod znsplus;
 mod znsplus_paper;
+mod znsplus_report;
 
 /// What `znslab reproduce` was asked to do (its flags, parsed).
 #[derive(Clone, Debug)]
 pub struct Options {
     /// cczns, cczns-fig7 or balloon-fig6.
     pub target: String,
-    /// cczns: the fraction of the paper's 20 M records and 5 M operations per workload.
-    pub scale: f64,
+    /// The fraction of the paper's scale (cczns: of its 20 M records and 5 M operations per
+    /// workload; znsplus: of its 16 GB file system); `None`: the target's default.
+    pub scale: Option<f64>,
     /// Device preset or TOML file (cczns-fig7; default: the paper's device).
     pub device: Option<String>,
     /// fio targets: data each job writes per run, in MiB.
@@ -77,12 +82,13 @@ pub fn run(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Printed> {
     }
     match args.target.as_str() {
         "cczns" => cczns::reproduce(args, hooks),
-        _ if args.write_runs.is_some() && args.target != "cczns" => {
-            bail!("--write-runs: only the cczns target writes its run list")
+        "znsplus" => znsplus::reproduce(args, hooks),
+        _ if args.write_runs.is_some() => {
+            bail!("--write-runs: only the cczns and znsplus targets write their run lists")
         }
         "cczns-fig7" => fio_figs::fig7(args, hooks),
         "balloon-fig6" => fio_figs::balloon_fig6(args, hooks),
-        t => bail!("unknown target '{t}' (known: cczns, cczns-fig7, balloon-fig6)"),
+        t => bail!("unknown target '{t}' (known: cczns, znsplus, cczns-fig7, balloon-fig6)"),
     }
 }
 
@@ -122,6 +128,57 @@ fn execute(
         .map(|r| r.map(|r| r.json))
         .collect::<anyhow::Result<_>>()?;
     Ok((results, wall))
+}
+
+/// As [`execute`], but a run that fails leaves `{"error": ...}` (with its spec's tags) in its
+/// place, and the others go on: the report names what is missing and why.
+fn execute_all(
+    args: &Options,
+    hooks: &Hooks<'_>,
+    device: &str,
+    specs: &[RunSpec],
+) -> (Vec<Value>, Instant) {
+    let out = &args.output;
+    let pool = LocalPool::new(args.jobs, specs.len());
+    let wall = Instant::now();
+    (hooks.progress)(&format!(
+        "znslab reproduce {}: {} runs on {device}, {} at a time",
+        args.target,
+        specs.len(),
+        pool.workers
+    ));
+    let results = pool.execute(specs, &|i, r| {
+        let what = match r {
+            Ok(r) => {
+                let _ = std::fs::write(
+                    out.join(&r.name),
+                    serde_json::to_string_pretty(&r.json).unwrap_or_default(),
+                );
+                "done".to_string()
+            }
+            Err(e) => format!("failed: {e:#}"),
+        };
+        (hooks.progress)(&format!(
+            "  {} {what} ({:.0} s)",
+            specs[i].title,
+            wall.elapsed().as_secs_f64()
+        ));
+    });
+    let results = results
+        .into_iter()
+        .zip(specs)
+        .map(|(r, spec)| match r {
+            Ok(r) => r.json,
+            Err(e) => {
+                let mut v = serde_json::json!({ "error": format!("{e:#}") });
+                for (k, t) in &spec.tags {
+                    v[k.as_str()] = t.clone();
+                }
+                v
+            }
+        })
+        .collect();
+    (results, wall)
 }
 
 /// An I/O size as fio writes it: 16k, 1m.

@@ -1,7 +1,6 @@
 //! The ZNS+ reproduction's data: the paper's run list and headline figures with the tolerance
 //! of each (`data/znsplus-paper.toml`, from `research/seed-specs.md` A.3 and A.5). The runs
-//! and the report that reads it are the next part of `reproduce znsplus`.
-#![allow(dead_code)] // read by the report as it is built; the test keeps the data well formed
+//! and the report (`znsplus.rs`, `znsplus_report.rs`) read it.
 
 use serde::Deserialize;
 

@@ -24,6 +24,10 @@ pub struct ZnsplusConfig {
     /// is at most six").
     pub max_tl_open: u32,
     pub plugging: Plugging,
+    /// Copy whole same-chip chunks by copyback (§2.1, Tab. 2). Off: every copy is a read and
+    /// a program over the channel, as §4.2's "w/o cpbk" ablations and §4.6's Cosmos+ (no
+    /// copyback) run.
+    pub copyback: bool,
 }
 
 impl Default for ZnsplusConfig {
@@ -31,6 +35,7 @@ impl Default for ZnsplusConfig {
         ZnsplusConfig {
             max_tl_open: 6,
             plugging: Plugging::Ppa,
+            copyback: true,
         }
     }
 }

@@ -225,7 +225,7 @@ impl Design for Znsplus {
 
     fn compact_zone(&mut self, m: &mut Media, c: &Compaction) -> Result<SimInstant, Status> {
         copy_bytes(m, c)?;
-        Ok(charge(m, c))
+        Ok(charge(m, c, self.config.copyback))
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
@@ -287,7 +287,7 @@ fn copy_bytes(m: &mut Media, c: &Compaction) -> Result<(), Status> {
 /// the copies need (none for copyback chunks or sources still in the write buffer), then per
 /// destination unit a copyback or a program once its reads are in; the partial last unit
 /// into the write buffer. Returns when the last copy is done.
-fn charge(m: &mut Media, c: &Compaction) -> SimInstant {
+fn charge(m: &mut Media, c: &Compaction, use_copyback: bool) -> SimInstant {
     let lba = m.layout.lba_bytes;
     let unit = m.layout.geometry.unit_bytes;
     let page = m.layout.geometry.page_bytes as u64;
@@ -308,7 +308,7 @@ fn charge(m: &mut Media, c: &Compaction) -> SimInstant {
         };
         let die = m.layout.die_at(zi as u32, off);
         let whole = lo == off && hi == off + unit;
-        let copyback = whole && copybackable(m, &c.pairs[pairs.clone()], die, t);
+        let copyback = use_copyback && whole && copybackable(m, &c.pairs[pairs.clone()], die, t);
         units.push((off, pairs, copyback));
         off += unit;
     }

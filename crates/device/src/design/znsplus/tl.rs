@@ -52,6 +52,8 @@ pub(super) struct TlZone {
     pub next: Vec<u64>,
     /// Chunks programmed whose programs may still run: chunk → completion (ns).
     pub inflight: BTreeMap<u64, u64>,
+    /// Whether fully valid chunks go by copyback (`[znsplus] copyback`).
+    pub copyback: bool,
 }
 
 /// The record of a TL-open zone's bitmap in its out-of-band area.
@@ -81,6 +83,7 @@ impl TlZone {
                 .map(|pos| frontier + (pos + dies - frontier % dies) % dies)
                 .collect(),
             inflight: BTreeMap::new(),
+            copyback: true,
         }
     }
 
@@ -140,7 +143,8 @@ impl Znsplus {
             },
         );
         let dies = m.layout.dies_per_zone as u64;
-        let tl = TlZone::new(valid.to_vec(), original, dies, 0, Vec::new());
+        let mut tl = TlZone::new(valid.to_vec(), original, dies, 0, Vec::new());
+        tl.copyback = self.config.copyback;
         self.tl.insert(zi, tl);
         Ok(SimInstant::from_ns(start))
     }
@@ -375,7 +379,8 @@ impl Znsplus {
             Vec::new()
         };
         let dies = m.layout.dies_per_zone as u64;
-        let tl = TlZone::new(record[16..].to_vec(), original, dies, frontier / unit, host);
+        let mut tl = TlZone::new(record[16..].to_vec(), original, dies, frontier / unit, host);
+        tl.copyback = self.config.copyback;
         self.tl.insert(zi, tl);
         Ok(())
     }
@@ -433,7 +438,7 @@ fn program_chunk(
     let valid: Vec<u64> = blocks.filter(|&b| bit(&tl.valid, b)).collect();
     let host = tl.host_bytes_in(off..off + unit);
     let erased = SimInstant::from_ns(m.zone_flash[zi].erased_at);
-    let done = if host == 0 && valid.len() as u64 * lba == unit {
+    let done = if tl.copyback && host == 0 && valid.len() as u64 * lba == unit {
         m.counters.plug_copybacks += 1;
         m.flash.copyback(die, ready.max(erased))
     } else {
