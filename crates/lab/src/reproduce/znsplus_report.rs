@@ -1,7 +1,7 @@
 //! The report of `reproduce znsplus`: every headline figure of ZNS+ §4 (`data/znsplus-paper.toml`)
 //! beside znslab's, with the tolerance and a verdict, the figures' tables as CSV and their
 //! charts as PNG and SVG. A figure that misses is reported as a miss: why it misses is
-//! written in `docs/znsplus.md`, never tuned away here.
+//! written in `docs/results/znsplus.md`, never tuned away here.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -453,7 +453,7 @@ impl Report<'_> {
             .count();
         writeln!(
             t,
-            "\n{pass} of {} figures within the paper's tolerance; every miss is explained in docs/znsplus.md.",
+            "\n{pass} of {} figures within the paper's tolerance; why each miss misses: docs/results/znsplus.md.",
             rows.len()
         )?;
         Ok(t)
