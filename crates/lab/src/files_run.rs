@@ -116,8 +116,18 @@ pub fn run(r: &FilesRun, mut device: device::DeviceConfig, seed: u64) -> anyhow:
             r.workload
         );
     }
-    if r.measure_s == 0 || r.utilisation_pct == 0 || r.utilisation_pct > 99 {
-        bail!("measure_s at least 1, utilisation_pct 1 to 99");
+    if r.measure_s == 0 || r.warmup_s.saturating_add(r.measure_s) > 100_000 {
+        bail!(
+            "warmup_s {} and measure_s {}: the window at least 1 s, both at most 100000 s",
+            r.warmup_s,
+            r.measure_s
+        );
+    }
+    if r.utilisation_pct == 0 || r.utilisation_pct > 99 {
+        bail!("utilisation_pct {}: expected 1 to 99", r.utilisation_pct);
+    }
+    if r.cores == 0 || r.cores > 1024 {
+        bail!("cores {}: expected 1 to 1024", r.cores);
     }
     if let Some(s) = r.device_scale {
         if !(s > 0.0 && s <= 1.0) {

@@ -129,10 +129,7 @@ pub fn fit_to_fs(mut main: DeviceConfig, fs_bytes: u64) -> anyhow::Result<Device
     if main.design != device::DesignName::Znsplus {
         anyhow::bail!("the F2FS-like file system runs on a znsplus device");
     }
-    let layout = Controller::in_memory(main.clone())
-        .map_err(|e| anyhow::anyhow!("{e}"))?
-        .layout()
-        .clone();
+    let layout = main.layout().map_err(|e| anyhow::anyhow!("{e}"))?;
     let zone = layout.zone_capacity_bytes();
     let zones = fs_bytes / zone;
     if zones < 8 {

@@ -87,3 +87,51 @@ fn the_oltp_stand_in_runs_and_bad_runs_are_refused_by_name() {
         .to_string();
     assert!(e.contains("znsplus"), "{e}");
 }
+
+#[test]
+fn out_of_range_settings_are_refused_before_anything_runs() {
+    let base = FilesRun {
+        scheme: "zns".into(),
+        workload: "fileserver".into(),
+        fs_bytes: 1 << 30,
+        utilisation_pct: 90,
+        page_cache_bytes: 64 << 20,
+        warmup_s: 1,
+        measure_s: 1,
+        cores: 4,
+        trace: false,
+        device_scale: Some(0.0625),
+    };
+    let bad = [
+        FilesRun {
+            warmup_s: u64::MAX,
+            ..base.clone()
+        },
+        FilesRun {
+            measure_s: 0,
+            ..base.clone()
+        },
+        FilesRun {
+            utilisation_pct: 100,
+            ..base.clone()
+        },
+        FilesRun {
+            cores: 0,
+            ..base.clone()
+        },
+        FilesRun {
+            device_scale: Some(2.0),
+            ..base.clone()
+        },
+        FilesRun {
+            fs_bytes: 4 << 20,
+            ..base.clone()
+        },
+    ];
+    for r in bad {
+        assert!(
+            files_run::run(&r, device::presets::znsplus_mlc(), 1).is_err(),
+            "{r:?}"
+        );
+    }
+}

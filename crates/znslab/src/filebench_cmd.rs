@@ -43,7 +43,8 @@ pub struct Args {
     fs: String,
     /// lfs: its segment-compaction scheme (ZNS+ OSDI'21 §4): zns (host copies), izc
     /// (zone_compaction), znsplus (IZC, threaded logging, hybrid recycling, periodic
-    /// checkpoints).
+    /// checkpoints); izc and znsplus also with -d (IZC-D), -cub (copyback-unaware
+    /// allocation), -nocpbk (no copyback), and znsplus with -lp (LBA-ordered plugging).
     #[arg(long, default_value = "znsplus")]
     scheme: String,
     /// lfs: the ZNS+ device preset (its zone count follows --fs-size).
@@ -83,14 +84,16 @@ fn run_on<F: FileSystem>(
     sim.block_on(async move { filebench::run(fs, w, cfg, seed).await })
 }
 
-/// The F2FS-like file system's configuration for `--scheme`.
-fn lfs_scheme(name: &str) -> anyhow::Result<LfsConfig> {
-    Ok(match name {
-        "zns" => LfsConfig::zns(),
-        "izc" => LfsConfig::izc(),
-        "znsplus" => LfsConfig::zns_plus(),
-        s => bail!("--scheme {s}: expected zns, izc or znsplus"),
-    })
+/// The F2FS-like file system's configuration for `--scheme`, and its device changed as the
+/// scheme says (`lab::files_run::scheme`: copyback, plugging order).
+fn lfs_scheme(
+    name: &str,
+    mut main: device::DeviceConfig,
+) -> anyhow::Result<(device::DeviceConfig, LfsConfig)> {
+    let s = lab::files_run::scheme(name).map_err(|e| anyhow::anyhow!("--{e}"))?;
+    main.znsplus.copyback = s.copyback;
+    main.znsplus.plugging = s.plugging;
+    Ok((main, s.lfs))
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -105,10 +108,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| if a.fs == "memfs" { "1g" } else { "16g" }.to_string());
     let fs_size = parse_size(&size_flag)?;
     let lfs = match a.fs.as_str() {
-        "lfs" => Some((
-            lab::stack::lfs_devices(&a.device, fs_size)?,
-            lfs_scheme(&a.scheme)?,
-        )),
+        "lfs" => {
+            let (main, meta) = lab::stack::lfs_devices(&a.device, fs_size)?;
+            let (main, lcfg) = lfs_scheme(&a.scheme, main)?;
+            Some(((main, meta), lcfg))
+        }
         "memfs" => None,
         f => bail!("--fs {f}: expected lfs or memfs"),
     };

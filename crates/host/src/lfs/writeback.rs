@@ -112,31 +112,34 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         self.flush().await
     }
 
-    /// Write back inodes, the longest dirty first, until at most `target` pages are dirty.
+    /// Write back inodes, the longest dirty first, until at most `target` pages are dirty;
+    /// then inodes dirtied since the last tick, in inode order.
     async fn write_back_oldest(&self, target: u64) -> Result<(), FsError> {
-        loop {
-            let next = {
-                let st = self.st.borrow();
-                if st.cache.dirty_pages() as u64 <= target {
-                    None
-                } else {
-                    // The longest dirty first; inodes dirtied since the last tick after
-                    // them, in inode order.
-                    let oldest = st
-                        .flusher
-                        .dirty_since
-                        .iter()
-                        .filter(|(&n, _)| st.cache.dirty_count(n) > 0)
-                        .min_by_key(|(&n, &t)| (t, n))
-                        .map(|(&n, _)| n);
-                    oldest.or_else(|| st.cache.first_dirty_inode())
-                }
-            };
-            match next {
-                Some(n) => self.write_back_one(n).await?,
-                None => return self.flush().await,
+        let over = || self.st.borrow().cache.dirty_pages() as u64 > target;
+        let mut by_age: Vec<(SimInstant, Nid)> = {
+            let st = self.st.borrow();
+            st.flusher
+                .dirty_since
+                .iter()
+                .map(|(&n, &t)| (t, n))
+                .collect()
+        };
+        by_age.sort_unstable();
+        for (_, n) in by_age {
+            if !over() {
+                break;
+            }
+            if self.st.borrow().cache.dirty_count(n) > 0 {
+                self.write_back_one(n).await?;
             }
         }
+        while over() {
+            let Some(n) = self.st.borrow().cache.first_dirty_inode() else {
+                break;
+            };
+            self.write_back_one(n).await?;
+        }
+        self.flush().await
     }
 
     async fn write_back_one(&self, ino: Nid) -> Result<(), FsError> {

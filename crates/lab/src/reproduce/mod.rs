@@ -93,51 +93,14 @@ pub fn run(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Printed> {
 }
 
 /// Run `specs`, `--jobs` at a time on this machine, writing each result's JSON into the output
-/// folder under its spec's name as it ends. Returns the results in list order and when the
-/// runs started.
-fn execute(
+/// folder under its spec's name as it ends, with a progress line per run. Returns the
+/// outcomes in list order and when the runs started.
+fn run_all(
     args: &Options,
     hooks: &Hooks<'_>,
     device: &str,
     specs: &[RunSpec],
-) -> anyhow::Result<(Vec<Value>, Instant)> {
-    let out = &args.output;
-    let pool = LocalPool::new(args.jobs, specs.len());
-    let wall = Instant::now();
-    (hooks.progress)(&format!(
-        "znslab reproduce {}: {} runs on {device}, {} at a time",
-        args.target,
-        specs.len(),
-        pool.workers
-    ));
-    let results = pool.execute(specs, &|i, r| {
-        if let Ok(r) = r {
-            let _ = std::fs::write(
-                out.join(&r.name),
-                serde_json::to_string_pretty(&r.json).unwrap_or_default(),
-            );
-        }
-        (hooks.progress)(&format!(
-            "  {} done ({:.0} s)",
-            specs[i].title,
-            wall.elapsed().as_secs_f64()
-        ));
-    });
-    let results = results
-        .into_iter()
-        .map(|r| r.map(|r| r.json))
-        .collect::<anyhow::Result<_>>()?;
-    Ok((results, wall))
-}
-
-/// As [`execute`], but a run that fails leaves `{"error": ...}` (with its spec's tags) in its
-/// place, and the others go on: the report names what is missing and why.
-fn execute_all(
-    args: &Options,
-    hooks: &Hooks<'_>,
-    device: &str,
-    specs: &[RunSpec],
-) -> (Vec<Value>, Instant) {
+) -> (Vec<anyhow::Result<crate::spec::RunResult>>, Instant) {
     let out = &args.output;
     let pool = LocalPool::new(args.jobs, specs.len());
     let wall = Instant::now();
@@ -164,6 +127,33 @@ fn execute_all(
             wall.elapsed().as_secs_f64()
         ));
     });
+    (results, wall)
+}
+
+/// [`run_all`], the first failure ending the invocation.
+fn execute(
+    args: &Options,
+    hooks: &Hooks<'_>,
+    device: &str,
+    specs: &[RunSpec],
+) -> anyhow::Result<(Vec<Value>, Instant)> {
+    let (results, wall) = run_all(args, hooks, device, specs);
+    let results = results
+        .into_iter()
+        .map(|r| r.map(|r| r.json))
+        .collect::<anyhow::Result<_>>()?;
+    Ok((results, wall))
+}
+
+/// [`run_all`], a run that failed leaving `{"error": ...}` (with its spec's tags) in its
+/// place: the report names what is missing and why.
+fn execute_all(
+    args: &Options,
+    hooks: &Hooks<'_>,
+    device: &str,
+    specs: &[RunSpec],
+) -> (Vec<Value>, Instant) {
+    let (results, wall) = run_all(args, hooks, device, specs);
     let results = results
         .into_iter()
         .zip(specs)

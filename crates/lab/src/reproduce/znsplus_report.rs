@@ -62,7 +62,15 @@ impl Report<'_> {
             .map_or(f64::NAN, key)
     }
 
-    /// A fileserver run of `group` with scheme `sch` and the given medium, utilisation, chips
+    /// Figure `key` of scheme `sch`'s main runs, one per workload, in percent.
+    fn pct_each(&self, sch: &str, key: &str) -> Vec<f64> {
+        WORKLOADS
+            .iter()
+            .map(|w| 100.0 * self.main(w, sch, |v| v[key].as_f64().unwrap_or(f64::NAN)))
+            .collect()
+    }
+
+    /// A fileserver run (any group) with scheme `sch` and the given medium, utilisation, chips
     /// and lanes (main runs stand for the default point of every sweep).
     fn point(&self, sch: &str, media: &str, util: u32, chips: u32, lanes: u32) -> Option<&Value> {
         self.find(|r| {
@@ -208,10 +216,7 @@ impl Report<'_> {
             .map(|w| 100.0 * (self.main(w, "izc", ct) / self.main(w, "zns", ct) - 1.0))
             .collect();
         push(self.list_row("fig6-izc-reduction", &red));
-        let cb: Vec<f64> = WORKLOADS
-            .iter()
-            .map(|w| 100.0 * self.main(w, "izc", num("copyback_share")))
-            .collect();
+        let cb = self.pct_each("izc", "copyback_share");
         push(self.list_row("s41-copyback-share", &cb));
         // Tab. 4: MB/s per medium.
         for (id, m) in [
@@ -235,15 +240,9 @@ impl Report<'_> {
             ],
         ));
         // Tab. 5.
-        let tl: Vec<f64> = WORKLOADS
-            .iter()
-            .map(|w| 100.0 * self.main(w, "znsplus", num("tl_share")))
-            .collect();
+        let tl = self.pct_each("znsplus", "tl_share");
         push(self.list_row("tab5-tl-share", &tl));
-        let bp: Vec<f64> = WORKLOADS
-            .iter()
-            .map(|w| 100.0 * self.main(w, "znsplus", num("bp_share")))
-            .collect();
+        let bp = self.pct_each("znsplus", "bp_share");
         push(self.list_row("tab5-bp-share", &bp));
         // Fig. 8: the utilisation sweep.
         let utils = self.paper.runs.utilisation_sweep_pct.clone();

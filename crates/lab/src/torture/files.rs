@@ -141,16 +141,7 @@ async fn writer<F: FileSystem>(
     let mut full = false;
     if ballast > 0 {
         let path = format!("{dir}/ballast");
-        let id = (w as u64) << 32 | u32::MAX as u64;
-        log.borrow_mut().insert(
-            path.clone(),
-            FileLog {
-                id,
-                ..FileLog::default()
-            },
-        );
-        let ino = fs.create(&path).await?;
-        log.borrow_mut().get_mut(&path).expect("logged").created = true;
+        let ino = create_logged(fs, log, &path, (w as u64) << 32 | u32::MAX as u64).await?;
         let mut at = 0;
         while at < ballast {
             let n = 16.min(ballast - at);
@@ -188,15 +179,7 @@ async fn writer<F: FileSystem>(
                 let path = format!("{dir}/f{next}");
                 let id = (w as u64) << 32 | next;
                 next += 1;
-                log.borrow_mut().insert(
-                    path.clone(),
-                    FileLog {
-                        id,
-                        ..FileLog::default()
-                    },
-                );
-                let ino = fs.create(&path).await?;
-                log.borrow_mut().get_mut(&path).expect("logged").created = true;
+                let ino = create_logged(fs, log, &path, id).await?;
                 open.push((path.clone(), ino));
                 let n = 1 + rng.below(8);
                 write_blocks(fs, log, &path, ino, 0, n, &mut buf).await?;
@@ -278,6 +261,26 @@ async fn writer<F: FileSystem>(
 }
 
 /// `sync`: what every writer had acknowledged when it was issued becomes durable.
+/// Create file `path` with log id `id`, logged before the call (a cut during it may leave
+/// the file or not) and marked created after it.
+async fn create_logged<F: FileSystem>(
+    fs: &F,
+    log: &FilesLog,
+    path: &str,
+    id: u64,
+) -> Result<host::fs::Ino, FsError> {
+    log.borrow_mut().insert(
+        path.to_string(),
+        FileLog {
+            id,
+            ..FileLog::default()
+        },
+    );
+    let ino = fs.create(path).await?;
+    log.borrow_mut().get_mut(path).expect("logged").created = true;
+    Ok(ino)
+}
+
 async fn sync_all<F: FileSystem>(fs: &F, log: &FilesLog) -> Result<(), FsError> {
     let snapshot: Vec<String> = log.borrow().keys().cloned().collect();
     let before: BTreeMap<String, FileLog> = log.borrow().clone();
