@@ -118,6 +118,12 @@ impl Controller {
         let mut at = ready;
         if z.is_tl_open() {
             at = self.close_tl(zi, ready)?;
+            // The closed zone's Full record reaches the image before the new bitmap replaces
+            // the old one in the zone's out-of-band record: a process killed in between
+            // leaves a Full zone, as a power cut after the close would, never the TL-open
+            // zone of the old write pointer paired with the new (or a torn) bitmap.
+            let (design, mut m) = self.split();
+            m.commit(design)?;
         }
         let bitmap = &valid[..z.capacity.div_ceil(8) as usize];
         let (design, mut m) = self.split();

@@ -150,9 +150,8 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
     async fn write_nat(&self) -> Result<(), FsError> {
         let blocks: Vec<(u64, Vec<u8>)> = {
             let mut st = self.st.borrow_mut();
-            let dirty = std::mem::take(&mut st.nat_dirty);
-            st.nat_dirty = dirty.clone();
-            st.nat_journal.extend(dirty);
+            let st = &mut *st;
+            st.nat_journal.extend(st.nat_dirty.iter().copied());
             if st.nat_journal.len() <= layout::NAT_JOURNAL {
                 return Ok(());
             }

@@ -106,12 +106,15 @@ pub(super) fn io_err(e: impl std::fmt::Display) -> FsError {
 
 impl State {
     /// The next block threaded logging may write in section `sec` at or after `from`.
-    pub fn tl_next(&self, sec: u32, from: u32) -> Option<u32> {
+    pub fn tl_next(&self, sec: u32, mut from: u32) -> Option<u32> {
         let map = self.tl_maps.get(&sec);
-        (from..self.geo.sec_blocks).find(|&o| {
-            self.sit.is_hole(self.geo.blk(sec, o))
-                && map.is_none_or(|m| m[o as usize / 8] >> (o % 8) & 1 == 0)
-        })
+        loop {
+            let o = self.sit.next_hole(sec, from)?;
+            if map.is_none_or(|m| !device::tl_bitmap::bit(m, o as u64)) {
+                return Some(o);
+            }
+            from = o + 1;
+        }
     }
     pub fn is_dir(&self, ino: Nid) -> bool {
         self.nodes

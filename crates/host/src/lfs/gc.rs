@@ -327,7 +327,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 .min(room as usize)
                 .min(device::MAX_COMPACTION_PAIRS);
             let piece = &items[pos..pos + n];
-            let (pairs, eligible) = {
+            let pairs = {
                 let mut st = self.st.borrow_mut();
                 let l = st.logs[dest as usize];
                 let start = st.geo.blk(l.sec, l.next);
@@ -354,9 +354,8 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                     .zip(&dsts)
                     .map(|(s, d)| (s.0 as u64, *d as u64))
                     .collect();
-                (pairs, eligible)
+                pairs
             };
-            let _ = eligible;
             self.dev.zone_compaction(&pairs).await.map_err(io_err)?;
             if self.st.borrow().logs[dest as usize].next >= self.st.borrow().geo.sec_blocks {
                 let _ = self.new_section(dest).await;

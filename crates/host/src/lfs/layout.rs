@@ -198,6 +198,25 @@ impl Geometry {
             nat_blocks: g(8),
             sit_blocks: g(9),
         })
+        .filter(Geometry::consistent)
+    }
+
+    /// Whether a geometry read back holds together as [`Geometry::new`] makes them: a
+    /// superblock that does not is refused before any of its numbers sizes or indexes
+    /// anything.
+    fn consistent(&self) -> bool {
+        self.segs_per_sec >= 1
+            && self.segs_per_sec.checked_mul(BLOCKS_PER_SEG) == Some(self.sec_blocks)
+            && self.sec_blocks <= self.zone_blocks
+            && self.zone_blocks <= u32::MAX / 2
+            && (self.zones as u64) * (self.zone_blocks as u64) < NULL_LIMIT
+            && self.zones.checked_mul(self.segs_per_sec) == Some(self.main_segs)
+            && self.sit_blocks == self.main_segs.div_ceil(SIT_PER_BLOCK)
+            && self.nat_blocks >= 1
+            && self.nat_blocks as u64 + self.sit_blocks as u64 <= (CP_BITMAP_BYTES * 8) as u64
+            && self.ovp_segs <= self.main_segs
+            && self.reserved_secs as u64 * self.segs_per_sec as u64 <= self.ovp_segs as u64
+            && self.reserved_secs as u64 + 8 <= self.zones as u64
     }
 }
 
@@ -285,6 +304,17 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
+    /// Whether this pack's numbers fit geometry `geo`: bitmaps of its NAT and SIT blocks,
+    /// journal entries and the next node id inside them. (The header's checksum does not
+    /// cover the journal blocks.) A pack that does not fit is treated as torn.
+    pub fn fits(&self, geo: &Geometry) -> bool {
+        self.nat_bits.len() == (geo.nat_blocks as usize).div_ceil(8)
+            && self.sit_bits.len() == (geo.sit_blocks as usize).div_ceil(8)
+            && self.next_nid <= geo.max_nid()
+            && self.nat_journal.iter().all(|&(nid, _)| nid < geo.max_nid())
+            && self.sit_journal.iter().all(|(seg, _)| *seg < geo.main_segs)
+    }
+
     /// The pack's five blocks.
     pub fn encode(&self) -> Vec<Vec<u8>> {
         let mut h = vec![0u8; BLOCK];

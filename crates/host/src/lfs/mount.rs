@@ -23,7 +23,7 @@ use super::layout::{
     NAT_PER_BLOCK, SIT_ENTRY_BYTES, SIT_PER_BLOCK,
 };
 use super::meta::MetaArea;
-use super::node::{Blk, Nid, Node, DENT_MARK, FSYNC_MARK, NULL};
+use super::node::{child_ofs, is_dnode, Blk, Nid, Node, NodeBody, DENT_MARK, FSYNC_MARK, NULL};
 use super::seg::{SecState, Sit};
 use super::{LfsConfig, LfsCounters, LogType, BLOCK, BLOCKS_PER_SEG};
 use crate::zoned::ZonedBackend;
@@ -32,9 +32,9 @@ fn setup(e: impl std::fmt::Display) -> LfsError {
     LfsError::Setup(e.to_string())
 }
 
+/// Which of its two copies block `i` of the NAT or SIT is current (a checkpoint's bitmap).
 fn bit(bits: &[u8], i: u32) -> u32 {
-    bits.get(i as usize / 8)
-        .map_or(0, |b| (b >> (i % 8) & 1) as u32)
+    device::tl_bitmap::bit(bits, i as u64) as u32
 }
 
 impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
@@ -161,7 +161,8 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         let (zb, cap) = Self::dims(&dev)?;
         let mut b = vec![0u8; BLOCK];
         meta.read_block(0, &mut b).await.map_err(setup)?;
-        let geo = Geometry::decode_sb(&b).ok_or_else(|| setup("no superblock"))?;
+        let geo = Geometry::decode_sb(&b)
+            .ok_or_else(|| setup("no superblock, or one whose numbers do not hold together"))?;
         let zones = dev.report_zones().await.map_err(setup)?;
         if geo.zones != zones.len() as u32
             || geo.zone_blocks as u64 != zb
@@ -179,7 +180,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 fs.meta_read(geo.cp_addr(pack) + k, &mut b).await?;
                 blocks.push(b.clone());
             }
-            if let Some(cp) = Checkpoint::decode(&blocks) {
+            if let Some(cp) = Checkpoint::decode(&blocks).filter(|cp| cp.fits(&geo)) {
                 if best.as_ref().is_none_or(|(_, c)| c.version < cp.version) {
                     best = Some((pack, cp));
                 }
@@ -258,6 +259,11 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         sit.dirty_ssa.clear();
         let mut nodes = BTreeMap::new();
         for (&nid, &addr) in &nat {
+            if !sit.in_main(addr) {
+                return Err(setup(format!(
+                    "node {nid}: block {addr} is outside the main area"
+                )));
+            }
             let node = self.read_node(addr).await?;
             match node {
                 Some((n, ..)) if n.nid == nid => {
@@ -288,6 +294,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             st.free_nids = (ROOT + 1..st.next_nid)
                 .filter(|n| !st.nodes.contains_key(n))
                 .collect();
+            st.check_trees().map_err(setup)?;
         }
         self.load_dirs().await
     }
@@ -310,7 +317,13 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 .collect()
         };
         let mut b = vec![0u8; BLOCK];
+        let main_blocks = self.st.borrow().geo.main_segs as u64 * BLOCKS_PER_SEG as u64;
         for (ino, size) in dirs {
+            if size / BLOCK as u64 > main_blocks {
+                return Err(setup(format!(
+                    "directory {ino} claims {size} bytes, more than the main area holds"
+                )));
+            }
             let mut idx = DirIndex::default();
             for blk in 0..size / BLOCK as u64 {
                 idx.mark(blk, 0, 0, false);
@@ -347,6 +360,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 st.geo.main_segs as usize * BLOCKS_PER_SEG as usize,
             )
         };
+        let max_nid = self.st.borrow().geo.max_nid();
         let mut chain = vec![];
         let mut seen = BTreeSet::new();
         while next != NULL && chain.len() < limit && seen.insert(next) {
@@ -354,7 +368,9 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 break;
             }
             match self.read_node(next).await? {
-                Some((node, marks, ver, nxt)) if ver == cp.version => {
+                Some((node, marks, ver, nxt))
+                    if ver == cp.version && node.nid > ROOT && node.nid < max_nid =>
+                {
                     chain.push((next, node, marks));
                     next = nxt;
                 }
@@ -400,6 +416,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 st.nat_dirty.insert(nid);
                 st.counters.recovered_nodes += 1;
             }
+            st.check_trees().map_err(setup)?;
             st.rebuild_sit();
         }
         for (pino, name, ino) in dentries {
@@ -447,6 +464,71 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
 impl State {
     /// The SIT and SSA from the node tree (after roll-forward), segment types kept where
     /// known.
+    /// The node trees as mount found them: every child of an inode exists, belongs to it,
+    /// is reached once, sits at the offset its position says and has that offset's body;
+    /// every address is unset or in the main area. A tree that is not so is refused here,
+    /// not met later by a panic or an endless walk.
+    fn check_trees(&self) -> Result<(), String> {
+        let mut seen = BTreeSet::new();
+        for (&nid, e) in &self.nodes {
+            if e.addr != NULL && !self.sit.in_main(e.addr) {
+                return Err(format!(
+                    "node {nid}: block {} is outside the main area",
+                    e.addr
+                ));
+            }
+        }
+        for (&ino, e) in &self.nodes {
+            if e.node.inode().is_none() {
+                continue;
+            }
+            if e.node.ino != ino || e.node.ofs != 0 {
+                return Err(format!(
+                    "inode {ino} names inode {} at offset {}",
+                    e.node.ino, e.node.ofs
+                ));
+            }
+            let mut stack = vec![ino];
+            while let Some(nid) = stack.pop() {
+                if !seen.insert(nid) {
+                    return Err(format!("node {nid} of inode {ino} is reached twice"));
+                }
+                let n = &self.nodes[&nid].node;
+                if let Some(&a) = n
+                    .addrs()
+                    .iter()
+                    .find(|&&a| a != NULL && !self.sit.in_main(a))
+                {
+                    return Err(format!(
+                        "node {nid}: data block {a} is outside the main area"
+                    ));
+                }
+                for (slot, &c) in n.nids().iter().enumerate() {
+                    if c == 0 {
+                        continue;
+                    }
+                    let want = child_ofs(n.ofs, slot);
+                    let fits = self.nodes.get(&c).is_some_and(|ch| {
+                        let body_ok = match &ch.node.body {
+                            NodeBody::Direct(_) => is_dnode(want),
+                            NodeBody::Indirect(_) => !is_dnode(want),
+                            NodeBody::Inode(_) => false,
+                        };
+                        ch.node.ino == ino && ch.node.ofs == want && body_ok
+                    });
+                    if !fits {
+                        return Err(format!(
+                            "inode {ino}: node {c} (slot {slot} of node {nid}) is not its node \
+                             at offset {want}"
+                        ));
+                    }
+                    stack.push(c);
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn rebuild_sit(&mut self) {
         let old = std::mem::replace(&mut self.sit, Sit::new(self.geo));
         for (s, g) in old.segs.iter().enumerate() {

@@ -64,6 +64,20 @@ pub fn is_dnode(ofs: u32) -> bool {
     true
 }
 
+/// The node offset of child `slot` of the node at offset `parent` (the inode's five, the
+/// indirect nodes' 1018): what `node_path` walks down.
+pub fn child_ofs(parent: u32, slot: usize) -> u32 {
+    let n = NIDS_PER_BLOCK as u32;
+    let slot = slot as u32;
+    match parent {
+        0 => [1, 2, 3, 4 + n, DIND_OFS][slot.min(4) as usize],
+        3 => 4 + slot,
+        p if p == 4 + n => 5 + n + slot,
+        DIND_OFS => DIND_OFS + 1 + slot * (n + 1),
+        p => p + 1 + slot,
+    }
+}
+
 impl Node {
     pub fn new_inode(ino: Nid, is_dir: bool, pino: Nid, name: &[u8]) -> Node {
         Node {
@@ -332,6 +346,15 @@ mod tests {
             assert!(is_dnode(p.chain.last().unwrap().1));
         }
         assert!(node_path(u64::MAX / 2).is_none());
+        // child_ofs walks the same chains node_path gives.
+        for idx in [923, 2000, 5000, 3_000_000, 1_000_000_000] {
+            let p = node_path(idx).unwrap();
+            let mut parent = 0;
+            for &(slot, ofs) in &p.chain {
+                assert_eq!(child_ofs(parent, slot), ofs, "{idx}");
+                parent = ofs;
+            }
+        }
         for idx in [0, 922, 923, 2000, 5000, 3_000_000, 1_000_000_000] {
             let p = node_path(idx).unwrap();
             let ofs = p.chain.last().map_or(0, |c| c.1);

@@ -52,8 +52,6 @@ pub(super) struct TlZone {
     pub next: Vec<u64>,
     /// Chunks programmed whose programs may still run: chunk → completion (ns).
     pub inflight: BTreeMap<u64, u64>,
-    /// Whether fully valid chunks go by copyback (`[znsplus] copyback`).
-    pub copyback: bool,
 }
 
 /// The record of a TL-open zone's bitmap in its out-of-band area.
@@ -64,6 +62,14 @@ const TL_MAGIC: &[u8; 8] = b"ZNSPTL01";
 enum Plug {
     Foreground,
     Background,
+}
+
+/// How a chunk is plugged: where it is counted, and whether copyback may copy it
+/// (`[znsplus] copyback`).
+#[derive(Clone, Copy)]
+struct How {
+    kind: Plug,
+    copyback: bool,
 }
 
 impl TlZone {
@@ -83,7 +89,6 @@ impl TlZone {
                 .map(|pos| frontier + (pos + dies - frontier % dies) % dies)
                 .collect(),
             inflight: BTreeMap::new(),
-            copyback: true,
         }
     }
 
@@ -143,8 +148,7 @@ impl Znsplus {
             },
         );
         let dies = m.layout.dies_per_zone as u64;
-        let mut tl = TlZone::new(valid.to_vec(), original, dies, 0, Vec::new());
-        tl.copyback = self.config.copyback;
+        let tl = TlZone::new(valid.to_vec(), original, dies, 0, Vec::new());
         self.tl.insert(zi, tl);
         Ok(SimInstant::from_ns(start))
     }
@@ -178,9 +182,13 @@ impl Znsplus {
         let unit = m.layout.geometry.unit_bytes;
         let tl = self.tl.get_mut(&zi).ok_or(Status::INTERNAL_ERROR)?;
         tl.host.push(w.offset..w.end);
-        plug_to(m, zi, tl, w.end / unit * unit, in_device, Plug::Foreground);
+        let how = How {
+            kind: Plug::Foreground,
+            copyback: self.config.copyback,
+        };
+        plug_to(m, zi, tl, w.end / unit * unit, in_device, how);
         if self.config.plugging == Plugging::Lba {
-            plug_valid_run(m, zi, tl, w.end, in_device);
+            plug_valid_run(m, zi, tl, w.end, in_device, self.config.copyback);
         }
         Ok(in_device)
     }
@@ -280,7 +288,10 @@ impl Znsplus {
             tl,
             cap.div_ceil(unit) * unit,
             ready,
-            Plug::Foreground,
+            How {
+                kind: Plug::Foreground,
+                copyback: self.config.copyback,
+            },
         );
         let tl = self.tl.remove(&zi).expect("TL-open zone");
         // A Full zone's reads look for programs still running in offset order.
@@ -340,7 +351,11 @@ impl Znsplus {
                 if m.flash.die_idle_at(die) > now {
                     continue;
                 }
-                program_chunk(m, zi, tl, k, now, Plug::Background);
+                let how = How {
+                    kind: Plug::Background,
+                    copyback: self.config.copyback,
+                };
+                program_chunk(m, zi, tl, k, now, how);
             }
         }
     }
@@ -379,8 +394,7 @@ impl Znsplus {
             Vec::new()
         };
         let dies = m.layout.dies_per_zone as u64;
-        let mut tl = TlZone::new(record[16..].to_vec(), original, dies, frontier / unit, host);
-        tl.copyback = self.config.copyback;
+        let tl = TlZone::new(record[16..].to_vec(), original, dies, frontier / unit, host);
         self.tl.insert(zi, tl);
         Ok(())
     }
@@ -400,11 +414,15 @@ fn zero_invalid(m: &mut Media, zi: usize, valid: &[u8], from: u64, to: u64) -> R
         // Past the stored bytes there is nothing to zero.
         let stored = m.zones[zi].bytes;
         let (lo, hi) = (b * lba, ((b + run) * lba).min(stored.max(b * lba)));
-        if hi > lo {
-            let zeros = vec![0u8; (hi - lo) as usize];
+        // From one bounded buffer of zeros, whatever the run's length.
+        static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+        let mut at = lo;
+        while at < hi {
+            let n = (hi - at).min(ZEROS.len() as u64);
             m.storage
-                .overwrite(zi as u32, lo, &zeros, 0, &[])
+                .overwrite(zi as u32, at, &ZEROS[..n as usize], 0, &[])
                 .map_err(|e| m.image_failed("write", &e))?;
+            at += n;
         }
         b += run;
     }
@@ -427,7 +445,7 @@ fn program_chunk(
     tl: &mut TlZone,
     k: u64,
     ready: SimInstant,
-    kind: Plug,
+    how: How,
 ) -> SimInstant {
     let unit = m.layout.geometry.unit_bytes;
     let lba = m.layout.lba_bytes;
@@ -438,7 +456,7 @@ fn program_chunk(
     let valid: Vec<u64> = blocks.filter(|&b| bit(&tl.valid, b)).collect();
     let host = tl.host_bytes_in(off..off + unit);
     let erased = SimInstant::from_ns(m.zone_flash[zi].erased_at);
-    let done = if tl.copyback && host == 0 && valid.len() as u64 * lba == unit {
+    let done = if how.copyback && host == 0 && valid.len() as u64 * lba == unit {
         m.counters.plug_copybacks += 1;
         m.flash.copyback(die, ready.max(erased))
     } else {
@@ -460,7 +478,7 @@ fn program_chunk(
         m.buffer.release_at(t.as_ns(), unit);
         t
     };
-    match kind {
+    match how.kind {
         Plug::Foreground => m.counters.plugged_blocks_foreground += valid.len() as u64,
         Plug::Background => m.counters.plugged_blocks_background += valid.len() as u64,
     }
@@ -487,14 +505,14 @@ fn plug_to(
     tl: &mut TlZone,
     upto: u64,
     ready: SimInstant,
-    kind: Plug,
+    how: How,
 ) -> SimInstant {
     let unit = m.layout.geometry.unit_bytes;
     let mut done = ready;
     let mut k = m.zone_flash[zi].issued / unit;
     while (k + 1) * unit <= upto {
         if !tl.programmed(k) {
-            done = done.max(program_chunk(m, zi, tl, k, ready, kind));
+            done = done.max(program_chunk(m, zi, tl, k, ready, how));
         }
         k += 1;
     }
@@ -503,7 +521,14 @@ fn plug_to(
 
 /// LBA-ordered plugging after a write ending at byte `host_end`: the chunks right after it
 /// that hold valid blocks only, copied at once (a write ending inside a chunk: none yet).
-fn plug_valid_run(m: &mut Media, zi: usize, tl: &mut TlZone, host_end: u64, at: SimInstant) {
+fn plug_valid_run(
+    m: &mut Media,
+    zi: usize,
+    tl: &mut TlZone,
+    host_end: u64,
+    at: SimInstant,
+    copyback: bool,
+) {
     let unit = m.layout.geometry.unit_bytes;
     let chunks = m.zones[zi].capacity * m.layout.lba_bytes / unit;
     if !host_end.is_multiple_of(unit) {
@@ -512,7 +537,11 @@ fn plug_valid_run(m: &mut Media, zi: usize, tl: &mut TlZone, host_end: u64, at: 
     let mut k = host_end / unit;
     while k < chunks && fully_valid(m, tl, k) {
         if !tl.programmed(k) {
-            program_chunk(m, zi, tl, k, at, Plug::Foreground);
+            let how = How {
+                kind: Plug::Foreground,
+                copyback,
+            };
+            program_chunk(m, zi, tl, k, at, how);
         }
         k += 1;
     }
