@@ -20,7 +20,9 @@ fn corrupt_superblocks_and_checkpoint_journals_are_refused() {
     let mut cfg = LfsConfig::zns();
     cfg.page_cache_pages = 256;
     sim.block_on(async move {
-        let fs = Lfs::mkfs(dev.clone(), meta.clone(), cfg.clone()).await.unwrap();
+        let fs = Lfs::mkfs(dev.clone(), meta.clone(), cfg.clone())
+            .await
+            .unwrap();
         for i in 0..5 {
             let ino = fs.create(&format!("/f{i}")).await.unwrap();
             fs.write(ino, 0, &vec![i as u8 + 1; 20_000]).await.unwrap();

@@ -268,7 +268,11 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             }
         };
         if let Some(sec) = choice {
-            let map = self.st.borrow().sit.tl_bitmap(sec);
+            let mut map = self.st.borrow().sit.tl_bitmap(sec);
+            // The device takes a bit per block of the zone capacity; blocks past the last
+            // whole segment are never written here: invalid.
+            let cap_blocks = self.dev.zone_capacity_bytes() / BLOCK as u64;
+            map.resize(map.len().max(cap_blocks.div_ceil(8) as usize), 0);
             if self.dev.tl_open(sec, &map, false).await.is_ok() {
                 let mut st = self.st.borrow_mut();
                 st.sit.open_sec(sec, ty);
