@@ -2,8 +2,10 @@
 //! in rotation), what it calls, what it counts (`flowop_endop`'s bytes, reads, writes),
 //! and when it fails (FILEBENCH_ERROR, stopping the run) or finds no file (FILEBENCH_NORSC).
 
-use host::fs::FileSystem;
-use sim::SimDuration;
+use std::future::Future;
+
+use host::fs::{FileSystem, FsError};
+use sim::{SimDuration, SimInstant};
 
 use super::engine::{Fd, Out, Shared, ThreadState};
 use super::fileset::What;
@@ -15,6 +17,15 @@ const MAX_IOSIZE: u64 = 1 << 30;
 /// sizeof(struct dirent) on Linux x86-64: listdir counts `strlen(d_name) + 280 - 1` bytes.
 const DIRENT: u64 = 280;
 
+macro_rules! tri {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(o) => return o,
+        }
+    };
+}
+
 /// A flowop with no `filesetname` whose `fd` is not open: filebench's "flowop NO fileset".
 fn no_fileset(fo: &Flowop) -> Out {
     Out::Error(format!(
@@ -25,6 +36,63 @@ fn no_fileset(fo: &Flowop) -> Out {
 
 fn fs_err(fo: &Flowop, what: &str, e: impl std::fmt::Display) -> Out {
     Out::Error(format!("flowop {}: {what} failed: {e}", fo.name))
+}
+
+/// The flowops' `fileset_pick`: an entry of fileset `set`, existing or not, at the flowop's
+/// `indexed` draw (for a leaf directory scaled by half their number) or in rotation; held
+/// busy until `Shared::unbusy`. None there is FILEBENCH_NORSC.
+async fn pick_entry<F: FileSystem>(
+    sh: &Shared<F>,
+    ts: &mut ThreadState,
+    fo: &Flowop,
+    set: usize,
+    what: What,
+    exists: bool,
+) -> Result<u32, Out> {
+    let index = fo.indexed.as_ref().map(|n| {
+        let n = n.get(&mut ts.rng);
+        match what {
+            What::File => n,
+            What::LeafDir => n.saturating_mul(sh.sets[set].borrow().leafdirs.len() as u64 / 2),
+        }
+    });
+    match sh.pick(set, what, exists, index).await {
+        Ok(Some(e)) => Ok(e),
+        Ok(None) => Err(Out::NoRsc),
+        Err(o) => Err(o),
+    }
+}
+
+/// One system call timed as filebench times it: the clock (the start `flowop_endop` is
+/// given), the call's CPU cost (`Shared::sys`), then the call itself.
+async fn timed<F: FileSystem, T, Fut: Future<Output = T>>(
+    sh: &Shared<F>,
+    ts: &mut ThreadState,
+    call: impl FnOnce() -> Fut,
+) -> (SimInstant, T) {
+    let t0 = sh.sim.now();
+    sh.sys(&mut ts.rng).await;
+    (t0, call().await)
+}
+
+/// A `timed` call on the picked entry `held` (set, kind, entry) that fails the flowop: on
+/// failure the entry is given back unchanged and the flowop fails as "`what` failed".
+async fn entry_call<F: FileSystem, T, Fut: Future<Output = Result<T, FsError>>>(
+    sh: &Shared<F>,
+    ts: &mut ThreadState,
+    fo: &Flowop,
+    held: (usize, What, u32),
+    what: &str,
+    call: impl FnOnce() -> Fut,
+) -> Result<(SimInstant, T), Out> {
+    match timed(sh, ts, call).await {
+        (t0, Ok(v)) => Ok((t0, v)),
+        (_, Err(err)) => {
+            let (set, kind, e) = held;
+            sh.unbusy(set, kind, e, None, 0);
+            Err(fs_err(fo, what, err))
+        }
+    }
 }
 
 /// `flowoplib_openfile_common`: pick an existing file, open it on `fd` (counted on `fo`).
@@ -45,22 +113,13 @@ async fn open_common<F: FileSystem>(
             fo.name
         ));
     }
-    let index = fo.indexed.as_ref().map(|n| n.get(&mut ts.rng));
-    let e = match sh.pick(set, What::File, true, index).await {
-        Ok(Some(e)) => e,
-        Ok(None) => return Out::NoRsc,
-        Err(o) => return o,
-    };
+    let e = tri!(pick_entry(sh, ts, fo, set, What::File, true).await);
     let path = sh.sets[set].borrow().path(What::File, e);
-    let t0 = sh.sim.now();
-    sh.sys(&mut ts.rng).await;
-    let ino = match sh.fs.lookup(&path).await {
-        Ok(i) => i,
-        Err(err) => {
-            sh.unbusy(set, What::File, e, None, 0);
-            return fs_err(fo, &format!("open {path}"), err);
-        }
-    };
+    let what = format!("open {path}");
+    let open = entry_call(sh, ts, fo, (set, What::File, e), &what, || {
+        sh.fs.lookup(&path)
+    });
+    let (t0, ino) = tri!(open.await);
     sh.endop(ts, gid, li, fo, t0, 0);
     ts.fds[fd] = Some(Fd {
         set,
@@ -174,15 +233,6 @@ async fn read_at<F: FileSystem>(
     Ok(got as u64)
 }
 
-macro_rules! tri {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(o) => return o,
-        }
-    };
-}
-
 /// Run flowop `fo` (master `gid`, `li`-th of its thread) once.
 pub(super) async fn flowop<F: FileSystem>(
     sh: &Shared<F>,
@@ -205,22 +255,13 @@ pub(super) async fn flowop<F: FileSystem>(
             let Some(set) = fo.fileset else {
                 return no_fileset(fo);
             };
-            let index = fo.indexed.as_ref().map(|n| n.get(&mut ts.rng));
-            let e = match sh.pick(set, What::File, false, index).await {
-                Ok(Some(e)) => e,
-                Ok(None) => return Out::NoRsc,
-                Err(o) => return o,
-            };
+            let e = tri!(pick_entry(sh, ts, fo, set, What::File, false).await);
             let path = sh.sets[set].borrow().path(What::File, e);
-            let t0 = sh.sim.now();
-            sh.sys(&mut ts.rng).await;
-            let ino = match sh.fs.create(&path).await {
-                Ok(i) => i,
-                Err(err) => {
-                    sh.unbusy(set, What::File, e, None, 0);
-                    return fs_err(fo, &format!("create {path}"), err);
-                }
-            };
+            let what = format!("create {path}");
+            let create = entry_call(sh, ts, fo, (set, What::File, e), &what, || {
+                sh.fs.create(&path)
+            });
+            let (t0, ino) = tri!(create.await);
             sh.endop(ts, gid, li, fo, t0, 0);
             ts.fds[fd] = Some(Fd {
                 set,
@@ -245,8 +286,7 @@ pub(super) async fn flowop<F: FileSystem>(
                         .await
                 );
             }
-            let t0 = sh.sim.now();
-            sh.sys(&mut ts.rng).await;
+            let (t0, ()) = timed(sh, ts, || async {}).await;
             sh.endop(ts, gid, li, fo, t0, 0);
             if let Some(e) = open.entry {
                 sh.unbusy(open.set, What::File, e, None, -1);
@@ -265,12 +305,10 @@ pub(super) async fn flowop<F: FileSystem>(
                 let Some(set) = fo.fileset else {
                     return no_fileset(fo);
                 };
-                let index = fo.indexed.as_ref().map(|n| n.get(&mut ts.rng));
-                match sh.pick(set, What::File, true, index).await {
-                    Ok(Some(e)) => (set, e),
-                    Ok(None) => return Out::NoRsc,
-                    Err(o) => return o,
-                }
+                (
+                    set,
+                    tri!(pick_entry(sh, ts, fo, set, What::File, true).await),
+                )
             };
             let open_cnt = sh.sets[set].borrow().files[e as usize].open_cnt;
             let mine_open = fd > 0 && ts.fds[fd].is_some();
@@ -280,9 +318,8 @@ pub(super) async fn flowop<F: FileSystem>(
                 return Out::Ok;
             }
             let path = sh.sets[set].borrow().path(What::File, e);
-            let t0 = sh.sim.now();
-            sh.sys(&mut ts.rng).await;
-            let _ = sh.fs.unlink(&path).await; // filebench ignores unlink's result
+            // filebench ignores unlink's result
+            let (t0, _) = timed(sh, ts, || sh.fs.unlink(&path)).await;
             sh.endop(ts, gid, li, fo, t0, 0);
             sh.unbusy(set, What::File, e, Some(false), -open_cnt);
             Out::Ok
@@ -297,25 +334,17 @@ pub(super) async fn flowop<F: FileSystem>(
                     ));
                 }
                 let ino = f.ino;
-                let t0 = sh.sim.now();
-                sh.sys(&mut ts.rng).await;
-                let _ = sh.fs.size(ino);
+                let (t0, _) = timed(sh, ts, || async { sh.fs.size(ino) }).await;
                 sh.endop(ts, gid, li, fo, t0, 0);
                 return Out::Ok;
             }
             let Some(set) = fo.fileset else {
                 return no_fileset(fo);
             };
-            let index = fo.indexed.as_ref().map(|n| n.get(&mut ts.rng));
-            let e = match sh.pick(set, What::File, true, index).await {
-                Ok(Some(e)) => e,
-                Ok(None) => return Out::NoRsc,
-                Err(o) => return o,
-            };
+            let e = tri!(pick_entry(sh, ts, fo, set, What::File, true).await);
             let path = sh.sets[set].borrow().path(What::File, e);
-            let t0 = sh.sim.now();
-            sh.sys(&mut ts.rng).await;
-            if sh.fs.stat(&path).await.is_err() {
+            let (t0, st) = timed(sh, ts, || sh.fs.stat(&path)).await;
+            if st.is_err() {
                 sh.error(format!("statfile flowop {} failed", fo.name));
             }
             sh.endop(ts, gid, li, fo, t0, 0);
@@ -336,9 +365,8 @@ pub(super) async fn flowop<F: FileSystem>(
                 ));
             }
             let ino = f.ino;
-            let t0 = sh.sim.now();
-            sh.sys(&mut ts.rng).await;
-            if let Err(e) = sh.fs.fsync(ino).await {
+            let (t0, r) = timed(sh, ts, || sh.fs.fsync(ino)).await;
+            if let Err(e) = r {
                 return fs_err(fo, "fsync", e);
             }
             sh.endop(ts, gid, li, fo, t0, 0);
@@ -350,9 +378,8 @@ pub(super) async fn flowop<F: FileSystem>(
                     Some(f) if f.entry.is_some() && Some(f.set) == fo.fileset => f.ino,
                     _ => continue,
                 };
-                let t0 = sh.sim.now();
-                sh.sys(&mut ts.rng).await;
-                if let Err(e) = sh.fs.fsync(ino).await {
+                let (t0, r) = timed(sh, ts, || sh.fs.fsync(ino)).await;
+                if let Err(e) = r {
                     return fs_err(fo, "fsync", e);
                 }
                 sh.endop(ts, gid, li, fo, t0, 0);
@@ -498,23 +525,16 @@ pub(super) async fn flowop<F: FileSystem>(
                 return no_fileset(fo);
             };
             let make = fo.kind == Kind::Makedir;
-            let index = fo.indexed.as_ref().map(|n| {
-                let n = n.get(&mut ts.rng);
-                n.saturating_mul(sh.sets[set].borrow().leafdirs.len() as u64 / 2)
-            });
-            let e = match sh.pick(set, What::LeafDir, !make, index).await {
-                Ok(Some(e)) => e,
-                Ok(None) => return Out::NoRsc,
-                Err(o) => return o,
-            };
+            let e = tri!(pick_entry(sh, ts, fo, set, What::LeafDir, !make).await);
             let path = sh.sets[set].borrow().path(What::LeafDir, e);
-            let t0 = sh.sim.now();
-            sh.sys(&mut ts.rng).await;
-            let _ = if make {
-                sh.fs.mkdir(&path).await.map(|_| ())
-            } else {
-                sh.fs.rmdir(&path).await
-            };
+            let (t0, _) = timed(sh, ts, || async {
+                if make {
+                    sh.fs.mkdir(&path).await.map(|_| ())
+                } else {
+                    sh.fs.rmdir(&path).await
+                }
+            })
+            .await;
             sh.endop(ts, gid, li, fo, t0, 0);
             sh.unbusy(set, What::LeafDir, e, Some(make), 0);
             Out::Ok
@@ -540,9 +560,8 @@ pub(super) async fn flowop<F: FileSystem>(
                 }
             };
             let path = sh.sets[set].borrow().dir_path(d);
-            let t0 = sh.sim.now();
-            sh.sys(&mut ts.rng).await;
-            let names = match sh.fs.readdir(&path).await {
+            let (t0, names) = timed(sh, ts, || sh.fs.readdir(&path)).await;
+            let names = match names {
                 Ok(n) => n,
                 Err(e) => {
                     sh.sets[set].borrow_mut().unbusy_dir(d);

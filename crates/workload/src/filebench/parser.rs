@@ -163,6 +163,12 @@ pub const RANDVAR_ATTRS: &[&str] = &[
     "name", "seed", "gamma", "mean", "min", "round", "type", "randsrc",
 ];
 
+/// The keyword `fileset[s]*`: `fileset`, `filesets`, ...
+fn is_fileset(w: &str) -> bool {
+    w.strip_prefix("fileset")
+        .is_some_and(|s| s.bytes().all(|c| c == b's'))
+}
+
 struct P<'a> {
     t: &'a [Token],
     i: usize,
@@ -377,83 +383,74 @@ impl P<'_> {
 
     fn process(&mut self, line: usize) -> Result<Command, FbError> {
         let attrs = self.attrs("define process", PROCESS_ATTRS)?;
-        self.expect(Tok::LBrace, "define process")?;
-        let mut threads = Vec::new();
+        let threads = self.block("define process", "thread", line, Self::thread)?;
+        Ok(Command::DefineProcess {
+            attrs,
+            threads,
+            line,
+        })
+    }
+
+    /// `thread attrs { flowops }`, from its keyword.
+    fn thread(&mut self) -> Result<ThreadDef, FbError> {
+        let line = self.line();
+        self.i += 1;
+        let attrs = self.attrs("thread", THREAD_ATTRS)?;
+        let flowops = self.block("thread", "flowop", line, Self::flowop)?;
+        Ok(ThreadDef {
+            attrs,
+            flowops,
+            line,
+        })
+    }
+
+    /// `flowop kind [attrs]`, from its keyword.
+    fn flowop(&mut self) -> Result<FlowopDef, FbError> {
+        let line = self.line();
+        self.i += 1;
+        let kind = self.word("flowop")?;
+        let attrs = if matches!(self.peek(), Some(Tok::Word(w)) if w != "flowop") {
+            self.attrs(&format!("flowop {kind}"), FLOWOP_ATTRS)?
+        } else {
+            Vec::new()
+        };
+        Ok(FlowopDef { kind, attrs, line })
+    }
+
+    /// `{ (keyword ...)+ }` of `ctx` (defined at `line`): a process's threads, a thread's
+    /// flowops, each parsed by `item` from its keyword.
+    fn block<T>(
+        &mut self,
+        ctx: &str,
+        keyword: &str,
+        line: usize,
+        item: impl Fn(&mut Self) -> Result<T, FbError>,
+    ) -> Result<Vec<T>, FbError> {
+        self.expect(Tok::LBrace, ctx)?;
+        let mut items = Vec::new();
         loop {
             match self.peek() {
                 Some(Tok::RBrace) => {
                     self.i += 1;
                     break;
                 }
-                Some(Tok::Word(w)) if w == "thread" => {
-                    let tline = self.line();
-                    self.i += 1;
-                    let attrs = self.attrs("thread", THREAD_ATTRS)?;
-                    self.expect(Tok::LBrace, "thread")?;
-                    let mut flowops = Vec::new();
-                    loop {
-                        match self.peek() {
-                            Some(Tok::RBrace) => {
-                                self.i += 1;
-                                break;
-                            }
-                            Some(Tok::Word(w)) if w == "flowop" => {
-                                let fline = self.line();
-                                self.i += 1;
-                                let kind = self.word("flowop")?;
-                                let attrs = if matches!(self.peek(), Some(Tok::Word(w)) if w != "flowop")
-                                {
-                                    self.attrs(&format!("flowop {kind}"), FLOWOP_ATTRS)?
-                                } else {
-                                    Vec::new()
-                                };
-                                flowops.push(FlowopDef {
-                                    kind,
-                                    attrs,
-                                    line: fline,
-                                });
-                            }
-                            Some(t) => {
-                                return Err(self.err(format!(
-                                    "thread: expected flowop or }} but found {}",
-                                    describe(t)
-                                )))
-                            }
-                            None => return Err(self.err("thread: missing }")),
-                        }
-                    }
-                    if flowops.is_empty() {
-                        return Err(FbError::at(
-                            tline,
-                            "thread: no flowops (the grammar needs one or more)",
-                        ));
-                    }
-                    threads.push(ThreadDef {
-                        attrs,
-                        flowops,
-                        line: tline,
-                    });
-                }
+                Some(Tok::Word(w)) if w == keyword => items.push(item(self)?),
                 Some(t) => {
                     return Err(self.err(format!(
-                        "define process: expected thread or }} but found {}",
+                        "{ctx}: expected {keyword} or }} but found {}",
                         describe(t)
                     )))
                 }
-                None => return Err(self.err("define process: missing }")),
+                None => return Err(self.err(format!("{ctx}: missing }}"))),
             }
         }
-        if threads.is_empty() {
+        if items.is_empty() {
             return Err(FbError::at(
                 line,
-                "define process: no threads (the grammar needs one or more)",
+                format!("{ctx}: no {keyword}s (the grammar needs one or more)"),
             ));
         }
-        Ok(Command::DefineProcess {
-            attrs,
-            threads,
-            line,
-        })
+        Ok(items)
     }
 
     fn command(&mut self) -> Result<Option<Command>, FbError> {
@@ -479,13 +476,11 @@ impl P<'_> {
                         single_file: true,
                         line,
                     },
-                    _ if what.starts_with("fileset") && what[7..].bytes().all(|c| c == b's') => {
-                        Command::DefineFileset {
-                            attrs: self.attrs("define fileset", FILESET_ATTRS)?,
-                            single_file: false,
-                            line,
-                        }
-                    }
+                    _ if is_fileset(&what) => Command::DefineFileset {
+                        attrs: self.attrs("define fileset", FILESET_ATTRS)?,
+                        single_file: false,
+                        line,
+                    },
                     _ if what.starts_with("process") => self.process(line)?,
                     "flowop" => {
                         return refuse("define flowop", "composite flowops are not implemented")
@@ -506,9 +501,7 @@ impl P<'_> {
             }
             "create" => {
                 let what = self.word("create")?;
-                if what != "files"
-                    && !(what.starts_with("fileset") && what[7..].bytes().all(|c| c == b's'))
-                {
+                if what != "files" && !is_fileset(&what) {
                     return Err(FbError::at(
                         line,
                         format!("create {what}: expected create files"),
