@@ -90,6 +90,13 @@ pub struct ZoneDescriptor {
     pub padding: bool,
 }
 
+impl ZoneDescriptor {
+    /// A ZNS+ TL-open zone (its attributes say so).
+    pub fn is_tl_open(&self) -> bool {
+        self.attributes & ZA_TL_OPEN != 0
+    }
+}
+
 /// The controller's record of one zone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Zone {

@@ -333,6 +333,34 @@ fn torture_kill_a_few_seeds() {
     assert!(s.contains("6 seeds") && s.contains("0 failed"), "{s}");
 }
 
+/// The real-process torture of the F2FS-like file system on ZNS+ (both images, every file
+/// call logged by the child): seeds 1-4 kill the writer at 1.5 s, 3.5 s, 0.2 s and 0.08 s of
+/// wall time, two of them again while a second process mounts and reads.
+#[test]
+fn torture_kill_lfs_a_few_seeds() {
+    let o = znslab(&[
+        "torture",
+        "--kill",
+        "--workload",
+        "lfs",
+        "--seeds",
+        "4",
+        "--seed",
+        "1",
+    ]);
+    let s = text(&o.stdout);
+    assert!(o.status.success(), "{s}{}", text(&o.stderr));
+    assert!(s.contains("4 seeds") && s.contains("0 failed"), "{s}");
+    // The late kills land after the writers filled the volume: compaction ran before them.
+    let took: u64 = s
+        .split("the devices took ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the lfs line");
+    assert!(took > 0, "{s}");
+}
+
 /// Flip one byte of the image where `needle` is stored.
 fn flip_byte_of(img: &str, needle: &[u8], at: usize) {
     let mut bytes = std::fs::read(img).expect("reads");

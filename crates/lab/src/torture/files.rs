@@ -17,6 +17,8 @@ use std::rc::Rc;
 use host::fs::{FileSystem, FsError, Ino};
 use sim::{Rng, SimDuration};
 
+use super::files_log::{Event, Log, SharedLog};
+
 /// Block size the workload writes in (F2FS's).
 pub(crate) const BLOCK: usize = 4096;
 const MAGIC: u64 = 0x7a6e_736c_6162_6631; // "znslabf1"
@@ -47,55 +49,6 @@ fn version_of(file: u64, block: u64, buf: &[u8]) -> Option<u64> {
     (want == buf).then_some(v)
 }
 
-/// What the log knows of one block.
-#[derive(Clone, Copy, Debug, Default)]
-struct BlockLog {
-    /// The version a durability point covers (0: none).
-    durable: u64,
-    /// The last version acknowledged, and the last issued.
-    acked: u64,
-    issued: u64,
-}
-
-/// What the log knows of one file.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct FileLog {
-    id: u64,
-    blocks: Vec<BlockLog>,
-    /// Size acknowledged, largest issued, and made durable.
-    acked_size: u64,
-    max_size: u64,
-    durable_size: u64,
-    /// The create returned; created and made durable (fsync or sync acknowledged).
-    created: bool,
-    durable: bool,
-    /// Unlink issued; acknowledged; a sync acknowledged after it.
-    unlink_issued: bool,
-    unlinked: bool,
-    unlink_durable: bool,
-}
-
-impl FileLog {
-    /// A durability point (fsync or sync issued now, acknowledged): what was acknowledged.
-    fn make_durable(&mut self) {
-        if !self.created {
-            return;
-        }
-        if self.unlinked {
-            self.unlink_durable = true;
-            return;
-        }
-        self.durable = true;
-        self.durable_size = self.acked_size;
-        for b in &mut self.blocks {
-            b.durable = b.acked;
-        }
-    }
-}
-
-/// Every file the writers made, by path.
-pub(crate) type FilesLog = Rc<RefCell<BTreeMap<String, FileLog>>>;
-
 /// Run `writers` writer tasks on `fs` until the simulation stops them (the power cut), each
 /// in directory `/w{i}`, logging into `log`. A failed call stops its writer and is kept in
 /// `failed` (a fault may cause it; anything else is a failure the caller reports).
@@ -106,7 +59,7 @@ pub(crate) fn start<F: FileSystem>(
     rng: &Rng,
     writers: u32,
     ballast: u64,
-    log: FilesLog,
+    log: SharedLog,
     failed: Rc<RefCell<Option<String>>>,
 ) {
     let sim = fs.sim().clone();
@@ -129,7 +82,7 @@ async fn writer<F: FileSystem>(
     w: u32,
     ballast: u64,
     rng: &mut Rng,
-    log: &FilesLog,
+    log: &SharedLog,
     sim: &sim::Sim,
 ) -> Result<(), FsError> {
     let dir = format!("/w{w}");
@@ -151,14 +104,9 @@ async fn writer<F: FileSystem>(
             }
             at += n;
         }
-        let mut snapshot = log.borrow()[&path].clone();
-        match fs.fsync(ino).await {
+        match fsync_logged(fs, log, &path, ino).await {
             Err(FsError::NoSpace) => full = true,
-            r => {
-                r?;
-                snapshot.make_durable();
-                *log.borrow_mut().get_mut(&path).expect("logged") = snapshot;
-            }
+            r => r?,
         }
         open.push((path, ino));
     }
@@ -186,7 +134,7 @@ async fn writer<F: FileSystem>(
             } else if op < 60 {
                 // Overwrite or append a run of blocks.
                 let (path, ino) = open[rng.below(open.len() as u64) as usize].clone();
-                let size = log.borrow()[&path].acked_size / BLOCK as u64;
+                let size = log.get().files[&path].acked_size / BLOCK as u64;
                 let first = if rng.below(3) == 0 {
                     size
                 } else {
@@ -197,21 +145,12 @@ async fn writer<F: FileSystem>(
             } else if op < 78 {
                 // fsync: issued now, what was acknowledged before it becomes durable.
                 let (path, ino) = open[rng.below(open.len() as u64) as usize].clone();
-                let mut snapshot = log.borrow()[&path].clone();
-                fs.fsync(ino).await?;
-                snapshot.make_durable();
-                let mut l = log.borrow_mut();
-                let f = l.get_mut(&path).expect("logged");
-                f.durable = true;
-                f.durable_size = f.durable_size.max(snapshot.durable_size);
-                for (b, s) in f.blocks.iter_mut().zip(&snapshot.blocks) {
-                    b.durable = b.durable.max(s.durable);
-                }
+                fsync_logged(fs, log, &path, ino).await?;
             } else if op < 88 {
                 // Read a file back: what was acknowledged (or a later version a call that
                 // failed, out of space, may have left).
                 let (path, ino) = open[rng.below(open.len() as u64) as usize].clone();
-                let f = log.borrow()[&path].clone();
+                let f = log.get().files[&path].clone();
                 let size = fs.size(ino)?;
                 for (i, b) in f.blocks.iter().enumerate() {
                     let at = i as u64 * BLOCK as u64;
@@ -236,17 +175,14 @@ async fn writer<F: FileSystem>(
             } else if op < 95 {
                 let i = rng.below(open.len() as u64) as usize;
                 let (path, _) = open.swap_remove(i);
-                log.borrow_mut()
-                    .get_mut(&path)
-                    .expect("logged")
-                    .unlink_issued = true;
+                log.record(Event::Unlink { path: path.clone() })?;
                 fs.unlink(&path).await?;
-                log.borrow_mut().get_mut(&path).expect("logged").unlinked = true;
+                log.record(Event::Unlinked { path })?;
                 if op == 88 {
-                    sync_all(fs, log).await?;
+                    sync_all(fs, log, w).await?;
                 }
             } else {
-                sync_all(fs, log).await?;
+                sync_all(fs, log, w).await?;
             }
             Ok::<(), FsError>(())
         }
@@ -260,73 +196,66 @@ async fn writer<F: FileSystem>(
     }
 }
 
-/// `sync`: what every writer had acknowledged when it was issued becomes durable.
 /// Create file `path` with log id `id`, logged before the call (a cut during it may leave
 /// the file or not) and marked created after it.
 async fn create_logged<F: FileSystem>(
     fs: &F,
-    log: &FilesLog,
+    log: &SharedLog,
     path: &str,
     id: u64,
 ) -> Result<host::fs::Ino, FsError> {
-    log.borrow_mut().insert(
-        path.to_string(),
-        FileLog {
-            id,
-            ..FileLog::default()
-        },
-    );
-    let ino = fs.create(path).await?;
-    log.borrow_mut().get_mut(path).expect("logged").created = true;
+    let path = path.to_string();
+    log.record(Event::Create {
+        path: path.clone(),
+        id,
+    })?;
+    let ino = fs.create(&path).await?;
+    log.record(Event::Created { path })?;
     Ok(ino)
 }
 
-async fn sync_all<F: FileSystem>(fs: &F, log: &FilesLog) -> Result<(), FsError> {
-    let snapshot: Vec<String> = log.borrow().keys().cloned().collect();
-    let before: BTreeMap<String, FileLog> = log.borrow().clone();
+/// `fsync`: issued now, what was acknowledged before it becomes durable.
+async fn fsync_logged<F: FileSystem>(
+    fs: &F,
+    log: &SharedLog,
+    path: &str,
+    ino: Ino,
+) -> Result<(), FsError> {
+    let path = path.to_string();
+    log.record(Event::Fsync { path: path.clone() })?;
+    fs.fsync(ino).await?;
+    log.record(Event::Fsynced { path })
+}
+
+/// `sync` by writer `w`: what every writer had acknowledged when it was issued becomes
+/// durable.
+async fn sync_all<F: FileSystem>(fs: &F, log: &SharedLog, w: u32) -> Result<(), FsError> {
+    log.record(Event::Sync { writer: w })?;
     fs.sync().await?;
-    let mut l = log.borrow_mut();
-    for path in snapshot {
-        // Only what the writers had acknowledged before the sync was issued.
-        let mut s = before[&path].clone();
-        s.make_durable();
-        let f = l.get_mut(&path).expect("logged");
-        f.durable |= s.durable;
-        f.unlink_durable |= s.unlink_durable;
-        f.durable_size = f.durable_size.max(s.durable_size);
-        for (b, sb) in f.blocks.iter_mut().zip(&s.blocks) {
-            b.durable = b.durable.max(sb.durable);
-        }
-    }
-    Ok(())
+    log.record(Event::Synced { writer: w })
 }
 
 /// Write blocks `first..first + n` of file `path`, logging issued and acknowledged versions.
 async fn write_blocks<F: FileSystem>(
     fs: &F,
-    log: &FilesLog,
+    log: &SharedLog,
     path: &str,
     ino: Ino,
     first: u64,
     n: u64,
     buf: &mut [u8],
 ) -> Result<(), FsError> {
-    let (id, versions) = {
-        let mut l = log.borrow_mut();
-        let f = l.get_mut(path).expect("logged");
-        let end = (first + n) as usize;
-        if f.blocks.len() < end {
-            f.blocks.resize(end, BlockLog::default());
-        }
-        let versions: Vec<u64> = (first..first + n)
-            .map(|b| {
-                let bl = &mut f.blocks[b as usize];
-                bl.issued += 1;
-                bl.issued
-            })
-            .collect();
-        f.max_size = f.max_size.max((first + n) * BLOCK as u64);
-        (f.id, versions)
+    let path = path.to_string();
+    log.record(Event::Write {
+        path: path.clone(),
+        first,
+        n,
+    })?;
+    let (id, versions): (u64, Vec<u64>) = {
+        let l = log.get();
+        let f = &l.files[&path];
+        let blocks = &f.blocks[first as usize..(first + n) as usize];
+        (f.id, blocks.iter().map(|b| b.issued).collect())
     };
     for (k, &v) in versions.iter().enumerate() {
         block_image(
@@ -338,19 +267,12 @@ async fn write_blocks<F: FileSystem>(
     }
     fs.write(ino, first * BLOCK as u64, &buf[..n as usize * BLOCK])
         .await?;
-    let mut l = log.borrow_mut();
-    let f = l.get_mut(path).expect("logged");
-    for (k, &v) in versions.iter().enumerate() {
-        let b = &mut f.blocks[first as usize + k];
-        b.acked = b.acked.max(v);
-    }
-    f.acked_size = f.acked_size.max((first + n) * BLOCK as u64);
-    Ok(())
+    log.record(Event::Wrote { path })
 }
 
 /// After power-on and a mount: check `fs` against the log. Returns the blocks checked.
-pub(crate) async fn check<F: FileSystem>(fs: &F, log: &FilesLog) -> Result<u64, String> {
-    let log = log.borrow().clone();
+pub(crate) async fn check<F: FileSystem>(fs: &F, log: &Log) -> Result<u64, String> {
+    let log = &log.files;
     let mut checked = 0;
     // Nothing that was never created.
     let mut dirs: BTreeMap<String, ()> = BTreeMap::new();
@@ -373,7 +295,7 @@ pub(crate) async fn check<F: FileSystem>(fs: &F, log: &FilesLog) -> Result<u64, 
         }
     }
     let mut buf = vec![0u8; BLOCK];
-    for (path, f) in &log {
+    for (path, f) in log {
         let st = match fs.stat(path).await {
             Ok(st) => st,
             Err(FsError::NotFound(_)) => {
@@ -429,13 +351,14 @@ pub(crate) async fn check<F: FileSystem>(fs: &F, log: &FilesLog) -> Result<u64, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::torture::files_log::FileLog;
     use host::fs::MemFs;
     use sim::{Sim, SimInstant};
 
-    fn run(cut_ms: u64, seed: u64) -> (Rc<MemFs>, FilesLog, Sim) {
+    fn run(cut_ms: u64, seed: u64) -> (Rc<MemFs>, Log, Sim) {
         let sim = Sim::new(seed);
         let fs = Rc::new(MemFs::new(&sim, 1 << 30));
-        let log: FilesLog = Rc::default();
+        let log: SharedLog = Rc::default();
         let failed = Rc::new(RefCell::new(None));
         start(
             fs.clone(),
@@ -449,6 +372,7 @@ mod tests {
         // The writers stop where they stand.
         sim.power_cut();
         assert_eq!(*failed.borrow(), None);
+        let log = log.snapshot();
         (fs, log, sim)
     }
 
@@ -456,7 +380,7 @@ mod tests {
     fn a_file_system_that_loses_nothing_passes() {
         for seed in 0..5 {
             let (fs, log, sim) = run(20, seed);
-            assert!(log.borrow().len() > 10, "{} files", log.borrow().len());
+            assert!(log.files.len() > 10, "{} files", log.files.len());
             let n = sim
                 .block_on(async move { check(&*fs, &log).await })
                 .unwrap();
@@ -468,7 +392,7 @@ mod tests {
     fn lost_durable_data_or_stray_bytes_are_caught() {
         let (fs, log, sim) = run(20, 7);
         let durable: Vec<(String, FileLog)> = log
-            .borrow()
+            .files
             .iter()
             .filter(|(_, f)| {
                 f.durable && !f.unlink_issued && f.blocks.iter().any(|b| b.durable > 0)

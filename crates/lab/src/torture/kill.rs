@@ -25,10 +25,12 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use device::{Controller, DeviceHandle, OpenMode};
-use sim::{Rng, Sim, SimInstant};
+use sim::{Rng, Sim, SimDuration, SimInstant};
 
-use crate::stack::{self, FsStart, Stack};
+use crate::stack::{self, FsStack, FsStart, Stack};
 
+use super::files_log::{Event, FilesLog, Log};
+use super::lfs;
 use super::raw::ZoneLog;
 use super::store::{key, Write, KEYS};
 use super::{
@@ -213,6 +215,9 @@ pub fn child(a: &ChildArgs) -> anyhow::Result<ExitCode> {
         no_faults: true,
     };
     let d = draw(a.seed, &forced);
+    if a.workload.as_deref() == Some("lfs") {
+        return lfs_child(a, phase, image, &d);
+    }
     // The parent passes what it drew (possibly forced); the child uses the same.
     let workload = a.workload.as_deref().unwrap_or(d.workload);
     let workload: &'static str = WORKLOADS
@@ -295,6 +300,57 @@ pub fn child(a: &ChildArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The child of an lfs seed: the file workload on the two images, each call logged to the
+/// acknowledgement file (`files_log.rs`); or a process that mounts and reads.
+fn lfs_child(a: &ChildArgs, phase: &str, image: &Path, d: &Drawn) -> anyhow::Result<ExitCode> {
+    let scheme = match a.scheme.as_deref() {
+        Some(s) => lfs::LFS_SCHEMES
+            .iter()
+            .copied()
+            .find(|x| *x == s)
+            .ok_or_else(|| anyhow::anyhow!("--scheme {s}: not one of {:?}", lfs::LFS_SCHEMES))?,
+        None => lfs::draw(&d.rng).0,
+    };
+    let r = match phase {
+        "workload" => {
+            let ack_path = a
+                .ack_log
+                .as_ref()
+                .ok_or_else(|| anyhow::anyhow!("--kill-child needs --ack-log"))?;
+            let log = Rc::new(FilesLog::with_journal(File::create(ack_path)?));
+            let main = Controller::open_image(image).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let meta = Controller::open_image(&lfs::meta_image(image))
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let sim = Sim::new(a.seed);
+            let st = FsStack::new(&sim, main, meta, 4);
+            let failed = Rc::new(RefCell::new(None));
+            lfs::start(&sim, &st, &d.rng, scheme, log.clone(), failed.clone());
+            // What the device has done, every 50 ms of virtual time, for the report.
+            let (dev, sim2, failed2) = (st.main.dev.clone(), sim.clone(), failed.clone());
+            sim.spawn(async move {
+                loop {
+                    sim2.sleep(SimDuration::from_ms(50)).await;
+                    let k = dev.with(|c| c.counters().clone());
+                    let e = Event::Device([k.zone_compactions, k.tl_opens, k.zone_resets]);
+                    if let Err(e) = log.record(e) {
+                        failed2.borrow_mut().get_or_insert(e.to_string());
+                    }
+                }
+            });
+            sim.run_until(SimInstant::from_ns(CHILD_VIRTUAL_NS));
+            let e = failed.borrow_mut().take();
+            e.map_or(Ok(()), Err)
+        }
+        "recover" => lfs::recover_and_read(image, a.seed, scheme),
+        other => anyhow::bail!("--kill-child {other}: workload or recover"),
+    };
+    if let Err(e) = r {
+        eprintln!("child: {e}");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// How one child ended.
 enum End {
     Killed,
@@ -338,6 +394,11 @@ struct Tally {
     synced: usize,
     keys: usize,
     blocks: u64,
+    files: usize,
+    file_blocks: u64,
+    /// What the lfs children's devices had done before their kills: zone_compactions,
+    /// TL_opens, resets.
+    lfs_device: [u64; 3],
     failures: u64,
     by_design: BTreeMap<&'static str, u64>,
     by_workload: BTreeMap<&'static str, u64>,
@@ -365,7 +426,22 @@ pub fn run(
             ..*forced
         };
         let d = draw(seed, &forced);
-        if let Err(e) = one(seed, &d, dir, a.verbose, &mut t) {
+        // An lfs seed draws its own scheme (zns, izc, znsplus).
+        let d = if d.workload == "lfs" {
+            Drawn {
+                scheme: lfs::draw(&d.rng).0,
+                design: "znsplus",
+                ..d
+            }
+        } else {
+            d
+        };
+        let r = if d.workload == "lfs" {
+            one_lfs(seed, &d, dir, a.verbose, &mut t)
+        } else {
+            one(seed, &d, dir, a.verbose, &mut t)
+        };
+        if let Err(e) = r {
             t.failures += 1;
             out(&format!(
                 "seed {seed}: FAILED: {e} [{} on {}, {}]",
@@ -385,6 +461,13 @@ pub fn run(
             .collect::<Vec<_>>()
             .join(", ")
     };
+    if t.by_workload.contains_key("lfs") {
+        out(&format!(
+            "lfs: {} files and {} file blocks checked after the kills; before them the devices \
+             took {} zone_compactions, {} TL_opens, {} zone resets",
+            t.files, t.file_blocks, t.lfs_device[0], t.lfs_device[1], t.lfs_device[2]
+        ));
+    }
     out(&format!(
         "torture --kill: {} seeds, {} processes killed ({} while recovering or reading), {} \
          ended before their kill, {} killed before mkfs finished; {} store writes acknowledged \
@@ -406,6 +489,119 @@ pub fn run(
         wall.elapsed().as_secs_f64()
     ));
     Ok(t.failures == 0)
+}
+
+/// The arguments of seed `seed`'s child, on image `img` logging to `acks` (the phase last).
+fn child_args(seed: u64, d: &Drawn, img: &Path, acks: &Path) -> Vec<String> {
+    [
+        "torture",
+        "--seed",
+        &seed.to_string(),
+        "--workload",
+        d.workload,
+        "--scheme",
+        d.scheme,
+        "--design",
+        d.design,
+        "--image",
+        &img.display().to_string(),
+        "--ack-log",
+        &acks.display().to_string(),
+        "--kill-child",
+        "workload",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// One lfs seed: make both images, run the file workload in a child and kill it, in half the
+/// seeds also a child that mounts and reads, then check against the file log the child wrote.
+fn one_lfs(seed: u64, d: &Drawn, dir: &Path, verbose: bool, t: &mut Tally) -> Result<(), String> {
+    let base = dir.join(format!("znslab-kill-{}-{seed}", std::process::id()));
+    let img = base.with_extension("img");
+    let acks_path = base.with_extension("acks");
+    let err_path = base.with_extension("stderr");
+    let _cleanup = (
+        RemoveOnDrop(img.clone()),
+        RemoveOnDrop(lfs::meta_image(&img)),
+        RemoveOnDrop(acks_path.clone()),
+        RemoveOnDrop(err_path.clone()),
+    );
+    let (main, meta) = lfs::create_images(&img).map_err(|e| format!("creating the images: {e}"))?;
+    for c in [main, meta] {
+        c.close().map_err(|e| format!("creating the images: {e}"))?;
+    }
+    let mut k = Rng::new(seed).stream("kill");
+    // The writers fill most of the volume in their first ~0.6 s of virtual time, about the
+    // first second of wall time; compaction, threaded logging and checkpoints come after.
+    let delay_us = if k.below(4) == 0 {
+        1_000 + k.below(300_000)
+    } else {
+        300_000 + k.below(4_000_000)
+    };
+    let mut args = child_args(seed, d, &img, &acks_path);
+    match run_child(&args, Duration::from_micros(delay_us), &err_path)
+        .map_err(|e| format!("running the child: {e}"))?
+    {
+        End::Killed => t.kills += 1,
+        End::Exited(status, _) if status.success() => t.exited_first += 1,
+        End::Exited(status, err) => {
+            return Err(format!(
+                "the child failed before its kill ({status}): {}",
+                err.trim()
+            ))
+        }
+    }
+    let text = match std::fs::read(&acks_path) {
+        Ok(t) => String::from_utf8_lossy(&t).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("acknowledgement file: {e}")),
+    };
+    let log = Log::replay(&text)?;
+    if verbose {
+        let unlinked = log.files.values().filter(|f| f.unlinked).count();
+        eprintln!(
+            "seed {seed} ({}): killed after {:.3} s; the child made {} files ({unlinked} \
+             unlinked) and wrote {} blocks; its device took {} zone_compactions, {} TL_opens, \
+             {} resets",
+            d.scheme,
+            delay_us as f64 / 1e6,
+            log.files.len(),
+            log.blocks_written(),
+            log.device[0],
+            log.device[1],
+            log.device[2]
+        );
+    }
+    if log.made && k.below(2) == 0 {
+        let n = args.len();
+        args[n - 1] = "recover".into();
+        let delay = Duration::from_micros(1_000 + k.below(500_000));
+        match run_child(&args, delay, &err_path)
+            .map_err(|e| format!("running the recovering child: {e}"))?
+        {
+            End::Killed => t.recover_kills += 1,
+            End::Exited(status, _) if status.success() => t.exited_first += 1,
+            End::Exited(status, err) => {
+                return Err(format!(
+                    "the recovering child failed ({status}): {}",
+                    err.trim()
+                ))
+            }
+        }
+    }
+    t.before_mkfs += u64::from(!log.made);
+    for (sum, n) in t.lfs_device.iter_mut().zip(log.device) {
+        *sum += n;
+    }
+    let (files, blocks) = lfs::check_power_on(&img, seed, d.scheme, log)?;
+    t.files += files;
+    t.file_blocks += blocks;
+    *t.by_design.entry(d.design).or_default() += 1;
+    *t.by_workload.entry(d.workload).or_default() += 1;
+    *t.by_scheme.entry(d.scheme).or_default() += 1;
+    Ok(())
 }
 
 /// One seed: create, run and kill the child(ren), check.
@@ -438,26 +634,7 @@ fn one(seed: u64, d: &Drawn, dir: &Path, verbose: bool, t: &mut Tally) -> Result
     } else {
         1_000 + k.below(300_000)
     };
-    let mut args: Vec<String> = [
-        "torture",
-        "--seed",
-        &seed.to_string(),
-        "--workload",
-        d.workload,
-        "--scheme",
-        d.scheme,
-        "--design",
-        d.design,
-        "--image",
-        &img.display().to_string(),
-        "--ack-log",
-        &acks_path.display().to_string(),
-        "--kill-child",
-        "workload",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut args = child_args(seed, d, &img, &acks_path);
     match run_child(&args, Duration::from_micros(delay_us), &err_path)
         .map_err(|e| format!("running the child: {e}"))?
     {

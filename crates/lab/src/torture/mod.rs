@@ -32,6 +32,7 @@ use sim::{Rng, Sim, SimDuration, SimInstant};
 
 mod check;
 pub(crate) mod files;
+pub(crate) mod files_log;
 pub mod kill;
 mod lfs;
 mod raw;
@@ -214,11 +215,7 @@ fn one_lfs(
     dir: &std::path::Path,
     verbose: bool,
 ) -> Result<Outcome, (&'static str, &'static str, u64, String)> {
-    let mut l = rng.stream("lfs");
-    let scheme = lfs::LFS_SCHEMES[l.below(lfs::LFS_SCHEMES.len() as u64) as usize];
-    // The writers fill most of the volume in the first ~0.6 s; cuts up to 2.5 s meet
-    // compaction, threaded logging and checkpoints.
-    let cut_ns = 1 + l.below(2_500_000_000);
+    let (scheme, cut_ns) = lfs::draw(rng);
     let c = lfs::one_seed(seed, rng, scheme, cut_ns, dir, verbose)
         .map_err(|e| (scheme, "znsplus", cut_ns, format!("{e} [lfs]")))?;
     Ok(Outcome {
@@ -445,12 +442,6 @@ impl Options {
             if d != "cczns" && needs_cczns(s) {
                 anyhow::bail!("--scheme {s} needs --design cczns (CCZNS commands), not {d}");
             }
-        }
-        if forced.workload == Some("lfs") && self.kill {
-            anyhow::bail!(
-                "--workload lfs: not with --kill yet (the file workload's log is not written \
-                 for a killed child); run it with simulated power cuts"
-            );
         }
         if forced.design == Some("tcssd") && forced.workload == Some("raw") {
             anyhow::bail!("--workload raw runs on zoned designs only, not tcssd");
