@@ -205,7 +205,10 @@ impl DeviceMeta {
                 buf.fill(0);
                 Ok(())
             }
-            s => Err(format!("metadata read of block {addr}: NVMe status {s:?}")),
+            s => Err(format!(
+                "metadata read of block {addr}: NVMe status {s}: {}",
+                s.description()
+            )),
         }
     }
 
@@ -223,8 +226,9 @@ impl DeviceMeta {
             .await;
         if comp.status != device::Status::SUCCESS {
             return Err(format!(
-                "metadata write of block {addr}: NVMe status {:?}",
-                comp.status
+                "metadata write of block {addr}: NVMe status {}: {}",
+                comp.status,
+                comp.status.description()
             ));
         }
         Ok(())

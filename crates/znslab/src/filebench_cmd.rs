@@ -56,9 +56,17 @@ pub struct Args {
     /// Host CPU time of one system call, in nanoseconds.
     #[arg(long = "syscall-ns", default_value_t = 1000)]
     syscall_ns: u64,
+    /// lfs: the most host memory the devices' stored bytes may take (k, m, g suffixes), as
+    /// fio's `--mem-budget`. Default: half this machine's memory.
+    #[arg(long = "mem-budget")]
+    mem_budget: Option<String>,
 }
 
 fn parse_size(s: &str) -> anyhow::Result<u64> {
+    parse_size_of("--fs-size", s)
+}
+
+fn parse_size_of(flag: &str, s: &str) -> anyhow::Result<u64> {
     let t = s.trim();
     let (num, mult) = match t.as_bytes().last() {
         Some(b'k' | b'K') => (&t[..t.len() - 1], 1u64 << 10),
@@ -70,7 +78,7 @@ fn parse_size(s: &str) -> anyhow::Result<u64> {
     num.parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
-        .with_context(|| format!("--fs-size={s}: expected a size such as 512m or 4g"))
+        .with_context(|| format!("{flag}={s}: expected a size such as 512m or 4g"))
 }
 
 /// Run the workload on `fs`.
@@ -123,6 +131,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             size_flag
         );
     }
+    let mem_budget = match &a.mem_budget {
+        Some(b) => match parse_size_of("--mem-budget", b)? {
+            0 => bail!("--mem-budget={b}: expected more than 0"),
+            n => n,
+        },
+        None => device::default_memory_budget(),
+    };
     if a.cores == 0 || a.cores > 1024 {
         bail!("--cores={}: expected 1 to 1024", a.cores);
     }
@@ -166,16 +181,30 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             run_on(&sim, MemFs::new(&sim, fs_size), w.clone(), cfg, seed)
         }
         Some(((main, meta), lcfg)) => {
-            let main = device::Controller::in_memory(main)?;
-            let meta = device::Controller::in_memory(meta)?;
+            let mut main = device::Controller::in_memory(main)?;
+            let mut meta = device::Controller::in_memory(meta)?;
+            main.set_memory_budget(mem_budget);
+            meta.set_memory_budget(mem_budget);
             let st = lab::stack::FsStack::new(&sim, main, meta, a.cores);
+            // What a device said when it refused a command (its memory budget, say): the
+            // file system only sees the status.
+            let cause = || {
+                let c = st.main.dev.with(|c| c.image_error());
+                c.or_else(|| st.meta_dev.with(|c| c.image_error()))
+            };
             let (io, mio) = (st.main.io.clone(), st.meta.clone());
             let fs = sim
                 .block_on(async move { Lfs::mkfs(io, mio, lcfg).await })
-                .map_err(|e| anyhow::anyhow!("mkfs: {e}"))?;
+                .map_err(|e| match cause() {
+                    Some(why) => anyhow::anyhow!("mkfs: {e}: {why}"),
+                    None => anyhow::anyhow!("mkfs: {e}"),
+                })?;
             let fs = Rc::new(fs);
             let r = run_on(&sim, fs.clone(), w.clone(), cfg, seed);
             extra = Some(lfs_json(&a.scheme, &fs.counters(), &st.main.dev));
+            if let Some(why) = cause() {
+                eprintln!("znslab filebench: the device: {why}");
+            }
             r
         }
     }

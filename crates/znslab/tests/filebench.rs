@@ -201,6 +201,8 @@ fn bad_input_is_refused_with_the_line() {
         (vec!["--set", "nfile=10"], "no variable $nfile"),
         (vec!["--output-format", "xml"], "--output-format"),
         (vec!["--fs-size", "lots"], "--fs-size"),
+        (vec!["--mem-budget", "0"], "--mem-budget"),
+        (vec!["--mem-budget", "lots"], "--mem-budget"),
     ] {
         let (_, err, code) = run(FILESERVER, &args);
         assert_eq!(code, 2);
@@ -210,6 +212,27 @@ fn bad_input_is_refused_with_the_line() {
     let (_, err, code) = run(FILESERVER, &["--fs-size", "16m"]);
     assert_eq!(code, 2);
     assert!(err.contains("--fs-size"), "{err}");
+}
+
+/// A device in memory that reaches its memory budget says so, not only with its status.
+#[test]
+fn the_memory_budget_is_named_when_the_device_refuses() {
+    let o = znslab(&[
+        "filebench",
+        FILESERVER,
+        "--runtime",
+        "1",
+        "--fs-size",
+        "4g",
+        "--mem-budget",
+        "16m",
+    ]);
+    let err = text(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("memory budget of 16.0 MiB") && err.contains("INTERNAL_ERROR"),
+        "{err}"
+    );
 }
 
 #[test]
