@@ -420,7 +420,7 @@ fn background_plugging_yields_to_the_command_whose_arrival_finds_the_die_idle() 
 fn lba_and_ppa_ordered_plugging_leave_the_same_bytes() {
     // Valid: chunks 2-5 and 9 whole, and every third block of chunks 6-8 and 10-63; the host
     // writes runs of the invalid blocks in increasing order, with idle time between writes.
-    let valid_block = |b: u64| matches!(b / 4, 2..=5 | 9) || (b >= 24 && b % 3 == 0);
+    let valid_block = |b: u64| matches!(b / 4, 2..=5 | 9) || (b >= 24 && b.is_multiple_of(3));
     let run = |plugging| {
         let (mut d, _) = full_zone(plugging);
         let valid: Vec<u64> = (0..256).filter(|&b| valid_block(b)).collect();
