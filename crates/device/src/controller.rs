@@ -325,9 +325,6 @@ impl Controller {
             self.link_to_host.prune(now.as_ns());
             self.engine.prune(now.as_ns());
         }
-        // Work the device starts itself happens at command boundaries, in virtual time.
-        let (design, mut m) = self.split();
-        design.background(&mut m, now);
         let ready = now + self.overhead;
         let zoned = matches!(
             command,
@@ -458,6 +455,14 @@ impl Controller {
             }
             (r, false) => r,
         };
+        // Work the device starts itself happens at command boundaries, in virtual time, and
+        // yields to the host: it runs after the arriving command has queued its own flash work,
+        // so it takes only dies still idle with that command issued (ZNS+ §3.2.2: background
+        // plugging "when the target flash chip is idle"; the artifact's FEMU runs it at the end
+        // of each submission-queue pass, after the commands the pass fetched). It changes no
+        // bytes the command persisted.
+        let (design, mut m) = self.split();
+        design.background(&mut m, now);
         match result {
             Ok((result, done)) => Completion {
                 status: Status::SUCCESS,

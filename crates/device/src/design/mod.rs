@@ -328,7 +328,9 @@ pub trait Design: Any {
     /// Power cycle: forget what a power loss forgets.
     fn power_cycle(&mut self) {}
 
-    /// Work the device starts itself at a command boundary (none of today's designs).
+    /// Work the device starts itself at a command boundary, after the command arriving there
+    /// has issued its own work (host first: ZNS+'s PPA-ordered plugging takes only dies still
+    /// idle then). It must change no persisted state.
     fn background(&mut self, _m: &mut Media, _now: SimInstant) {}
 
     // ---- accounting -----------------------------------------------------------------------

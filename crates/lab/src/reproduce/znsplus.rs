@@ -20,7 +20,9 @@ use crate::spec::{tags, DeviceChoice, RunSpec, Work};
 /// Bumped when a change moves the figures (an earlier run is not reused across it).
 /// 2: TL_open's bitmap covers the whole zone capacity, so threaded logging works on zones
 /// that are not whole 2 MiB segments (Fig. 12's 24 and 40 chips at the default scale).
-pub(super) const MODEL_VERSION: u64 = 2;
+/// 3: PPA-ordered (background) plugging runs after the arriving command has issued its flash
+/// work, so that command never waits for a copy its own arrival started.
+pub(super) const MODEL_VERSION: u64 = 3;
 
 /// The scale when none is given: 1 GiB file systems, ~7 min on 2 cores.
 pub(super) const DEFAULT_SCALE: f64 = 0.0625;

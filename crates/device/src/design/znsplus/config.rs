@@ -10,7 +10,8 @@ pub enum Plugging {
     /// path, and fully valid chunks right after each write.
     Lba,
     /// PPA-ordered (§3.2.2): fully valid chunks next in line are also copied in the background
-    /// on chips idle at that virtual instant, yielding to host work; the rest as LBA-ordered.
+    /// on chips idle at a command boundary once the arriving command has issued its work
+    /// (yielding to it); the rest as LBA-ordered.
     /// The paper's evaluated default (§4: "PP on").
     #[default]
     Ppa,

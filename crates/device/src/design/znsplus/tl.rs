@@ -19,7 +19,9 @@
 //! plugging (`Plugging::Ppa`), each die's next chunk, when it holds valid blocks only, is
 //! copied in the background at command boundaries if the die is idle at that instant
 //! (`tl_background`), so chips run ahead of the write pointer on their own blocks; the write
-//! pointer copies whatever is left.
+//! pointer copies whatever is left. The controller calls it after the arriving command has
+//! issued its flash work, so background copies take only dies that command left idle (host
+//! first); a copy once issued runs to its end (no program suspend).
 //!
 //! The bitmap is kept in the zone's out-of-band area of an image (a Reset punches it), so a
 //! TL-open zone stays TL-open across a reopen or a power cycle, with its write pointer.
