@@ -20,7 +20,11 @@ use crate::spec::{tags, DeviceChoice, RunSpec, Work};
 /// Bumped when a change moves the figures (an earlier run is not reused across it).
 /// 2: TL_open's bitmap covers the whole zone capacity, so threaded logging works on zones
 /// that are not whole 2 MiB segments (Fig. 12's 24 and 40 chips at the default scale).
-pub(super) const MODEL_VERSION: u64 = 2;
+/// 3: a regular file's page written back (flusher, throttled writer, fsync) is followed by
+/// `balance_fs`, as F2FS's `__write_data_page` does: foreground GC runs inside a large
+/// writeback instead of after it, and ZNS+'s threaded logging is no longer forced for most
+/// sections by the free space one writeback burst used up.
+pub(super) const MODEL_VERSION: u64 = 3;
 
 /// The scale when none is given: 1 GiB file systems, ~7 min on 2 cores.
 pub(super) const DEFAULT_SCALE: f64 = 0.0625;
