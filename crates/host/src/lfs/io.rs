@@ -338,27 +338,28 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 continue;
             }
             let b = self.alloc_block(ty).await?;
-            let mut st = self.st.borrow_mut();
-            let (nid, slot) = st.ensure_dnode(ino, idx)?;
-            let old = st.nodes[&nid].node.addrs()[slot];
-            if old == NULL {
-                st.new_pages -= 1;
-            } else {
-                st.sit.invalidate(old);
+            {
+                let mut st = self.st.borrow_mut();
+                let (nid, slot) = st.ensure_dnode(ino, idx)?;
+                let old = st.nodes[&nid].node.addrs()[slot];
+                if old == NULL {
+                    st.new_pages -= 1;
+                } else {
+                    st.sit.invalidate(old);
+                }
+                st.sit.set_valid(b, (nid, slot as u16));
+                if let Some(e) = st.nodes.get_mut(&nid) {
+                    e.node.addrs_mut()[slot] = b;
+                }
+                st.mark_dirty(nid);
+                if ty == LogType::HotData {
+                    st.dirty_dents -= 1;
+                }
+                st.cache.set_dirty((ino, idx), false);
+                let data = st.cache.peek((ino, idx)).map(|p| p.data.to_vec());
+                st.pending.push((b, data.unwrap_or_else(|| vec![0; BLOCK])));
+                st.counters.log_blocks[ty as usize] += 1;
             }
-            st.sit.set_valid(b, (nid, slot as u16));
-            if let Some(e) = st.nodes.get_mut(&nid) {
-                e.node.addrs_mut()[slot] = b;
-            }
-            st.mark_dirty(nid);
-            if ty == LogType::HotData {
-                st.dirty_dents -= 1;
-            }
-            st.cache.set_dirty((ino, idx), false);
-            let data = st.cache.peek((ino, idx)).map(|p| p.data.to_vec());
-            st.pending.push((b, data.unwrap_or_else(|| vec![0; BLOCK])));
-            st.counters.log_blocks[ty as usize] += 1;
-            drop(st);
             if balance {
                 // Boxed: balance_fs's checkpoint writes dentry pages back through here.
                 Box::pin(self.balance_fs()).await?;
