@@ -1,7 +1,8 @@
 //! The LFS page cache's dirty writeback (Linux's `vm.dirty_*` defaults): a writer over
 //! `dirty_ratio` writes back until under `dirty_background_ratio`; a file dirty longer than
 //! `dirty_expire` is written back at the flusher's next tick; with the flusher off, dirty
-//! pages stay in the cache until eviction or fsync.
+//! pages stay in the cache until eviction or fsync; a large writeback runs foreground GC page
+//! by page (F2FS's `f2fs_balance_fs` after each data page).
 
 use std::rc::Rc;
 
@@ -90,5 +91,77 @@ fn with_the_flusher_off_dirty_pages_wait_for_eviction() {
         fs.write(a, 0, &[4u8; 10]).await.unwrap();
         assert_eq!(fs.dirty_pages_of(a), 600);
         assert_eq!(fs.counters().writeback_pages, 0);
+    });
+}
+
+/// F2FS's `__write_data_page` calls `f2fs_balance_fs` after every data page it writes back
+/// (not for reclaim): a writeback of many sections' worth of pages runs foreground GC as it
+/// goes, so free sections never fall below the GC threshold, and (ZNS+) hybrid segment
+/// recycling is not pushed into forced threaded logging by one large writeback.
+#[test]
+fn a_large_writeback_runs_foreground_gc_page_by_page() {
+    let sim = Sim::new(1);
+    let dev = Rc::new(MemZoned::new(&sim, 4096, 40, 1024, 1024, 14, 14).with_znsplus(6));
+    let meta = Rc::new(MemMeta::new(1 << 20));
+    let off = Writeback {
+        background_pct: 100,
+        throttle_pct: 100,
+        expire: SimDuration::from_secs(30),
+        interval: SimDuration::ZERO,
+    };
+    let cfg = LfsConfig {
+        page_cache_pages: 8192,
+        writeback: off,
+        ..LfsConfig::izc()
+    };
+    let mut rng = sim.rng("wb-gc");
+    sim.block_on(async move {
+        let fs = Lfs::mkfs(dev, meta, cfg).await.unwrap();
+        let reserved = fs.geometry().reserved_secs;
+        let sec_bytes = fs.geometry().sec_blocks as u64 * 4096;
+        let (cap, _) = fs.capacity();
+        let file = 256u64 << 10;
+        let files = cap * 70 / 100 / file;
+        let mut inos = vec![];
+        for i in 0..files {
+            let ino = fs.create(&format!("/f{i}")).await.unwrap();
+            fs.write(ino, 0, &vec![i as u8; file as usize])
+                .await
+                .unwrap();
+            inos.push(ino);
+        }
+        fs.sync().await.unwrap();
+        // Scattered overwrites, synced: the sections hold invalid blocks, free space is at
+        // the GC threshold.
+        for _ in 0..6 {
+            for _ in 0..2000 {
+                let ino = inos[rng.below(files) as usize];
+                let at = 4096 * rng.below(file / 4096);
+                fs.write(ino, at, &[9u8; 4096]).await.unwrap();
+            }
+            fs.sync().await.unwrap();
+        }
+        // One file rewritten whole, four sections' worth of dirty pages, then fsync'ed: its
+        // writeback allocates four sections.
+        let big = fs.create("/big").await.unwrap();
+        fs.write(big, 0, &vec![7u8; 4 * sec_bytes as usize])
+            .await
+            .unwrap();
+        let before = fs.counters().gc_phases.runs;
+        fs.fsync(big).await.unwrap();
+        let after = fs.counters();
+        assert!(
+            after.gc_phases.runs >= before + 3,
+            "compactions during the writeback: {} -> {}",
+            before,
+            after.gc_phases.runs
+        );
+        assert!(
+            fs.free_sections() >= reserved,
+            "{} free sections, {} reserved",
+            fs.free_sections(),
+            reserved
+        );
+        fs.check_consistency().unwrap();
     });
 }

@@ -33,6 +33,13 @@ fn flip(bits: &mut [u8], i: u32) -> u32 {
 impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
     pub(super) async fn checkpoint(&self, cause: Cause) -> Result<(), FsError> {
         let all_data = matches!(cause, Cause::Sync | Cause::Mount | Cause::Mkfs);
+        let sim = self.dev.sim().clone();
+        let t0 = sim.now();
+        let (nodes0, closes0, close_ns0) = {
+            let st = self.st.borrow();
+            let c = &st.counters;
+            (c.node_blocks(), c.tl_closes, c.tl_close_ns)
+        };
         // Every log has a current section (F2FS keeps six open), so the checkpoint records
         // where each writes next (roll-forward starts at the warm node log's).
         for ty in LogType::ALL {
@@ -43,7 +50,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         let inos = self.st.borrow().cache.dirty_inodes();
         for ino in inos {
             if all_data || self.st.borrow().is_dir(ino) {
-                self.writeback_inode(ino).await?;
+                self.writeback_inode(ino, false).await?;
             }
         }
         loop {
@@ -62,11 +69,14 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             }
         }
         self.flush().await?;
+        let t1 = sim.now();
         self.write_nat().await?;
         self.write_sit().await?;
         self.write_ssa().await?;
+        let t2 = sim.now();
         // Zones left since (threaded logs to close, tails to finish) before any reset.
         self.flush().await?;
+        let t3 = sim.now();
         let blocks = {
             let st = self.st.borrow();
             let mut logs = [LogPos::default(); 6];
@@ -112,6 +122,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 .await
                 .map_err(io_err)?;
         }
+        let t4 = sim.now();
         let prefree = {
             let mut st = self.st.borrow_mut();
             st.counters.cp_blocks += blocks.len() as u64;
@@ -143,6 +154,25 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 .await
                 .map_err(io_err)?;
             self.st.borrow_mut().counters.zone_resets += 1;
+        }
+        let t5 = sim.now();
+        let mut st = self.st.borrow_mut();
+        let nodes = st.counters.node_blocks() - nodes0;
+        let (closes, close_ns) = (st.counters.tl_closes, st.counters.tl_close_ns);
+        let c = &mut st.counters.cp_times;
+        c.tl_close_ns += close_ns - close_ns0;
+        c.nodes_ns += t1.since(t0).as_ns();
+        c.meta_ns += t2.since(t1).as_ns();
+        c.close_ns += t3.since(t2).as_ns();
+        c.pack_ns += t4.since(t3).as_ns();
+        c.reset_ns += t5.since(t4).as_ns();
+        c.node_blocks += nodes;
+        c.tl_closes += closes - closes0;
+        let all = t5.since(t0).as_ns();
+        match cause {
+            Cause::Gc => c.gc_ns += all,
+            Cause::Periodic => c.periodic_ns += all,
+            _ => c.other_ns += all,
         }
         Ok(())
     }

@@ -81,6 +81,7 @@ pub fn cab_assign(
 impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
     pub(super) async fn fg_gc(&self) -> Result<(), FsError> {
         let sim = self.dev.sim().clone();
+        self.st.borrow_mut().counters.fg_gc_calls += 1;
         if !self.st.borrow().sit.prefree_secs().is_empty() {
             let t = sim.now();
             self.checkpoint(Cause::Gc).await?;

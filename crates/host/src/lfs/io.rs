@@ -27,7 +27,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 }
             };
             if victim.1 {
-                self.writeback_inode(victim.0 .0).await?;
+                self.writeback_inode(victim.0 .0, false).await?;
                 self.flush().await?;
             }
             self.st.borrow_mut().cache.remove(victim.0);
@@ -262,7 +262,12 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                     (sec.valid as u64, !sec.ty.is_node())
                 });
                 let c = hsr_choice(&st.cfg, ssr.map(|s| s.1 as u64), lfs, forced);
-                ssr.filter(|s| c.threaded && s.0 != old.sec).map(|s| s.0)
+                let pick = ssr.filter(|s| c.threaded && s.0 != old.sec).map(|s| s.0);
+                if pick.is_some() {
+                    st.counters.tl_opens_forced += forced as u64;
+                    st.counters.tl_greedy_valid += lfs.map_or(0, |l| l.0);
+                }
+                pick
             } else {
                 None
             }
@@ -301,16 +306,22 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
 
     /// Close a TL-open zone (the device plugs it to its end).
     pub(super) async fn close_tl(&self, sec: u32) -> Result<(), FsError> {
+        let t = self.dev.sim().now();
         self.dev.tl_open(sec, &[], true).await.map_err(io_err)?;
         let mut st = self.st.borrow_mut();
+        st.counters.tl_close_ns += self.dev.sim().now().since(t).as_ns();
         st.counters.tl_closes += 1;
         st.tl_maps.remove(&sec);
         Ok(())
     }
 
     /// Write back every dirty page of `ino` (its blocks allocated in its log, its node
-    /// pointers moved); the writes are queued.
-    pub(super) async fn writeback_inode(&self, ino: Nid) -> Result<(), FsError> {
+    /// pointers moved); the writes are queued. `balance`: a regular file's page written back
+    /// by the flusher, a throttled writer or fsync is followed by `balance_fs` (periodic
+    /// checkpoint, foreground GC), as F2FS's `__write_data_page` calls `f2fs_balance_fs`
+    /// after each page not written for reclaim; dentry pages (controlled by checkpoints),
+    /// reclaim and checkpoints' own writeback do not.
+    pub(super) async fn writeback_inode(&self, ino: Nid, balance: bool) -> Result<(), FsError> {
         let (keys, ty) = {
             let st = self.st.borrow();
             let ty = if st.is_dir(ino) {
@@ -320,28 +331,39 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             };
             (st.cache.dirty_of(ino), ty)
         };
+        let balance = balance && ty == LogType::WarmData;
         for (_, idx) in keys {
+            // A compaction run by an earlier page's balance may have written this one.
+            if self.st.borrow().cache.state((ino, idx)) != Some(true) {
+                continue;
+            }
             let b = self.alloc_block(ty).await?;
-            let mut st = self.st.borrow_mut();
-            let (nid, slot) = st.ensure_dnode(ino, idx)?;
-            let old = st.nodes[&nid].node.addrs()[slot];
-            if old == NULL {
-                st.new_pages -= 1;
-            } else {
-                st.sit.invalidate(old);
+            {
+                let mut st = self.st.borrow_mut();
+                let (nid, slot) = st.ensure_dnode(ino, idx)?;
+                let old = st.nodes[&nid].node.addrs()[slot];
+                if old == NULL {
+                    st.new_pages -= 1;
+                } else {
+                    st.sit.invalidate(old);
+                }
+                st.sit.set_valid(b, (nid, slot as u16));
+                if let Some(e) = st.nodes.get_mut(&nid) {
+                    e.node.addrs_mut()[slot] = b;
+                }
+                st.mark_dirty(nid);
+                if ty == LogType::HotData {
+                    st.dirty_dents -= 1;
+                }
+                st.cache.set_dirty((ino, idx), false);
+                let data = st.cache.peek((ino, idx)).map(|p| p.data.to_vec());
+                st.pending.push((b, data.unwrap_or_else(|| vec![0; BLOCK])));
+                st.counters.log_blocks[ty as usize] += 1;
             }
-            st.sit.set_valid(b, (nid, slot as u16));
-            if let Some(e) = st.nodes.get_mut(&nid) {
-                e.node.addrs_mut()[slot] = b;
+            if balance {
+                // Boxed: balance_fs's checkpoint writes dentry pages back through here.
+                Box::pin(self.balance_fs()).await?;
             }
-            st.mark_dirty(nid);
-            if ty == LogType::HotData {
-                st.dirty_dents -= 1;
-            }
-            st.cache.set_dirty((ino, idx), false);
-            let data = st.cache.peek((ino, idx)).map(|p| p.data.to_vec());
-            st.pending.push((b, data.unwrap_or_else(|| vec![0; BLOCK])));
-            st.counters.log_blocks[ty as usize] += 1;
         }
         Ok(())
     }
@@ -381,7 +403,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
     /// checkpoint is needed (`need_do_checkpoint`), its dirty nodes to the warm node log, the
     /// last with the fsync mark and the inode with the dentry mark if it is not checkpointed.
     pub(super) async fn do_fsync(&self, ino: Nid) -> Result<(), FsError> {
-        self.writeback_inode(ino).await?;
+        self.writeback_inode(ino, true).await?;
         self.flush().await?;
         let need_cp = {
             let st = self.st.borrow();

@@ -206,6 +206,32 @@ pub struct GcPhases {
     pub runs: u64,
 }
 
+/// Virtual time spent in checkpoints, by part and by cause, in nanoseconds (where a
+/// compaction's checkpoint phase goes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpTimes {
+    /// Dirty dentry (or, for sync, all) pages and dirty nodes written, and their flush.
+    pub nodes_ns: u64,
+    /// NAT, SIT and SSA blocks.
+    pub meta_ns: u64,
+    /// The flush before the pack: threaded logs left since closed (the device plugs them to
+    /// their end) and zone tails finished.
+    pub close_ns: u64,
+    /// The checkpoint pack.
+    pub pack_ns: u64,
+    /// Prefree sections' zone resets.
+    pub reset_ns: u64,
+    /// Node blocks written by checkpoints, TL-open zones closed inside them and the time
+    /// those closes took (part of the times above).
+    pub node_blocks: u64,
+    pub tl_closes: u64,
+    pub tl_close_ns: u64,
+    /// Whole checkpoints by cause: GC, periodic, other (sync, fsync, mount, mkfs).
+    pub gc_ns: u64,
+    pub periodic_ns: u64,
+    pub other_ns: u64,
+}
+
 /// What the file system did, for the paper's figures.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LfsCounters {
@@ -245,6 +271,17 @@ pub struct LfsCounters {
     /// them by internal plugging (§3.2.2: as much as compaction would copy).
     pub tl_plug_blocks: u64,
     pub checkpoints: CpCauses,
+    pub cp_times: CpTimes,
+    /// Time the host waited for TL-open zones to close (their plugging to the end), in ns.
+    pub tl_close_ns: u64,
+    /// Threaded-logging opens forced by low free space (`free ≤ demand + reserved/2`, HSR's
+    /// costs not consulted), and the valid blocks of the greedy compaction victim at each
+    /// open (what compaction would have copied where plugging copies `tl_plug_blocks`).
+    pub tl_opens_forced: u64,
+    pub tl_greedy_valid: u64,
+    /// Foreground GC invocations (each ends with a checkpoint; `gc_phases.runs` counts the
+    /// victims).
+    pub fg_gc_calls: u64,
     pub fsyncs: u64,
     pub gc_phases: GcPhases,
     pub cache_hits: u64,

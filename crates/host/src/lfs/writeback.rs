@@ -144,7 +144,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
 
     async fn write_back_one(&self, ino: Nid) -> Result<(), FsError> {
         let pages = self.st.borrow().cache.dirty_count(ino) as u64;
-        self.writeback_inode(ino).await?;
+        self.writeback_inode(ino, true).await?;
         let mut st = self.st.borrow_mut();
         st.flusher.dirty_since.remove(&ino);
         st.counters.writeback_pages += pages;

@@ -21,7 +21,11 @@ use crate::spec::{tags, DeviceChoice, RunSpec, Work};
 /// 2: TL_open's bitmap covers the whole zone capacity, so threaded logging works on zones
 /// that are not whole 2 MiB segments (Fig. 12's 24 and 40 chips at the default scale).
 /// 3: PPA-ordered (background) plugging runs after the arriving command has issued its flash
-/// work, so that command never waits for a copy its own arrival started.
+/// work, so that command never waits for a copy its own arrival started; and a regular
+/// file's page written back (flusher, throttled writer, fsync) is followed by `balance_fs`,
+/// as F2FS's `__write_data_page` does: foreground GC runs inside a large writeback instead of
+/// after it, and ZNS+'s threaded logging is no longer forced for most sections by the free
+/// space one writeback burst used up.
 pub(super) const MODEL_VERSION: u64 = 3;
 
 /// The scale when none is given: 1 GiB file systems, ~7 min on 2 cores.
