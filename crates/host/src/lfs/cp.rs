@@ -21,6 +21,8 @@ pub enum Cause {
     Sync,
     Fsync,
     Periodic,
+    /// Few node ids left free while unlinks' ids wait for a checkpoint (`balance_fs`).
+    Nids,
     Mount,
     Mkfs,
 }
@@ -143,6 +145,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 Cause::Sync => c.sync += 1,
                 Cause::Fsync => c.fsync += 1,
                 Cause::Periodic => c.periodic += 1,
+                Cause::Nids => c.nids += 1,
                 Cause::Mount => c.mount += 1,
                 Cause::Mkfs => c.mkfs += 1,
             }

@@ -340,6 +340,20 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         if periodic {
             self.checkpoint(super::cp::Cause::Periodic).await?;
         }
+        // A node id an unlink freed is reused only after a checkpoint (F2FS's NAT entry stays
+        // dirty until then); F2FS's `f2fs_balance_fs_bg` checkpoints when its NAT cache
+        // outgrows its share of memory. Here: when fewer than 1/64 of the ids are free and
+        // some wait for a checkpoint. Without it, creates fail with "no space" once a run
+        // has made as many files as the volume has ids, however many it deleted.
+        let nids_low = {
+            let st = self.st.borrow();
+            let max = st.geo.max_nid() as usize;
+            let left = max.saturating_sub(st.next_nid as usize) + st.free_nids.len();
+            left < max / 64 && !st.freed_nids.is_empty()
+        };
+        if nids_low {
+            self.checkpoint(super::cp::Cause::Nids).await?;
+        }
         if self.st.borrow().not_enough_free_secs(0, 0) {
             self.fg_gc().await?;
         }

@@ -185,6 +185,8 @@ pub struct CpCauses {
     pub sync: u64,
     pub fsync: u64,
     pub periodic: u64,
+    /// To free the node ids unlinks gave back (few were left).
+    pub nids: u64,
     pub mount: u64,
     pub mkfs: u64,
 }
