@@ -382,6 +382,40 @@ fn run_child(args: &[String], delay: Duration, err_path: &Path) -> anyhow::Resul
     }
 }
 
+/// Run one child phase and kill it after `delay`; count how it ended in `t`. Err: it failed
+/// by itself before its kill.
+fn run_phase(
+    args: &[String],
+    delay: Duration,
+    err_path: &Path,
+    recovering: bool,
+    verbose: bool,
+    t: &mut Tally,
+) -> Result<(), String> {
+    let what = if recovering {
+        "the recovering child"
+    } else {
+        "the child"
+    };
+    match run_child(args, delay, err_path).map_err(|e| format!("running {what}: {e}"))? {
+        End::Killed if recovering => t.recover_kills += 1,
+        End::Killed => t.kills += 1,
+        End::Exited(status, err) if status.success() => {
+            t.exited_first += 1;
+            if verbose {
+                eprintln!("{what} finished before its kill: {}", err.trim());
+            }
+        }
+        End::Exited(status, err) => {
+            return Err(format!(
+                "{what} failed before its kill ({status}): {}",
+                err.trim()
+            ))
+        }
+    }
+    Ok(())
+}
+
 /// What `--kill` counted.
 #[derive(Default)]
 struct Tally {
@@ -541,18 +575,14 @@ fn one_lfs(seed: u64, d: &Drawn, dir: &Path, verbose: bool, t: &mut Tally) -> Re
         300_000 + k.below(4_000_000)
     };
     let mut args = child_args(seed, d, &img, &acks_path);
-    match run_child(&args, Duration::from_micros(delay_us), &err_path)
-        .map_err(|e| format!("running the child: {e}"))?
-    {
-        End::Killed => t.kills += 1,
-        End::Exited(status, _) if status.success() => t.exited_first += 1,
-        End::Exited(status, err) => {
-            return Err(format!(
-                "the child failed before its kill ({status}): {}",
-                err.trim()
-            ))
-        }
-    }
+    run_phase(
+        &args,
+        Duration::from_micros(delay_us),
+        &err_path,
+        false,
+        verbose,
+        t,
+    )?;
     let text = match std::fs::read(&acks_path) {
         Ok(t) => String::from_utf8_lossy(&t).into_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -578,18 +608,7 @@ fn one_lfs(seed: u64, d: &Drawn, dir: &Path, verbose: bool, t: &mut Tally) -> Re
         let n = args.len();
         args[n - 1] = "recover".into();
         let delay = Duration::from_micros(1_000 + k.below(500_000));
-        match run_child(&args, delay, &err_path)
-            .map_err(|e| format!("running the recovering child: {e}"))?
-        {
-            End::Killed => t.recover_kills += 1,
-            End::Exited(status, _) if status.success() => t.exited_first += 1,
-            End::Exited(status, err) => {
-                return Err(format!(
-                    "the recovering child failed ({status}): {}",
-                    err.trim()
-                ))
-            }
-        }
+        run_phase(&args, delay, &err_path, true, verbose, t)?;
     }
     t.before_mkfs += u64::from(!log.made);
     for (sum, n) in t.lfs_device.iter_mut().zip(log.device) {
@@ -635,41 +654,21 @@ fn one(seed: u64, d: &Drawn, dir: &Path, verbose: bool, t: &mut Tally) -> Result
         1_000 + k.below(300_000)
     };
     let mut args = child_args(seed, d, &img, &acks_path);
-    match run_child(&args, Duration::from_micros(delay_us), &err_path)
-        .map_err(|e| format!("running the child: {e}"))?
-    {
-        End::Killed => t.kills += 1,
-        End::Exited(status, err) if status.success() => {
-            t.exited_first += 1;
-            if verbose {
-                eprintln!("seed {seed}: the child finished before its kill: {err}");
-            }
-        }
-        End::Exited(status, err) => {
-            return Err(format!(
-                "the child failed before its kill ({status}): {}",
-                err.trim()
-            ))
-        }
-    }
+    run_phase(
+        &args,
+        Duration::from_micros(delay_us),
+        &err_path,
+        false,
+        verbose,
+        t,
+    )?;
     let acks = read_acks(&acks_path, zones as usize)?;
     // Half the seeds: a second process powers on, recovers and reads, and is killed too.
     if (acks.made || d.workload == "raw") && k.below(2) == 0 {
         let n = args.len();
         args[n - 1] = "recover".into();
         let delay = Duration::from_micros(1_000 + k.below(150_000));
-        match run_child(&args, delay, &err_path)
-            .map_err(|e| format!("running the recovering child: {e}"))?
-        {
-            End::Killed => t.recover_kills += 1,
-            End::Exited(status, _) if status.success() => t.exited_first += 1,
-            End::Exited(status, err) => {
-                return Err(format!(
-                    "the recovering child failed ({status}): {}",
-                    err.trim()
-                ))
-            }
-        }
+        run_phase(&args, delay, &err_path, true, verbose, t)?;
     }
     let opts = store_options(d.scheme, d.jobs).map_err(|e| e.to_string())?;
     let acked = acks.logs.iter().map(|l| l.acked.len()).sum::<usize>();
