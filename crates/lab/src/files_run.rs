@@ -215,14 +215,6 @@ pub fn run(r: &FilesRun, mut device: device::DeviceConfig, seed: u64) -> anyhow:
     v["window_s"] = json!((b.at.as_ns() - a.at.as_ns()) as f64 / 1e9);
     v["virtual_s"] = json!(sim.now().as_ns() as f64 / 1e9);
     v["user_capacity_bytes"] = json!(user_bytes);
-    if std::env::var_os("ZNSLAB_FILES_DEBUG").is_some() {
-        v["debug"] = json!({
-            "fs_a": format!("{:?}", a.fs),
-            "fs_b": format!("{:?}", b.fs),
-            "dev_a": format!("{:?}", a.dev),
-            "dev_b": format!("{:?}", b.dev),
-        });
-    }
     Ok(v)
 }
 

@@ -210,6 +210,36 @@ pub(crate) struct Checked {
     pub(crate) before_mkfs: bool,
 }
 
+/// After power-on, every zone is in a state a power-on may leave: empty, closed with its write
+/// pointer in range, full, or TL-open (ZNS+: its bitmap and write pointer kept across the
+/// power cycle). A conventional namespace has no zones of its own.
+pub(crate) fn check_zones(ctl: &Controller) -> Result<(), String> {
+    let lay = ctl.layout();
+    if ctl.identify().csi != device::CommandSet::Zoned {
+        return Ok(());
+    }
+    for zi in 0..ctl.zone_count() {
+        let z = ctl.zone(zi);
+        let start = zi as u64 * lay.zone_size_lbas;
+        let end = start + lay.zone_capacity_lbas;
+        let legal = match z.state {
+            ZoneState::Empty => z.wp == start && z.byte_wp == 0,
+            _ if z.is_tl_open() => (start..=end).contains(&z.wp),
+            // Closed at its start too: an explicitly opened zone nothing was written to yet.
+            ZoneState::Closed => {
+                (start..end).contains(&z.wp) && z.wp == start + z.byte_wp / lay.lba_bytes
+            }
+            ZoneState::Full => z.wp == end,
+            _ => false,
+        };
+        let in_range = z.byte_wp <= lay.zone_capacity_lbas * lay.lba_bytes;
+        if !legal || !in_range {
+            return Err(format!("after power-on, zone {zi} is {z:?}"));
+        }
+    }
+    Ok(())
+}
+
 /// Power on the device in the image at `path` and check it against what the workload logged:
 /// legal zones; raw zones holding their patterns; or the file system mounting, the store
 /// opening, every synced write there and the store a prefix of the WAL order.
@@ -227,27 +257,7 @@ pub(crate) fn check_power_on(
     let mut ctl = Controller::open_image(path).map_err(|e| format!("reopening: {e}"))?;
     ctl.power_cycle();
 
-    // The device: legal zones (a conventional namespace has none of its own).
-    let lay = ctl.layout().clone();
-    let zoned = ctl.identify().csi == device::CommandSet::Zoned;
-    for zi in (0..ctl.zone_count()).filter(|_| zoned) {
-        let z = ctl.zone(zi);
-        let start = zi as u64 * lay.zone_size_lbas;
-        let legal = match z.state {
-            ZoneState::Empty => z.wp == start && z.byte_wp == 0,
-            // Closed at its start too: an explicitly opened zone nothing was written to yet.
-            ZoneState::Closed => {
-                (start..start + lay.zone_capacity_lbas).contains(&z.wp)
-                    && z.wp == start + z.byte_wp / lay.lba_bytes
-            }
-            ZoneState::Full => z.wp == start + lay.zone_capacity_lbas,
-            _ => false,
-        };
-        let in_range = z.byte_wp <= lay.zone_capacity_lbas * lay.lba_bytes;
-        if !legal || !in_range {
-            return Err(format!("after power-on, zone {zi} is {z:?}"));
-        }
-    }
+    check_zones(&ctl)?;
     let mut out = Checked::default();
     if workload == "raw" {
         out.blocks = raw::check(&mut ctl, seed, raw)?;

@@ -19,6 +19,9 @@ use std::rc::Rc;
 
 use host::fs::FsError;
 
+/// Blocks a file may reach (the torture's volumes are 128 MiB: 32 Ki blocks).
+const MAX_FILE_BLOCKS: u64 = 1 << 20;
+
 /// What the log knows of one block.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct BlockLog {
@@ -159,8 +162,9 @@ impl Event {
                 4,
                 Event::Write {
                     path: path()?,
-                    first: num(2)?,
-                    // A write is at most 16 blocks (`files.rs`): bounds the replay's memory.
+                    // A write is at most 16 blocks (`files.rs`) inside a file no larger than
+                    // the volume: bounds the replay's memory.
+                    first: num(2).filter(|&f| f < MAX_FILE_BLOCKS)?,
                     n: num(3).filter(|&n| n <= 16)?,
                 },
             ),
@@ -415,6 +419,7 @@ mod tests {
         }
         for bad in [
             "W /w0/f1 0 17",
+            "W /w0/f1 18446744073709551615 1",
             "W /w0/f1 0",
             "C f1 3",
             "S -1",

@@ -15,7 +15,7 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use device::{Controller, DeviceConfig, ZoneState};
+use device::{Controller, DeviceConfig};
 use host::fs::FileSystem;
 use host::lfs::{Lfs, LfsConfig};
 use sim::{Rng, Sim, SimInstant};
@@ -125,28 +125,6 @@ pub(crate) struct Checked {
     pub zone_resets: u64,
 }
 
-/// Every zone of the main device is in a state a power-on may leave: empty, closed with its
-/// write pointer in range, full, or TL-open (its bitmap kept across the power cycle).
-fn check_zones(ctl: &Controller) -> Result<(), String> {
-    let lay = ctl.layout();
-    for zi in 0..ctl.zone_count() {
-        let z = ctl.zone(zi);
-        let start = zi as u64 * lay.zone_size_lbas;
-        let end = start + lay.zone_capacity_lbas;
-        let legal = match z.state {
-            ZoneState::Empty => z.wp == start,
-            ZoneState::Full => z.wp == end,
-            _ if z.is_tl_open() => (start..=end).contains(&z.wp),
-            ZoneState::Closed => (start..end).contains(&z.wp),
-            _ => false,
-        };
-        if !legal {
-            return Err(format!("after power-on, zone {zi} is {z:?}"));
-        }
-    }
-    Ok(())
-}
-
 /// Power on the devices in the images at `main` and check them against `log`: legal zones,
 /// the file system mounts (checkpoint, roll-forward), its tables agree with its node tree,
 /// and every file is as the log allows. Returns the files and blocks checked.
@@ -157,7 +135,7 @@ pub(crate) fn check_power_on(
     log: Log,
 ) -> Result<(usize, u64), String> {
     let (m, meta) = open_images(main)?;
-    check_zones(&m)?;
+    super::check::check_zones(&m)?;
     let sim = Sim::new(seed ^ 0x5eed);
     let st = FsStack::new(&sim, m, meta, 4);
     if !log.made {
