@@ -172,13 +172,34 @@ impl Default for LbaConfig {
     }
 }
 
-/// The host link, under `[pcie]`. Each direction is a separate timeline.
+/// The host link, under `[pcie]`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PcieConfig {
     pub lanes: u32,
     /// Usable bytes per second per lane and direction (Gen3: 985 MB/s after 128b/130b).
     pub lane_bytes_per_s: u64,
+    /// Whether reads and writes cross the link at the same time (`full`, as PCIe does) or take
+    /// turns on one timeline (`half`, as an emulator that keeps one DMA timeline does).
+    #[serde(default, skip_serializing_if = "Duplex::is_full")]
+    pub duplex: Duplex,
+}
+
+/// How the two directions of the host link share it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Duplex {
+    /// Each direction is a timeline of its own.
+    #[default]
+    Full,
+    /// One timeline for both directions: a read's data waits for writes' data and back.
+    Half,
+}
+
+impl Duplex {
+    fn is_full(&self) -> bool {
+        *self == Duplex::Full
+    }
 }
 
 impl Default for PcieConfig {
@@ -187,6 +208,7 @@ impl Default for PcieConfig {
         PcieConfig {
             lanes: 4,
             lane_bytes_per_s: 985_000_000,
+            duplex: Duplex::Full,
         }
     }
 }

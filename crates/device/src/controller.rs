@@ -241,7 +241,8 @@ impl Controller {
         self.active_count
     }
 
-    /// Busy time of the host link in each direction (to device, to host).
+    /// Busy time of the host link in each direction (to device, to host); a half-duplex link's
+    /// whole busy time is in the first.
     pub fn link_busy(&self) -> (SimDuration, SimDuration) {
         (
             SimDuration::from_ns(self.link_to_device.busy_ns()),
@@ -704,10 +705,16 @@ impl Controller {
         design::transfer(&mut self.link_to_device, rate, t, bytes)
     }
 
-    /// Move `bytes` across the link toward the host starting no earlier than `t`.
+    /// Move `bytes` across the link toward the host starting no earlier than `t` (on the one
+    /// shared timeline if the link is half duplex).
     pub(crate) fn transfer_to_host(&mut self, t: u64, bytes: u64) -> u64 {
         let rate = self.layout.link_bytes_per_s;
-        design::transfer(&mut self.link_to_host, rate, t, bytes)
+        let link = if self.layout.link_half_duplex {
+            &mut self.link_to_device
+        } else {
+            &mut self.link_to_host
+        };
+        design::transfer(link, rate, t, bytes)
     }
 
     pub(crate) fn buffer_admit(&mut self, t: u64, bytes: u64) -> u64 {

@@ -11,6 +11,10 @@ pub struct DeviceCounters {
     pub zone_management: u64,
     pub host_bytes_written: u64,
     pub host_bytes_read: u64,
+    /// Reads' time in the device from arrival to completion, and the part of it from the data
+    /// being ready to its arrival at the host (the transfer, waiting for the link included).
+    pub read_ns: u64,
+    pub read_transfer_ns: u64,
     /// Bytes read that came from the write buffer instead of flash.
     pub buffer_read_bytes: u64,
     /// Bytes programmed as padding by Finish.

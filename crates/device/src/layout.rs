@@ -30,6 +30,8 @@ pub struct Layout {
     pub max_transfer_bytes: u64,
     pub zone_append_max_bytes: u64,
     pub link_bytes_per_s: u64,
+    /// Reads and writes take turns on one link timeline (`[pcie] duplex = "half"`).
+    pub link_half_duplex: bool,
     /// The Balloon-ZNS flash layout (balloon design only).
     pub balloon: Option<BalloonLayout>,
     /// Superblocks of the flash (tcssd design only; its namespace is zone_count zones' worth).
@@ -320,6 +322,7 @@ impl Layout {
             max_transfer_bytes: ctl.max_transfer_bytes,
             zone_append_max_bytes: zasl,
             link_bytes_per_s,
+            link_half_duplex: cfg.pcie.duplex == crate::config::Duplex::Half,
             balloon,
             tcssd_superblocks,
             geometry: g,

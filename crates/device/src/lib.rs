@@ -47,8 +47,8 @@ pub mod tl_bitmap {
 }
 pub use config::FlushUnit;
 pub use config::{
-    BalloonConfig, CompressionConfig, ControllerConfig, DesignName, DeviceConfig, LbaConfig,
-    PcieConfig, Plugging, TcssdConfig, ZnsplusConfig, ZoneMapping, ZonesConfig,
+    BalloonConfig, CompressionConfig, ControllerConfig, DesignName, DeviceConfig, Duplex,
+    LbaConfig, PcieConfig, Plugging, TcssdConfig, ZnsplusConfig, ZoneMapping, ZonesConfig,
 };
 pub use controller::{
     feature, AdminCommand, CommandSet, Controller, DeviceCounters, DeviceError, DramUsage,

@@ -1,8 +1,8 @@
 //! Named devices, each with its source. `znslab devices` lists these.
 
 use crate::config::{
-    BalloonConfig, CompressionConfig, ControllerConfig, DesignName, DeviceConfig, LbaConfig,
-    PcieConfig, TcssdConfig, ZoneMapping, ZonesConfig,
+    BalloonConfig, CompressionConfig, ControllerConfig, DesignName, DeviceConfig, Duplex,
+    LbaConfig, PcieConfig, TcssdConfig, ZoneMapping, ZonesConfig,
 };
 
 /// Zones of one erase unit per die, sized by the flash, with the given mapping and limits.
@@ -66,6 +66,7 @@ pub fn cczns_femu() -> DeviceConfig {
         pcie: PcieConfig {
             lanes: 16,
             lane_bytes_per_s: 3_938_000_000,
+            duplex: Duplex::Full,
         },
         ..cczns()
     }
@@ -107,10 +108,14 @@ fn znsplus(name: &str, nand: nand::NandConfig) -> DeviceConfig {
             ..zones(ZoneMapping::AllDies, 0, 0)
         },
         lba: LbaConfig::default(),
-        // Table 2: PCIe Gen2 ×2, 1.2 GB/s (600 MB/s per lane, §4.5).
+        // Table 2: PCIe Gen2 ×2, 1.2 GB/s (600 MB/s per lane, §4.5). Half duplex as the
+        // artifact's emulator: reads and writes take turns on its one DMA timeline
+        // (`DMA_next_avail_time`, femu/hw/block/nvme.c:1015-1022 reads, :2480-2498 writes),
+        // which is where §2.3's "device-to-host transfer ≈ 44 % of the read latency" comes from.
         pcie: PcieConfig {
             lanes: 2,
             lane_bytes_per_s: 600_000_000,
+            duplex: Duplex::Half,
         },
         controller: ControllerConfig {
             write_buffer_bytes: 2 << 20,
@@ -218,6 +223,7 @@ pub fn zn540() -> DeviceConfig {
         pcie: PcieConfig {
             lanes: 4,
             lane_bytes_per_s: 762_500_000,
+            duplex: Duplex::Full,
         },
         controller: ControllerConfig {
             write_buffer_bytes: (14 * 10 * 96) << 10,

@@ -386,3 +386,69 @@ fn a_femu_like_finish_programs_only_the_buffered_partial_unit() {
     assert_eq!(r.status, Status::SUCCESS);
     assert_eq!(out, data);
 }
+
+/// A one-block read of block 0 at time `t` while a 512 KiB write of zone 1 arrives at the
+/// same instant, on a link of `duplex`: the read's latency and the device's read counters.
+fn read_beside_a_large_write(duplex: device::Duplex) -> (u64, u64, u64) {
+    let mut cfg = presets::znsplus_mlc();
+    cfg.pcie.duplex = duplex;
+    let l = cfg.layout().expect("valid");
+    let mut c = Controller::in_memory(cfg).expect("valid");
+    let data = vec![7u8; 512 << 10];
+    let w = c.submit(
+        SimInstant::ZERO,
+        Command::Write {
+            slba: 0,
+            nlb: 128,
+            data: &data,
+            metadata: &[],
+        },
+    );
+    assert_eq!(w.status, Status::SUCCESS);
+    let t = c.flash().idle_at();
+    // The read's data is ready after the array read, while the write's data still crosses.
+    let w2 = c.submit(
+        t,
+        Command::Write {
+            slba: l.zone_size_lbas,
+            nlb: 128,
+            data: &data,
+            metadata: &[],
+        },
+    );
+    assert_eq!(w2.status, Status::SUCCESS);
+    let mut buf = vec![0u8; 4096];
+    let r = c.submit(
+        t,
+        Command::Read {
+            slba: 0,
+            nlb: 1,
+            data: &mut buf,
+            metadata: &mut [],
+        },
+    );
+    assert_eq!(r.status, Status::SUCCESS);
+    assert_eq!(buf, data[..4096]);
+    let k = c.counters();
+    (r.done_at.since(t).as_ns(), k.read_ns, k.read_transfer_ns)
+}
+
+#[test]
+fn a_half_duplex_link_makes_a_read_wait_for_a_write_crossing_it() {
+    let (full, full_ns, full_xfer) = read_beside_a_large_write(device::Duplex::Full);
+    let (half, half_ns, half_xfer) = read_beside_a_large_write(device::Duplex::Half);
+    let link = presets::znsplus_mlc()
+        .layout()
+        .expect("valid")
+        .link_bytes_per_s;
+    let write_xfer = ns_for(512 << 10, link);
+    // Full duplex: the read's 4 KiB cross beside the write's data.
+    assert_eq!(full_xfer, ns_for(4096, link));
+    assert!(full < write_xfer, "{full} ns");
+    // Half duplex: they wait for the write's 437 µs on the one timeline.
+    assert!(half >= write_xfer, "{half} ns against {write_xfer}");
+    assert!(half_xfer >= write_xfer - full + full_xfer, "{half_xfer}");
+    // The counters hold each read's whole time in the device.
+    assert_eq!(full_ns, full);
+    assert_eq!(half_ns, half);
+}

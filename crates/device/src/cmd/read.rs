@@ -29,8 +29,7 @@ impl Controller {
             let (design, mut m) = self.split();
             let data_ready = design.read_blocks(&mut m, slba, data, ready)?;
             let done = self.transfer_to_host(data_ready.as_ns(), bytes);
-            self.counters.reads += 1;
-            self.counters.host_bytes_read += bytes;
+            self.count_read(bytes, ready, data_ready, done);
             return Ok((0, SimInstant::from_ns(done)));
         };
 
@@ -60,9 +59,18 @@ impl Controller {
 
         // Cost: the link (the design timed the flash).
         let done = self.transfer_to_host(data_ready.as_ns(), bytes + meta_len);
-        self.counters.reads += 1;
-        self.counters.host_bytes_read += bytes;
+        self.count_read(bytes, ready, data_ready, done);
         Ok((0, SimInstant::from_ns(done)))
+    }
+
+    /// A read of `bytes` that arrived at `ready` (after the command overhead), whose data was
+    /// ready at `data_ready` and reached the host at `done` (ns).
+    fn count_read(&mut self, bytes: u64, ready: SimInstant, data_ready: SimInstant, done: u64) {
+        let c = &mut self.counters;
+        c.reads += 1;
+        c.host_bytes_read += bytes;
+        c.read_ns += done.saturating_sub(ready.as_ns()) + self.overhead.as_ns();
+        c.read_transfer_ns += done.saturating_sub(data_ready.as_ns());
     }
 
     /// Validate a read; changes nothing. Returns the zone it reads (None: a conventional
