@@ -79,6 +79,10 @@ pub(super) struct State {
     pub next_pack: u64,
     pub counters: LfsCounters,
     pub pending: Vec<(Blk, Vec<u8>)>,
+    /// Per section, blocks that have their address but are not on the device yet (queued,
+    /// being written, or the destinations of a zone_compaction not yet sent): a read without
+    /// the file-system lock must not take them from the device.
+    pub unwritten: Vec<u32>,
     pub mapping: Option<device::ChunkMapping>,
     /// F2FS's SBI_NEED_CP: the next fsync checkpoints.
     pub need_cp: bool,
@@ -155,6 +159,23 @@ impl State {
             nid = n;
         }
         Some((nid, path.slot))
+    }
+    /// Queue block `b`'s write of `data` (issued by the next flush).
+    pub fn queue_write(&mut self, b: Blk, data: Vec<u8>) {
+        self.mark_unwritten(b, 1);
+        self.pending.push((b, data));
+    }
+    /// `n` blocks from `b` are assigned but not on the device yet (or, `n` < 0, now are).
+    pub fn mark_unwritten(&mut self, b: Blk, n: i32) {
+        let sec = self.geo.sec_of(b) as usize;
+        if let Some(c) = self.unwritten.get_mut(sec) {
+            *c = c.saturating_add_signed(n);
+        }
+    }
+    /// Whether block `b`'s section has blocks not on the device yet.
+    pub fn is_unwritten(&self, b: Blk) -> bool {
+        let sec = self.geo.sec_of(b) as usize;
+        self.unwritten.get(sec).is_none_or(|&c| c > 0)
     }
     pub fn data_addr(&self, ino: Nid, idx: u64) -> Blk {
         self.dnode_of(ino, idx)
@@ -582,41 +603,14 @@ impl<B: ZonedBackend, M: MetaArea> FileSystem for Lfs<B, M> {
             .collect())
     }
     async fn read(&self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize, FsError> {
-        let _g = self.lock.lock().await;
+        // Without the file-system lock, as F2FS's read path (`read.rs`).
         let ino = self.file_ino(ino)?;
         let size = self.st.borrow().inode_size(ino).unwrap_or(0);
         if offset >= size || buf.is_empty() {
             return Ok(0);
         }
         let n = (size - offset).min(buf.len() as u64) as usize;
-        let (first, last) = (
-            offset / BLOCK as u64,
-            (offset + n as u64 - 1) / BLOCK as u64,
-        );
-        // In windows the cache holds at once: a read larger than the cache would evict its
-        // own first pages before they are copied out.
-        let window = (self.st.borrow().cache.capacity() as u64 / 4).max(1);
-        let mut done = 0;
-        let mut from = first;
-        while from <= last {
-            let to = (from + window - 1).min(last);
-            self.read_pages(ino, from, to).await?;
-            let mut st = self.st.borrow_mut();
-            while done < n {
-                let pos = offset + done as u64;
-                let (idx, at) = (pos / BLOCK as u64, (pos % BLOCK as u64) as usize);
-                if idx > to {
-                    break;
-                }
-                let len = (BLOCK - at).min(n - done);
-                match st.cache.get((ino, idx)) {
-                    Some(p) => buf[done..done + len].copy_from_slice(&p.data[at..at + len]),
-                    None => buf[done..done + len].fill(0),
-                }
-                done += len;
-            }
-            from = to + 1;
-        }
+        self.read_file(ino, offset, &mut buf[..n]).await?;
         Ok(n)
     }
     async fn write(&self, ino: Ino, offset: u64, data: &[u8]) -> Result<(), FsError> {

@@ -229,7 +229,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 }
             }
             st.move_block(m, b);
-            st.pending.push((b, data));
+            st.queue_write(b, data);
             st.counters.log_blocks[dest as usize] += 1;
             st.counters.gc_host_copies += 1;
         }
@@ -346,6 +346,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                     .map_or(0, |map| copyback_chunks(&srcs, &dsts, &map));
                 for ((m, _), d) in piece.iter().zip(&dsts) {
                     st.move_block(m, *d);
+                    st.mark_unwritten(*d, 1);
                 }
                 st.counters.gc_device_copies += n as u64;
                 st.counters.zone_compactions += 1;
@@ -357,7 +358,14 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                     .collect();
                 pairs
             };
-            self.dev.zone_compaction(&pairs).await.map_err(io_err)?;
+            let r = self.dev.zone_compaction(&pairs).await;
+            {
+                let mut st = self.st.borrow_mut();
+                for &(_, d) in &pairs {
+                    st.mark_unwritten(d as Blk, -1);
+                }
+            }
+            r.map_err(io_err)?;
             if self.st.borrow().logs[dest as usize].next >= self.st.borrow().geo.sec_blocks {
                 let _ = self.new_section(dest).await;
             }
@@ -386,7 +394,7 @@ fn copyback_chunks(srcs: &[(Blk, Option<u32>)], dsts: &[Blk], map: &device::Chun
 
 impl super::fs::State {
     /// Drop up to `n` clean pages, least recently used first, while the cache is full.
-    fn evict_clean(&mut self, n: usize) {
+    pub(super) fn evict_clean(&mut self, n: usize) {
         let mut freed = 0;
         while freed < n && self.cache.len() >= self.cache.capacity() {
             match self.cache.oldest_clean() {

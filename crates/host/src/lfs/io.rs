@@ -155,10 +155,16 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             for p in &pending[i..j] {
                 buf.extend_from_slice(&p.1);
             }
-            self.dev
-                .write(start as u64 * BLOCK as u64, &buf)
-                .await
-                .map_err(io_err)?;
+            let r = self.dev.write(start as u64 * BLOCK as u64, &buf).await;
+            // On the device now (or, after an error, never to be: no reader waits for them).
+            let upto = if r.is_ok() { j } else { pending.len() };
+            {
+                let mut st = self.st.borrow_mut();
+                for p in &pending[i..upto] {
+                    st.mark_unwritten(p.0, -1);
+                }
+            }
+            r.map_err(io_err)?;
             i = j;
         }
         // Threaded logs left since the last flush: closed once their last writes are in.
@@ -357,7 +363,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 }
                 st.cache.set_dirty((ino, idx), false);
                 let data = st.cache.peek((ino, idx)).map(|p| p.data.to_vec());
-                st.pending.push((b, data.unwrap_or_else(|| vec![0; BLOCK])));
+                st.queue_write(b, data.unwrap_or_else(|| vec![0; BLOCK]));
                 st.counters.log_blocks[ty as usize] += 1;
             }
             if balance {
@@ -394,7 +400,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         }
         st.sit.set_valid(b, (nid, 0));
         st.nat_dirty.insert(nid);
-        st.pending.push((b, block));
+        st.queue_write(b, block);
         st.counters.log_blocks[ty as usize] += 1;
         Ok(())
     }

@@ -20,6 +20,7 @@
 //! * `fs`: the file system itself and the `FileSystem` implementation;
 //! * `io`: block allocation in the logs, writeback, node writes, the pending-write queue;
 //! * `gc`: foreground GC by segment compaction (ZNS host copy, IZC-H/IZC-D, CAB/CUB);
+//! * `read`: file reads without the file-system lock (F2FS's read path);
 //! * `cp`: checkpoints; `mount`: mkfs, mount, roll-forward recovery.
 //!
 //! What differs from F2FS and why: `docs/lfs.md`.
@@ -34,6 +35,7 @@ pub mod layout;
 mod meta;
 mod mount;
 pub mod node;
+mod read;
 pub mod seg;
 mod writeback;
 
@@ -288,6 +290,10 @@ pub struct LfsCounters {
     pub gc_phases: GcPhases,
     pub cache_hits: u64,
     pub cache_misses: u64,
+    /// File reads' blocks read again because they moved during the read, and blocks read
+    /// under the file-system lock (their section had writes not on the device yet).
+    pub read_retries: u64,
+    pub reads_locked: u64,
     /// Writeback: pages the flusher and throttled writers wrote back, inodes written back
     /// because they expired, and writes that found the cache over `dirty_ratio`.
     pub writeback_pages: u64,

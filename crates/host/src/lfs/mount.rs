@@ -71,6 +71,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 next_pack: 0,
                 counters: LfsCounters::default(),
                 pending: vec![],
+                unwritten: vec![0; geo.zones as usize],
                 mapping: None,
                 need_cp: false,
                 tl_maps: BTreeMap::new(),

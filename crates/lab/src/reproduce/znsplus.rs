@@ -26,7 +26,11 @@ use crate::spec::{tags, DeviceChoice, RunSpec, Work};
 /// as F2FS's `__write_data_page` does: foreground GC runs inside a large writeback instead of
 /// after it, and ZNS+'s threaded logging is no longer forced for most sections by the free
 /// space one writeback burst used up.
-pub(super) const MODEL_VERSION: u64 = 3;
+/// 4: file reads run without the file system's lock, as F2FS's read path (they used to wait
+/// for every other call, GC included, so the host's copies never met user reads on the
+/// device or the link); and the ZNS+ presets' host link is half duplex, as the artifact's
+/// one DMA timeline (reads' data waits for writes' and back).
+pub(super) const MODEL_VERSION: u64 = 4;
 
 /// The scale when none is given: 1 GiB file systems, ~7 min on 2 cores.
 pub(super) const DEFAULT_SCALE: f64 = 0.0625;
