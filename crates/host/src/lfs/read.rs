@@ -73,21 +73,24 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 return Ok(idx + 1);
             }
             if st.is_unwritten(addr) {
-                drop(st);
-                return self.read_locked(ino, idx, offset, out).await;
+                (NULL, 0) // read under the lock, below
+            } else {
+                let max = (st.cfg.max_write_bytes / BLOCK as u64).max(1);
+                let mut run = 1;
+                while idx + run <= last
+                    && run < max
+                    && !st.cache.contains((ino, idx + run))
+                    && st.data_addr(ino, idx + run) == addr + run as u32
+                    && st.geo.sec_of(addr + run as u32) == st.geo.sec_of(addr)
+                {
+                    run += 1;
+                }
+                (addr, run)
             }
-            let max = (st.cfg.max_write_bytes / BLOCK as u64).max(1);
-            let mut run = 1;
-            while idx + run <= last
-                && run < max
-                && !st.cache.contains((ino, idx + run))
-                && st.data_addr(ino, idx + run) == addr + run as u32
-                && st.geo.sec_of(addr + run as u32) == st.geo.sec_of(addr)
-            {
-                run += 1;
-            }
-            (addr, run)
         };
+        if run == 0 {
+            return self.read_locked(ino, idx, offset, out).await;
+        }
         self.page_alloc_cost(run).await;
         let mut data = vec![0u8; run as usize * BLOCK];
         if self
