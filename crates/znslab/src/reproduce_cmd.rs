@@ -32,6 +32,11 @@ pub struct Args {
     jobs: Option<usize>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// znsplus: run each run under N seeds (--seed, --seed + 1, ...) and report each figure
+    /// from their mean (one seed's point can differ from its neighbour's by as much as the
+    /// trend, docs/results/znsplus.md); each seed's JSON is kept as NAME-seedK.json.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    seeds: u32,
     /// cczns, znsplus: only the runs whose file name contains this text (say `main-cc-amazon`); the
     /// report leaves the others' cells empty.
     #[arg(long)]
@@ -82,6 +87,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         output,
         jobs: a.jobs,
         seed: a.seed,
+        seeds: a.seeds,
         only: a.only,
         report_only: a.report_only,
         resume: a.resume,

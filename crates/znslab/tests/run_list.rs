@@ -79,3 +79,44 @@ fn a_bad_run_list_is_refused_naming_the_field() {
     assert!(text(&o.stderr).contains("speed"), "{}", text(&o.stderr));
     assert!(!std::path::Path::new(&t.path("out")).exists());
 }
+
+#[test]
+fn znsplus_seeds_give_one_run_per_seed_and_other_targets_refuse_them() {
+    let t = TempDir::new("run-list-seeds");
+    let runs = t.path("runs.toml");
+    let o = znslab(&[
+        "reproduce",
+        "znsplus",
+        "--only",
+        "main-fileserver-zns-mlc",
+        "--seed",
+        "3",
+        "--seeds",
+        "2",
+        "--write-runs",
+        &runs,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("wrote 2 runs"),
+        "{}",
+        text(&o.stdout)
+    );
+    let list = std::fs::read_to_string(&runs).expect("runs");
+    for seed in [3, 4] {
+        let name = format!("main-fileserver-zns-mlc-u90-c16-l2-seed{seed}.json");
+        assert!(list.contains(&name), "{name} in {list}");
+    }
+    let o = znslab(&["reproduce", "cczns", "--seeds", "2", "--write-runs", &runs]);
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("--seeds"), "{}", text(&o.stderr));
+    let o = znslab(&[
+        "reproduce",
+        "znsplus",
+        "--seeds",
+        "0",
+        "--write-runs",
+        &runs,
+    ]);
+    assert!(!o.status.success());
+}

@@ -27,6 +27,33 @@ mod znsplus;
 mod znsplus_paper;
 mod znsplus_report;
 
+#[cfg(test)]
+mod tests {
+    use super::mean_of_seeds;
+    use serde_json::json;
+
+    #[test]
+    fn seeds_average_numbers_and_arrays_and_a_failed_seed_fails_the_run() {
+        let a = json!({"seed": 1, "ops": 10.0, "x": {"y": 2}, "t": [1.0, 3.0], "w": "f"});
+        let b = json!({"seed": 2, "ops": 20.0, "x": {"y": 4}, "t": [3.0, 5.0], "w": "f"});
+        let m = mean_of_seeds(&[a.clone(), b]);
+        assert_eq!(m["ops"], json!(15.0));
+        assert_eq!(m["x"]["y"], json!(3.0));
+        assert_eq!(m["t"], json!([2.0, 4.0]));
+        assert_eq!(
+            (m["w"].clone(), m["seed"].clone(), m["seeds"].clone()),
+            (json!("f"), json!(1), json!(2))
+        );
+        let bad = json!({"error": "boom"});
+        assert_eq!(mean_of_seeds(&[a.clone(), bad.clone()]), bad);
+        assert_eq!(
+            mean_of_seeds(&[a.clone(), serde_json::Value::Null]),
+            serde_json::Value::Null
+        );
+        assert_eq!(mean_of_seeds(&[a.clone()]), a);
+    }
+}
+
 /// What `znslab reproduce` was asked to do (its flags, parsed).
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -44,6 +71,8 @@ pub struct Options {
     /// Runs at once (default: the machine's cores).
     pub jobs: Option<usize>,
     pub seed: u64,
+    /// znsplus: each run under this many seeds (from `seed` on), the report reading their mean.
+    pub seeds: u32,
     /// cczns: only the runs whose file name contains this text.
     pub only: Option<String>,
     /// cczns: run nothing; write the report again from the runs' JSON in the output folder.
@@ -79,6 +108,9 @@ pub struct Printed {
 pub fn run(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Printed> {
     if args.jobs == Some(0) {
         bail!("--jobs 0: at least one run at a time");
+    }
+    if args.seeds != 1 && args.target != "znsplus" {
+        bail!("--seeds: only the znsplus target runs several seeds (use --seed for one)");
     }
     match args.target.as_str() {
         "cczns" => cczns::reproduce(args, hooks),
@@ -169,6 +201,61 @@ fn execute_all(
         })
         .collect();
     (results, wall)
+}
+
+/// One run's results under several seeds as one: every number the mean of the seeds', arrays
+/// of numbers of one length averaged element by element, anything else the first seed's. A
+/// seed that failed or is missing makes the whole run that (the report names it).
+pub(super) fn mean_of_seeds(vals: &[Value]) -> Value {
+    match vals {
+        [] => Value::Null,
+        [one] => one.clone(),
+        _ => match vals.iter().find(|v| v.is_null() || !v["error"].is_null()) {
+            Some(bad) => bad.clone(),
+            None => {
+                let mut v = mean_value(vals);
+                v["seeds"] = Value::from(vals.len());
+                v["seed"] = vals[0]["seed"].clone();
+                v
+            }
+        },
+    }
+}
+
+fn mean_value(vals: &[Value]) -> Value {
+    let first = &vals[0];
+    match first {
+        Value::Number(_) => {
+            let xs: Option<Vec<f64>> = vals.iter().map(Value::as_f64).collect();
+            match xs {
+                Some(xs) => serde_json::json!(xs.iter().sum::<f64>() / xs.len() as f64),
+                None => first.clone(),
+            }
+        }
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, _)| {
+                    let each: Vec<Value> = vals.iter().map(|v| v[k.as_str()].clone()).collect();
+                    (k.clone(), mean_value(&each))
+                })
+                .collect(),
+        ),
+        Value::Array(a)
+            if vals
+                .iter()
+                .all(|v| v.as_array().is_some_and(|b| b.len() == a.len())) =>
+        {
+            Value::Array(
+                (0..a.len())
+                    .map(|i| {
+                        let each: Vec<Value> = vals.iter().map(|v| v[i].clone()).collect();
+                        mean_value(&each)
+                    })
+                    .collect(),
+            )
+        }
+        _ => first.clone(),
+    }
 }
 
 /// An I/O size as fio writes it: 16k, 1m.

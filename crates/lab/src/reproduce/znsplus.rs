@@ -59,8 +59,19 @@ impl Run {
         )
     }
 
+    /// The JSON file of the run with `seed`: the plain name when one seed runs, the seed
+    /// named when several do.
+    fn seed_file_name(&self, seed: u64, several: bool) -> String {
+        let name = self.file_name();
+        if several {
+            format!("{}-seed{seed}.json", name.trim_end_matches(".json"))
+        } else {
+            name
+        }
+    }
+
     /// The run as a specification at scale `s`.
-    fn spec(&self, s: f64, seed: u64) -> anyhow::Result<RunSpec> {
+    fn spec(&self, s: f64, seed: u64, several: bool) -> anyhow::Result<RunSpec> {
         let mut device = crate::setup::load_device(&self.media)?;
         // A.4 item 14: 8 channels where the chips allow (2 = 2×1 ... 40 = 8×5).
         let channels = self.chips.min(8);
@@ -85,16 +96,21 @@ impl Run {
             device_scale: Some(device_scale),
         };
         Ok(RunSpec {
-            name: self.file_name(),
+            name: self.seed_file_name(seed, several),
             title: format!(
-                "{} {} {} {} {}% {} chips {} lanes",
+                "{} {} {} {} {}% {} chips {} lanes{}",
                 self.group,
                 self.workload,
                 self.scheme,
                 self.media,
                 self.util,
                 self.chips,
-                self.lanes
+                self.lanes,
+                if several {
+                    format!(" seed {seed}")
+                } else {
+                    String::new()
+                }
             ),
             seed,
             device: DeviceChoice::Config(Box::new(device)),
@@ -219,9 +235,18 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
             anyhow::bail!("--only {only}: no run's name contains it (names: group-workload-scheme-media-uUTIL-cCHIPS-lLANES)");
         }
     }
-    let specs = runs
+    if args.seeds == 0 || args.seeds > 64 {
+        anyhow::bail!("--seeds {}: expected 1 to 64", args.seeds);
+    }
+    // Each run once per seed, from --seed on; the report reads their mean.
+    let seeds: Vec<u64> = (0..args.seeds as u64).map(|k| args.seed + k).collect();
+    let several = seeds.len() > 1;
+    let items: Vec<(usize, u64)> = (0..runs.len())
+        .flat_map(|i| seeds.iter().map(move |&seed| (i, seed)))
+        .collect();
+    let specs = items
         .iter()
-        .map(|r| r.spec(s, args.seed))
+        .map(|&(i, seed)| runs[i].spec(s, seed, several))
         .collect::<anyhow::Result<Vec<RunSpec>>>()?;
     if let Some(file) = &args.write_runs {
         let n = specs.len();
@@ -237,19 +262,19 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
         });
     }
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let earlier = |r: &Run| -> Option<Value> {
-        let v: Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join(r.file_name())).ok()?).ok()?;
+    let earlier = |&(i, seed): &(usize, u64)| -> Option<Value> {
+        let name = runs[i].seed_file_name(seed, several);
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(out.join(name)).ok()?).ok()?;
         (v["scale"].as_f64() == Some(s)
-            && v["seed"] == args.seed
+            && v["seed"] == seed
             && v["model_version"] == MODEL_VERSION
             && v["error"].is_null())
         .then_some(v)
     };
     let (results, wall_s) = if args.report_only {
-        let r: Vec<Value> = runs
+        let r: Vec<Value> = items
             .iter()
-            .map(|r| earlier(r).unwrap_or(Value::Null))
+            .map(|it| earlier(it).unwrap_or(Value::Null))
             .collect();
         if r.iter().all(Value::is_null) {
             anyhow::bail!(
@@ -259,17 +284,17 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
         }
         (r, f64::NAN)
     } else {
-        let mut results: Vec<Value> = runs
+        let mut results: Vec<Value> = items
             .iter()
-            .map(|r| {
+            .map(|it| {
                 if args.resume {
-                    earlier(r).unwrap_or(Value::Null)
+                    earlier(it).unwrap_or(Value::Null)
                 } else {
                     Value::Null
                 }
             })
             .collect();
-        let todo: Vec<usize> = (0..runs.len()).filter(|&i| results[i].is_null()).collect();
+        let todo: Vec<usize> = (0..items.len()).filter(|&i| results[i].is_null()).collect();
         let todo_specs: Vec<RunSpec> = todo.iter().map(|&i| specs[i].clone()).collect();
         let (done, wall) = execute_all(args, hooks, "znsplus-mlc and its variants", &todo_specs);
         for (i, v) in todo.into_iter().zip(done) {
@@ -277,8 +302,13 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
         }
         (results, wall.elapsed().as_secs_f64())
     };
+    let results: Vec<Value> = results
+        .chunks(seeds.len())
+        .map(super::mean_of_seeds)
+        .collect();
     let report = Report {
         scale: s,
+        seeds: &seeds,
         runs: &runs,
         results: &results,
         paper: &paper,
@@ -288,6 +318,7 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
         "target": "znsplus",
         "scale": s,
         "seed": args.seed,
+        "seeds": seeds.len(),
         "runs": runs.len(),
         "wall_s": wall_s,
         "model_version": MODEL_VERSION,
@@ -302,7 +333,7 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
         stdout: text,
         stderr: Some(format!(
             "znslab reproduce znsplus: {} runs at scale {s}; report, CSVs and plots in {}",
-            runs.len(),
+            items.len(),
             out.display()
         )),
     })
@@ -320,14 +351,14 @@ mod tests {
         assert_eq!(names.len(), runs.len(), "names are unique");
         let specs: Vec<RunSpec> = runs
             .iter()
-            .map(|r| r.spec(DEFAULT_SCALE, 1).unwrap())
+            .map(|r| r.spec(DEFAULT_SCALE, 1, false).unwrap())
             .collect();
         let list = crate::spec::RunList { run: specs };
         let text = list.to_toml().unwrap();
         assert_eq!(crate::spec::RunList::from_toml(&text).unwrap(), list);
         // Geometry: 32 chips are 8 channels × 4; a zone keeps at least a 2 MiB segment.
         let r = runs.iter().find(|r| r.chips == 32).unwrap();
-        let s = r.spec(DEFAULT_SCALE, 1).unwrap();
+        let s = r.spec(DEFAULT_SCALE, 1, false).unwrap();
         let DeviceChoice::Config(c) = &s.device else {
             panic!()
         };
@@ -338,7 +369,7 @@ mod tests {
             .iter()
             .find(|r| r.chips == 2)
             .unwrap()
-            .spec(DEFAULT_SCALE, 1)
+            .spec(DEFAULT_SCALE, 1, false)
             .unwrap();
         let Work::Files(f2) = &r2.work else { panic!() };
         assert_eq!(f2.device_scale, Some(0.5));
@@ -363,6 +394,7 @@ mod tests {
         let verdict = |results: &[Value], id: &str| -> String {
             let r = Report {
                 scale: 0.0625,
+                seeds: &[1],
                 runs: &runs,
                 results,
                 paper: &p,
@@ -395,6 +427,7 @@ mod tests {
         std::fs::create_dir_all(&out).unwrap();
         let text = Report {
             scale: 0.0625,
+            seeds: &[1],
             runs: &runs,
             results: &failed,
             paper: &p,

@@ -13,6 +13,8 @@ use super::znsplus_paper::{Check, Paper, Target};
 
 pub(super) struct Report<'a> {
     pub scale: f64,
+    /// The seeds each run ran under; a figure is their mean.
+    pub seeds: &'a [u64],
     pub runs: &'a [Run],
     pub results: &'a [Value],
     pub paper: &'a Paper,
@@ -417,6 +419,15 @@ impl Report<'_> {
             16.0 * self.scale,
             (2048.0 * self.scale).round()
         )?;
+        if self.seeds.len() > 1 {
+            writeln!(
+                t,
+                "Each run ran under {} seeds ({} to {}); every figure below is their mean.\n",
+                self.seeds.len(),
+                self.seeds[0],
+                self.seeds[self.seeds.len() - 1]
+            )?;
+        }
         let failed: Vec<String> = self
             .runs
             .iter()
