@@ -50,7 +50,7 @@ mod tests {
             mean_of_seeds(&[a.clone(), serde_json::Value::Null]),
             serde_json::Value::Null
         );
-        assert_eq!(mean_of_seeds(&[a.clone()]), a);
+        assert_eq!(mean_of_seeds(std::slice::from_ref(&a)), a);
     }
 }
 
