@@ -177,6 +177,22 @@ impl State {
         let sec = self.geo.sec_of(b) as usize;
         self.unwritten.get(sec).is_none_or(|&c| c > 0)
     }
+    /// How many of blocks `idx..=last` of `ino` one device read from `addr` (block `idx`'s)
+    /// takes: not cached, consecutive on the device in one section, at most
+    /// `max_write_bytes`.
+    pub fn read_run(&self, ino: Nid, idx: u64, last: u64, addr: Blk) -> u64 {
+        let max = (self.cfg.max_write_bytes / BLOCK as u64).max(1);
+        let mut run = 1;
+        while idx + run <= last
+            && run < max
+            && !self.cache.contains((ino, idx + run))
+            && self.data_addr(ino, idx + run) == addr + run as u32
+            && self.geo.sec_of(addr + run as u32) == self.geo.sec_of(addr)
+        {
+            run += 1;
+        }
+        run
+    }
     pub fn data_addr(&self, ino: Nid, idx: u64) -> Blk {
         self.dnode_of(ino, idx)
             .and_then(|(nid, slot)| self.nodes.get(&nid)?.node.addrs().get(slot).copied())

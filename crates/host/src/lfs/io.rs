@@ -97,17 +97,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                     idx += 1;
                     continue;
                 }
-                let max = (st.cfg.max_write_bytes / BLOCK as u64).max(1);
-                let mut run = 1;
-                while idx + run <= last
-                    && run < max
-                    && !st.cache.contains((ino, idx + run))
-                    && st.data_addr(ino, idx + run) == addr + run as u32
-                    && st.geo.sec_of(addr + run as u32) == st.geo.sec_of(addr)
-                {
-                    run += 1;
-                }
-                (run, addr)
+                (st.read_run(ino, idx, last, addr), addr)
             };
             let cap = self.st.borrow().cache.capacity() as u64;
             let run = run.min(cap / 2).max(1);

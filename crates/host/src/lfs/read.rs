@@ -75,17 +75,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             if st.is_unwritten(addr) {
                 (NULL, 0) // read under the lock, below
             } else {
-                let max = (st.cfg.max_write_bytes / BLOCK as u64).max(1);
-                let mut run = 1;
-                while idx + run <= last
-                    && run < max
-                    && !st.cache.contains((ino, idx + run))
-                    && st.data_addr(ino, idx + run) == addr + run as u32
-                    && st.geo.sec_of(addr + run as u32) == st.geo.sec_of(addr)
-                {
-                    run += 1;
-                }
-                (addr, run)
+                (addr, st.read_run(ino, idx, last, addr))
             }
         };
         if run == 0 {
