@@ -166,6 +166,10 @@ impl HostIo {
         }
     }
 
+    /// The costs and limits this layer was made with.
+    pub fn config(&self) -> &IoConfig {
+        &self.cfg
+    }
     pub fn lba_bytes(&self) -> u64 {
         self.lba_bytes
     }

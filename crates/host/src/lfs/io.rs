@@ -80,47 +80,6 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         Ok(())
     }
 
-    /// Pages `first..=last` of `ino` into the cache, misses read in runs of consecutive
-    /// blocks.
-    pub(super) async fn read_pages(&self, ino: Nid, first: u64, last: u64) -> Result<(), FsError> {
-        let mut idx = first;
-        while idx <= last {
-            let (run, addr) = {
-                let mut st = self.st.borrow_mut();
-                if st.cache.get((ino, idx)).is_some() {
-                    st.counters.cache_hits += 1;
-                    idx += 1;
-                    continue;
-                }
-                let addr = st.data_addr(ino, idx);
-                if addr == NULL {
-                    idx += 1;
-                    continue;
-                }
-                (st.read_run(ino, idx, last, addr), addr)
-            };
-            let cap = self.st.borrow().cache.capacity() as u64;
-            let run = run.min(cap / 2).max(1);
-            self.make_room(run as usize).await?;
-            self.flush().await?;
-            self.page_alloc_cost(run).await;
-            let mut buf = vec![0u8; run as usize * BLOCK];
-            self.dev
-                .read(addr as u64 * BLOCK as u64, &mut buf)
-                .await
-                .map_err(io_err)?;
-            let mut st = self.st.borrow_mut();
-            st.counters.cache_misses += run;
-            for k in 0..run {
-                let at = k as usize * BLOCK;
-                st.cache
-                    .insert((ino, idx + k), buf[at..at + BLOCK].into(), false);
-            }
-            idx += run;
-        }
-        Ok(())
-    }
-
     /// Issue the queued writes in address order, consecutive blocks of a zone merged.
     pub(super) async fn flush(&self) -> Result<(), FsError> {
         let (mut pending, max) = {

@@ -126,7 +126,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
     ) -> Result<u64, FsError> {
         let _g = self.lock.lock().await;
         self.st.borrow_mut().counters.reads_locked += 1;
-        self.read_pages(ino, idx, idx).await?;
+        self.load_page(ino, idx, true).await?;
         let mut st = self.st.borrow_mut();
         match st.cache.get((ino, idx)) {
             Some(p) => copy_block(out, offset, idx, &p.data),

@@ -27,33 +27,6 @@ mod znsplus;
 mod znsplus_paper;
 mod znsplus_report;
 
-#[cfg(test)]
-mod tests {
-    use super::mean_of_seeds;
-    use serde_json::json;
-
-    #[test]
-    fn seeds_average_numbers_and_arrays_and_a_failed_seed_fails_the_run() {
-        let a = json!({"seed": 1, "ops": 10.0, "x": {"y": 2}, "t": [1.0, 3.0], "w": "f"});
-        let b = json!({"seed": 2, "ops": 20.0, "x": {"y": 4}, "t": [3.0, 5.0], "w": "f"});
-        let m = mean_of_seeds(&[a.clone(), b]);
-        assert_eq!(m["ops"], json!(15.0));
-        assert_eq!(m["x"]["y"], json!(3.0));
-        assert_eq!(m["t"], json!([2.0, 4.0]));
-        assert_eq!(
-            (m["w"].clone(), m["seed"].clone(), m["seeds"].clone()),
-            (json!("f"), json!(1), json!(2))
-        );
-        let bad = json!({"error": "boom"});
-        assert_eq!(mean_of_seeds(&[a.clone(), bad.clone()]), bad);
-        assert_eq!(
-            mean_of_seeds(&[a.clone(), serde_json::Value::Null]),
-            serde_json::Value::Null
-        );
-        assert_eq!(mean_of_seeds(std::slice::from_ref(&a)), a);
-    }
-}
-
 /// What `znslab reproduce` was asked to do (its flags, parsed).
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -264,5 +237,32 @@ fn size_name(b: u64) -> String {
         format!("{}m", b >> 20)
     } else {
         format!("{}k", b >> 10)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mean_of_seeds;
+    use serde_json::json;
+
+    #[test]
+    fn seeds_average_numbers_and_arrays_and_a_failed_seed_fails_the_run() {
+        let a = json!({"seed": 1, "ops": 10.0, "x": {"y": 2}, "t": [1.0, 3.0], "w": "f"});
+        let b = json!({"seed": 2, "ops": 20.0, "x": {"y": 4}, "t": [3.0, 5.0], "w": "f"});
+        let m = mean_of_seeds(&[a.clone(), b]);
+        assert_eq!(m["ops"], json!(15.0));
+        assert_eq!(m["x"]["y"], json!(3.0));
+        assert_eq!(m["t"], json!([2.0, 4.0]));
+        assert_eq!(
+            (m["w"].clone(), m["seed"].clone(), m["seeds"].clone()),
+            (json!("f"), json!(1), json!(2))
+        );
+        let bad = json!({"error": "boom"});
+        assert_eq!(mean_of_seeds(&[a.clone(), bad.clone()]), bad);
+        assert_eq!(
+            mean_of_seeds(&[a.clone(), serde_json::Value::Null]),
+            serde_json::Value::Null
+        );
+        assert_eq!(mean_of_seeds(std::slice::from_ref(&a)), a);
     }
 }

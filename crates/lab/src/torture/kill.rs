@@ -549,20 +549,46 @@ fn child_args(seed: u64, d: &Drawn, img: &Path, acks: &Path) -> Vec<String> {
     .collect()
 }
 
+/// A seed's files in the torture folder: the image, the children's acknowledgement file and
+/// their stderr, each removed when this is dropped (with the lfs metadata image, if any).
+struct SeedFiles {
+    img: PathBuf,
+    acks: PathBuf,
+    err: PathBuf,
+    _cleanup: Vec<RemoveOnDrop>,
+}
+
+impl SeedFiles {
+    fn new(dir: &Path, seed: u64, lfs_meta: bool) -> SeedFiles {
+        let base = dir.join(format!("znslab-kill-{}-{seed}", std::process::id()));
+        let (img, acks, err) = (
+            base.with_extension("img"),
+            base.with_extension("acks"),
+            base.with_extension("stderr"),
+        );
+        let mut cleanup = vec![
+            RemoveOnDrop(img.clone()),
+            RemoveOnDrop(acks.clone()),
+            RemoveOnDrop(err.clone()),
+        ];
+        if lfs_meta {
+            cleanup.push(RemoveOnDrop(lfs::meta_image(&img)));
+        }
+        SeedFiles {
+            img,
+            acks,
+            err,
+            _cleanup: cleanup,
+        }
+    }
+}
+
 /// One lfs seed: make both images, run the file workload in a child and kill it, in half the
 /// seeds also a child that mounts and reads, then check against the file log the child wrote.
 fn one_lfs(seed: u64, d: &Drawn, dir: &Path, verbose: bool, t: &mut Tally) -> Result<(), String> {
-    let base = dir.join(format!("znslab-kill-{}-{seed}", std::process::id()));
-    let img = base.with_extension("img");
-    let acks_path = base.with_extension("acks");
-    let err_path = base.with_extension("stderr");
-    let _cleanup = (
-        RemoveOnDrop(img.clone()),
-        RemoveOnDrop(lfs::meta_image(&img)),
-        RemoveOnDrop(acks_path.clone()),
-        RemoveOnDrop(err_path.clone()),
-    );
-    let (main, meta) = lfs::create_images(&img).map_err(|e| format!("creating the images: {e}"))?;
+    let paths = SeedFiles::new(dir, seed, true);
+    let (img, acks_path, err_path) = (&paths.img, &paths.acks, &paths.err);
+    let (main, meta) = lfs::create_images(img).map_err(|e| format!("creating the images: {e}"))?;
     for c in [main, meta] {
         c.close().map_err(|e| format!("creating the images: {e}"))?;
     }
@@ -574,16 +600,16 @@ fn one_lfs(seed: u64, d: &Drawn, dir: &Path, verbose: bool, t: &mut Tally) -> Re
     } else {
         300_000 + k.below(4_000_000)
     };
-    let mut args = child_args(seed, d, &img, &acks_path);
+    let mut args = child_args(seed, d, img, acks_path);
     run_phase(
         &args,
         Duration::from_micros(delay_us),
-        &err_path,
+        err_path,
         false,
         verbose,
         t,
     )?;
-    let text = match std::fs::read(&acks_path) {
+    let text = match std::fs::read(acks_path) {
         Ok(t) => String::from_utf8_lossy(&t).into_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(format!("acknowledgement file: {e}")),
@@ -608,13 +634,13 @@ fn one_lfs(seed: u64, d: &Drawn, dir: &Path, verbose: bool, t: &mut Tally) -> Re
         let n = args.len();
         args[n - 1] = "recover".into();
         let delay = Duration::from_micros(1_000 + k.below(500_000));
-        run_phase(&args, delay, &err_path, true, verbose, t)?;
+        run_phase(&args, delay, err_path, true, verbose, t)?;
     }
     t.before_mkfs += u64::from(!log.made);
     for (sum, n) in t.lfs_device.iter_mut().zip(log.device) {
         *sum += n;
     }
-    let (files, blocks) = lfs::check_power_on(&img, seed, d.scheme, log)?;
+    let (files, blocks) = lfs::check_power_on(img, seed, d.scheme, log)?;
     t.files += files;
     t.file_blocks += blocks;
     *t.by_design.entry(d.design).or_default() += 1;
@@ -625,17 +651,10 @@ fn one_lfs(seed: u64, d: &Drawn, dir: &Path, verbose: bool, t: &mut Tally) -> Re
 
 /// One seed: create, run and kill the child(ren), check.
 fn one(seed: u64, d: &Drawn, dir: &Path, verbose: bool, t: &mut Tally) -> Result<(), String> {
-    let base = dir.join(format!("znslab-kill-{}-{seed}", std::process::id()));
-    let img = base.with_extension("img");
-    let acks_path = base.with_extension("acks");
-    let err_path = base.with_extension("stderr");
-    let _cleanup = (
-        RemoveOnDrop(img.clone()),
-        RemoveOnDrop(acks_path.clone()),
-        RemoveOnDrop(err_path.clone()),
-    );
+    let paths = SeedFiles::new(dir, seed, false);
+    let (img, acks_path, err_path) = (&paths.img, &paths.acks, &paths.err);
     let cfg = device_config(d.design);
-    let zones = Controller::create_image(&img, cfg)
+    let zones = Controller::create_image(img, cfg)
         .and_then(|c| {
             let n = c.zone_count();
             c.close().map_err(|source| device::DeviceError::Image {
@@ -653,28 +672,28 @@ fn one(seed: u64, d: &Drawn, dir: &Path, verbose: bool, t: &mut Tally) -> Result
     } else {
         1_000 + k.below(300_000)
     };
-    let mut args = child_args(seed, d, &img, &acks_path);
+    let mut args = child_args(seed, d, img, acks_path);
     run_phase(
         &args,
         Duration::from_micros(delay_us),
-        &err_path,
+        err_path,
         false,
         verbose,
         t,
     )?;
-    let acks = read_acks(&acks_path, zones as usize)?;
+    let acks = read_acks(acks_path, zones as usize)?;
     // Half the seeds: a second process powers on, recovers and reads, and is killed too.
     if (acks.made || d.workload == "raw") && k.below(2) == 0 {
         let n = args.len();
         args[n - 1] = "recover".into();
         let delay = Duration::from_micros(1_000 + k.below(150_000));
-        run_phase(&args, delay, &err_path, true, verbose, t)?;
+        run_phase(&args, delay, err_path, true, verbose, t)?;
     }
     let opts = store_options(d.scheme, d.jobs).map_err(|e| e.to_string())?;
     let acked = acks.logs.iter().map(|l| l.acked.len()).sum::<usize>();
     let synced = acks.logs.iter().map(|l| l.synced).sum::<usize>();
     let checked = check_power_on(
-        &img, seed, d.workload, &opts, acks.logs, &acks.raw, acks.made, verbose,
+        img, seed, d.workload, &opts, acks.logs, &acks.raw, acks.made, verbose,
     )?;
     t.acked += acked;
     t.synced += synced;
