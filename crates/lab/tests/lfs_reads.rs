@@ -2,7 +2,8 @@
 //! a file on the device finishes while a write holds the lock, and every page a read returns
 //! is a version of it that was there at some instant of the read while writers overwrite
 //! pages, GC moves them (host copies, zone_compaction) and threaded logging writes over
-//! invalid blocks.
+//! invalid blocks. The writers' buffered writes run without the lock too (`lfs_writes.rs`);
+//! when they are done, every page holds the last version written.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -192,6 +193,18 @@ fn churn(scheme: LfsConfig, seed: u64) -> host::lfs::LfsCounters {
             sim2.sleep(SimDuration::from_ms(1)).await;
         }
         assert!(*reads.borrow() >= 240, "{} reads", reads.borrow());
+        // Nothing in flight now: every page holds the last version written to it.
+        for f in 0..FILES {
+            let mut buf = vec![0u8; PAGES as usize * PAGE];
+            fs.read(inos[f as usize], 0, &mut buf).await.unwrap();
+            for (p, page) in buf.chunks(PAGE).enumerate() {
+                let v = model.borrow().get(&(f, p as u64)).map_or(0, |e| e.done);
+                assert!(
+                    page == page_bytes(f, p as u64, v).as_slice(),
+                    "file {f} page {p}: not version {v}, the last written"
+                );
+            }
+        }
         fs.counters()
     })
 }
@@ -202,6 +215,7 @@ fn reads_beside_writes_and_host_copy_gc_return_whole_pages_of_a_current_version(
     assert!(c.gc_host_copies > 0, "GC copied through the host");
     assert!(c.read_retries > 0, "blocks moved under reads: {c:?}");
     assert!(c.reads_locked > 0, "blocks not on the device yet: {c:?}");
+    assert!(c.writes_held_by_cp > 0, "writes met checkpoints: {c:?}");
 }
 
 #[test]

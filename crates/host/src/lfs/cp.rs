@@ -27,6 +27,22 @@ pub enum Cause {
     Mkfs,
 }
 
+/// Marks a checkpoint running (`State::cp_running`) until dropped, on every way out.
+struct CpRunning<'a>(&'a std::cell::RefCell<super::fs::State>);
+
+impl<'a> CpRunning<'a> {
+    fn start(st: &'a std::cell::RefCell<super::fs::State>) -> Self {
+        st.borrow_mut().cp_running = true;
+        CpRunning(st)
+    }
+}
+
+impl Drop for CpRunning<'_> {
+    fn drop(&mut self) {
+        self.0.borrow_mut().cp_running = false;
+    }
+}
+
 fn flip(bits: &mut [u8], i: u32) -> u32 {
     bits[i as usize / 8] ^= 1 << (i % 8);
     (bits[i as usize / 8] >> (i % 8) & 1) as u32
@@ -55,6 +71,8 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 self.writeback_inode(ino, false).await?;
             }
         }
+        // From here to the pack, buffered writes wait (F2FS's `block_operations`).
+        let _held = CpRunning::start(&self.st);
         loop {
             let dirty: Vec<_> = {
                 let st = self.st.borrow();

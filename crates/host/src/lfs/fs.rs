@@ -1,6 +1,8 @@
 //! The file system: its in-memory state (node tree with NAT addresses, SIT/SSA, directory
 //! indexes, page cache, the six logs), name resolution, and the `FileSystem` implementation.
-//! Every operation holds one lock (operations are serialised) and ends with its writes issued.
+//! Operations that allocate blocks or change the name space hold one lock (they are
+//! serialised) and end with their writes issued; reads (`read.rs`) and buffered writes
+//! (`write.rs`) run beside them.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -94,6 +96,8 @@ pub(super) struct State {
     /// Zones with an unused tail their logs left, finished at the next flush.
     pub finishing: Vec<u32>,
     pub flusher: super::writeback::Flusher,
+    /// A checkpoint is writing its nodes and tables: buffered writes wait (`write.rs`).
+    pub cp_running: bool,
 }
 
 /// An F2FS-like log-structured file system on zoned backend `B` and metadata area `M`.
@@ -281,6 +285,13 @@ impl State {
         self.sit.free_secs() + freed <= self.demand_secs() + r + needed
     }
     /// Sections the dirty nodes and dentry pages would fill: node_secs + 2·dent_secs.
+    /// Fewer than 1/64 of the node ids are free while unlinks' ids wait for a checkpoint.
+    pub fn nids_low(&self) -> bool {
+        let max = self.geo.max_nid() as usize;
+        let left = max.saturating_sub(self.next_nid as usize) + self.free_nids.len();
+        left < max / 64 && !self.freed_nids.is_empty()
+    }
+
     pub fn demand_secs(&self) -> u32 {
         let per = self.geo.sec_blocks as usize;
         (self.dirty_nodes.len().div_ceil(per) + 2 * self.dirty_dents.div_ceil(per)) as u32
@@ -382,12 +393,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         // outgrows its share of memory. Here: when fewer than 1/64 of the ids are free and
         // some wait for a checkpoint. Without it, creates fail with "no space" once a run
         // has made as many files as the volume has ids, however many it deleted.
-        let nids_low = {
-            let st = self.st.borrow();
-            let max = st.geo.max_nid() as usize;
-            let left = max.saturating_sub(st.next_nid as usize) + st.free_nids.len();
-            left < max / 64 && !st.freed_nids.is_empty()
-        };
+        let nids_low = self.st.borrow().nids_low();
         if nids_low {
             self.checkpoint(super::cp::Cause::Nids).await?;
         }
@@ -630,46 +636,17 @@ impl<B: ZonedBackend, M: MetaArea> FileSystem for Lfs<B, M> {
         Ok(n)
     }
     async fn write(&self, ino: Ino, offset: u64, data: &[u8]) -> Result<(), FsError> {
-        let _g = self.lock.lock().await;
+        // Without the file-system lock unless it needs GC, reclaim or writeback, as F2FS's
+        // buffered writes (`write.rs`).
         let ino = self.file_ino(ino)?;
-        let end = offset
+        offset
             .checked_add(data.len() as u64)
             .filter(|e| node_path(e / BLOCK as u64).is_some())
             .ok_or_else(|| FsError::Invalid(format!("offset {offset}")))?;
         if data.is_empty() {
             return Ok(());
         }
-        self.balance_fs().await?;
-        self.st.borrow_mut().counters.user_bytes += data.len() as u64;
-        let mut done = 0;
-        while done < data.len() {
-            let pos = offset + done as u64;
-            let (idx, at) = (pos / BLOCK as u64, (pos % BLOCK as u64) as usize);
-            let len = (BLOCK - at).min(data.len() - done);
-            let size = self.st.borrow().inode_size(ino).unwrap_or(0);
-            // A whole page, or one past the end of the file, needs no read.
-            let need_old = len < BLOCK && idx * (BLOCK as u64) < size;
-            self.load_page(ino, idx, need_old).await?;
-            {
-                let mut st = self.st.borrow_mut();
-                st.dirty_page(ino, idx)?;
-                if let Some(p) = st.cache.get((ino, idx)) {
-                    p.data[at..at + len].copy_from_slice(&data[done..done + len]);
-                }
-                // The size grows page by page: a write cut short by ENOSPC keeps what it
-                // wrote.
-                let upto = pos + len as u64;
-                if let Some(i) = st.nodes.get_mut(&ino).and_then(|e| e.node.inode_mut()) {
-                    if upto > i.size {
-                        i.size = upto;
-                        st.mark_dirty(ino);
-                    }
-                }
-            }
-            done += len;
-        }
-        debug_assert!(self.st.borrow().inode_size(ino) >= Some(end));
-        self.flush().await?;
+        self.write_file(ino, offset, data).await?;
         self.balance_dirty_pages(ino).await
     }
     fn size(&self, ino: Ino) -> Result<u64, FsError> {

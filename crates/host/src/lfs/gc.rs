@@ -222,12 +222,20 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             }
             let b = self.alloc_block(dest).await?;
             let mut st = self.st.borrow_mut();
-            if st.cache.state((m.ino, m.idx)) == Some(true) {
-                st.cache.set_dirty((m.ino, m.idx), false);
-                if st.is_dir(m.ino) {
-                    st.dirty_dents -= 1;
+            // A dirty page goes as it is now (a buffered write may have changed it since it
+            // was taken above) and is clean after; a clean one equals its block.
+            let data = match st.cache.state((m.ino, m.idx)) {
+                Some(true) => {
+                    st.cache.set_dirty((m.ino, m.idx), false);
+                    if st.is_dir(m.ino) {
+                        st.dirty_dents -= 1;
+                    }
+                    st.cache
+                        .peek((m.ino, m.idx))
+                        .map_or(data, |p| p.data.to_vec())
                 }
-            }
+                _ => data,
+            };
             st.move_block(m, b);
             st.queue_write(b, data);
             st.counters.log_blocks[dest as usize] += 1;

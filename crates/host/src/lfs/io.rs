@@ -30,7 +30,11 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 self.writeback_inode(victim.0 .0, false).await?;
                 self.flush().await?;
             }
-            self.st.borrow_mut().cache.remove(victim.0);
+            // A buffered write may have dirtied it again meanwhile: then it stays.
+            let mut st = self.st.borrow_mut();
+            if st.cache.state(victim.0) == Some(false) {
+                st.cache.remove(victim.0);
+            }
         }
     }
 
@@ -73,10 +77,11 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 .map_err(io_err)?;
             self.st.borrow_mut().counters.cache_misses += 1;
         }
-        self.st
-            .borrow_mut()
-            .cache
-            .insert((ino, idx), buf.into(), false);
+        // A buffered write may have put the page there meanwhile: it is newer.
+        let mut st = self.st.borrow_mut();
+        if !st.cache.contains((ino, idx)) {
+            st.cache.insert((ino, idx), buf.into(), false);
+        }
         Ok(())
     }
 

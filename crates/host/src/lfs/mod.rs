@@ -21,6 +21,7 @@
 //! * `io`: block allocation in the logs, writeback, node writes, the pending-write queue;
 //! * `gc`: foreground GC by segment compaction (ZNS host copy, IZC-H/IZC-D, CAB/CUB);
 //! * `read`: file reads without the file-system lock (F2FS's read path);
+//! * `write`: buffered writes without the file-system lock (F2FS's write_begin/write_end);
 //! * `cp`: checkpoints; `mount`: mkfs, mount, roll-forward recovery.
 //!
 //! What differs from F2FS and why: `docs/lfs.md`.
@@ -37,6 +38,7 @@ mod mount;
 pub mod node;
 mod read;
 pub mod seg;
+mod write;
 mod writeback;
 
 pub use cache::PageCache;
@@ -294,6 +296,10 @@ pub struct LfsCounters {
     /// under the file-system lock (their section had writes not on the device yet).
     pub read_retries: u64,
     pub reads_locked: u64,
+    /// Buffered writes' pages that waited for a checkpoint to end, and pages a write put in
+    /// the cache under the lock (no clean page made room: reclaim wrote pages back).
+    pub writes_held_by_cp: u64,
+    pub writes_reclaim: u64,
     /// Writeback: pages the flusher and throttled writers wrote back, inodes written back
     /// because they expired, and writes that found the cache over `dirty_ratio`.
     pub writeback_pages: u64,

@@ -78,6 +78,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 tl_closing: vec![],
                 finishing: vec![],
                 flusher: Default::default(),
+                cp_running: false,
             }),
         }
     }

@@ -6,9 +6,9 @@
 //!   than `dirty_expire_centisecs` (30 s), and, above the background ratio, the oldest dirty
 //!   inodes until below it.
 //!
-//! The flusher runs on the writer's path at its 5 s ticks rather than as a thread of its own:
-//! the file system serialises its calls under one lock, so a kernel thread holding it would
-//! block the writers just as long. A file is stamped dirty at the write that dirtied it
+//! The flusher runs on the writer's path at its 5 s ticks rather than as a thread of its own,
+//! under the file-system lock (it allocates blocks), taken only when there is work: a tick
+//! due or the cache over `dirty_ratio`. A file is stamped dirty at the write that dirtied it
 //! (`dirty_since`); directories' dentry pages at the next tick.
 
 use sim::{SimDuration, SimInstant};
@@ -57,14 +57,20 @@ pub(super) struct Flusher {
 impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
     /// After a write to `ino`: the writer's throttle, then the flusher if its tick is due.
     pub(super) async fn balance_dirty_pages(&self, ino: Nid) -> Result<(), FsError> {
-        let now = self.dev.sim().now();
         {
             // The inode's dirtied time (Linux's `inode->dirtied_when`), if it was clean.
+            let now = self.dev.sim().now();
             let mut st = self.st.borrow_mut();
             if st.cache.dirty_count(ino) > 0 {
                 st.flusher.dirty_since.entry(ino).or_insert(now);
             }
         }
+        if !self.st.borrow().writeback_due(self.dev.sim().now()) {
+            return Ok(());
+        }
+        let _g = self.lock.lock().await;
+        // Another writer may have done the work while this one waited: decided again.
+        let now = self.dev.sim().now();
         let (wb, cap, dirty, due) = {
             let st = self.st.borrow();
             let wb = st.cfg.writeback;
@@ -149,5 +155,16 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         st.flusher.dirty_since.remove(&ino);
         st.counters.writeback_pages += pages;
         Ok(())
+    }
+}
+
+impl super::fs::State {
+    /// Whether a writer has writeback to do at `now`: the flusher's tick is due, or more than
+    /// `dirty_ratio` of the cache is dirty.
+    pub(super) fn writeback_due(&self, now: SimInstant) -> bool {
+        let wb = self.cfg.writeback;
+        let tick = wb.interval > SimDuration::ZERO && now >= self.flusher.last_tick + wb.interval;
+        let cap = self.cache.capacity() as u64;
+        tick || self.cache.dirty_pages() as u64 > cap * wb.throttle_pct / 100
     }
 }

@@ -30,7 +30,11 @@ use crate::spec::{tags, DeviceChoice, RunSpec, Work};
 /// for every other call, GC included, so the host's copies never met user reads on the
 /// device or the link); and the ZNS+ presets' host link is half duplex, as the artifact's
 /// one DMA timeline (reads' data waits for writes' and back).
-pub(super) const MODEL_VERSION: u64 = 4;
+/// 5: buffered writes run without the file system's lock, as F2FS's write_begin/write_end
+/// (a write that only fills the page cache used to wait for other files' writeback, GC and
+/// threaded-logging closes); they take it for GC when free space is short, behind a
+/// checkpoint, for reclaim and for writeback.
+pub(super) const MODEL_VERSION: u64 = 5;
 
 /// The scale when none is given: 1 GiB file systems, ~7 min on 2 cores.
 pub(super) const DEFAULT_SCALE: f64 = 0.0625;
