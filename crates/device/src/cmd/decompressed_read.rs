@@ -200,7 +200,7 @@ impl Controller {
                     failed = true;
                     break;
                 }
-                self.table().memo.insert(zi, r.offset, dst);
+                self.table().memo.offer(zi, r.offset, dst);
             }
         }
         self.staging = staged;

@@ -10,6 +10,13 @@
 //! resets), so a chunk is known by its zone, the zone's generation (bumped by every reset) and
 //! its byte offset. Entries leave first in, first out when the byte budget is spent
 //! ([`sim::ByteMemo`]).
+//!
+//! A chunk is kept the second time it is decompressed, not the first (a doorkeeper of keys
+//! only, as TinyLFU's): a Load's compactions decompress every chunk once and never again, and
+//! copying each into the memo cost 9 % of a CC Load for no hit (issue "The papers' full scale
+//! on one machine").
+
+use std::collections::{BTreeSet, VecDeque};
 
 use sim::ByteMemo;
 
@@ -17,6 +24,10 @@ type Key = (u32, u32, u64);
 
 pub(crate) struct DecompressMemo {
     chunks: ByteMemo<Key>,
+    /// Chunks decompressed once (keys only), the oldest forgotten first past `seen_cap`.
+    seen: BTreeSet<Key>,
+    seen_order: VecDeque<Key>,
+    seen_cap: usize,
     /// Each zone's generation: its resets so far.
     generation: Vec<u32>,
     pub hits: u64,
@@ -27,6 +38,10 @@ impl DecompressMemo {
     pub fn new(zones: usize, budget: usize) -> DecompressMemo {
         DecompressMemo {
             chunks: ByteMemo::new(budget),
+            seen: BTreeSet::new(),
+            seen_order: VecDeque::new(),
+            // As many keys as 4 KiB chunks the budget holds, and some for a small budget.
+            seen_cap: (budget / 4096).max(1024),
             generation: vec![0; zones],
             hits: 0,
             misses: 0,
@@ -57,9 +72,24 @@ impl DecompressMemo {
         self.chunks.contains(&self.key(zone, offset))
     }
 
-    pub fn insert(&mut self, zone: usize, offset: u64, bytes: &[u8]) {
+    /// The chunk at `offset` of `zone` was just decompressed into `bytes`: kept if it was
+    /// decompressed before (and not forgotten since), else only its key is noted.
+    pub fn offer(&mut self, zone: usize, offset: u64, bytes: &[u8]) {
         let key = self.key(zone, offset);
-        self.chunks.insert(key, bytes);
+        if self.seen.remove(&key) {
+            self.chunks.insert(key, bytes);
+            return;
+        }
+        if self.seen.len() >= self.seen_cap {
+            // The oldest key still noted (keys admitted since are skipped as they come).
+            while let Some(old) = self.seen_order.pop_front() {
+                if self.seen.remove(&old) {
+                    break;
+                }
+            }
+        }
+        self.seen.insert(key);
+        self.seen_order.push_back(key);
     }
 
     /// Zone `zone` was reset: what it held is gone (its entries age out unread).
@@ -70,6 +100,8 @@ impl DecompressMemo {
     /// Forget everything (the chunk records were rebuilt).
     pub fn clear(&mut self) {
         self.chunks.clear();
+        self.seen.clear();
+        self.seen_order.clear();
         for g in &mut self.generation {
             *g = g.wrapping_add(1);
         }
@@ -83,25 +115,58 @@ mod tests {
     #[test]
     fn remembers_until_reset_or_budget() {
         let mut m = DecompressMemo::new(2, 10);
-        m.insert(0, 0, &[1; 4]);
-        m.insert(1, 0, &[2; 4]);
+        let twice = |m: &mut DecompressMemo, z, o, b: &[u8]| {
+            m.offer(z, o, b);
+            m.offer(z, o, b);
+        };
+        twice(&mut m, 0, 0, &[1; 4]);
+        twice(&mut m, 1, 0, &[2; 4]);
         assert_eq!(m.get(0, 0), Some(&[1u8; 4][..]));
         assert_eq!(m.get(1, 0), Some(&[2u8; 4][..]));
         // A reset of zone 0 hides its chunk; zone 1's stays.
         m.forget_zone(0);
         assert_eq!(m.get(0, 0), None);
-        m.insert(0, 0, &[3; 4]);
+        twice(&mut m, 0, 0, &[3; 4]);
         assert_eq!(m.get(0, 0), Some(&[3u8; 4][..]));
         // Over budget: the oldest go first (the stale entry of zone 0, then zone 1's chunk).
-        m.insert(0, 8, &[4; 4]);
+        twice(&mut m, 0, 8, &[4; 4]);
         assert_eq!(m.get(1, 0), None);
         assert_eq!(m.get(0, 8), Some(&[4u8; 4][..]));
         assert!(m.chunks.used() <= 10);
         // Larger than the budget: not kept.
-        m.insert(1, 4, &[5; 11]);
+        twice(&mut m, 1, 4, &[5; 11]);
         assert_eq!(m.get(1, 4), None);
         m.clear();
         assert_eq!(m.get(0, 8), None);
         assert_eq!(m.chunks.used(), 0);
+    }
+
+    #[test]
+    fn a_chunk_is_kept_the_second_time_it_is_decompressed() {
+        let mut m = DecompressMemo::new(1, 1 << 20);
+        m.offer(0, 0, &[7; 8]);
+        assert_eq!(m.get(0, 0), None, "once: only its key is noted");
+        assert_eq!(m.chunks.used(), 0);
+        m.offer(0, 0, &[7; 8]);
+        assert_eq!(m.get(0, 0), Some(&[7u8; 8][..]), "twice: kept");
+        // A reset forgets that a chunk was seen: its next decompression is a first again.
+        m.offer(0, 16, &[8; 8]);
+        m.forget_zone(0);
+        m.offer(0, 16, &[8; 8]);
+        assert_eq!(m.get(0, 16), None);
+        // Past the doorkeeper's capacity the oldest keys are forgotten first.
+        for k in 0..m.seen_cap as u64 + 1 {
+            m.offer(0, 1000 + k * 8, &[1; 8]);
+        }
+        assert!(m.seen.len() <= m.seen_cap);
+        m.offer(0, 1000, &[1; 8]);
+        assert_eq!(m.get(0, 1000), None, "the first key noted was forgotten");
+        let last = 1000 + m.seen_cap as u64 * 8;
+        m.offer(0, last, &[1; 8]);
+        assert_eq!(
+            m.get(0, last),
+            Some(&[1u8; 8][..]),
+            "the last key noted was kept"
+        );
     }
 }
