@@ -334,6 +334,7 @@ impl Controller {
         let changes = !matches!(
             command,
             Command::Read { .. }
+                | Command::ReadDiscard { .. }
                 | Command::DecompressedRead { .. }
                 | Command::ZoneMgmtRecv { .. }
                 | Command::IdentifyMapping { .. }
@@ -384,7 +385,10 @@ impl Controller {
                 nlb,
                 data,
                 metadata,
-            } => self.read(ready, slba, nlb, data, metadata),
+            } => self.read(ready, slba, nlb, data, metadata, true),
+            Command::ReadDiscard { slba, nlb, data } => {
+                self.read(ready, slba, nlb, data, &mut [], false)
+            }
             Command::Write {
                 slba,
                 nlb,

@@ -26,7 +26,9 @@ pub enum CommandKind {
 impl CommandKind {
     fn matches(self, c: &Command<'_>) -> bool {
         let kind = match c {
-            Command::Read { .. } | Command::DecompressedRead { .. } => CommandKind::Read,
+            Command::Read { .. }
+            | Command::ReadDiscard { .. }
+            | Command::DecompressedRead { .. } => CommandKind::Read,
             Command::Write { .. }
             | Command::ZoneAppend { .. }
             | Command::CompressedWrite { .. }
@@ -64,7 +66,9 @@ impl Faults {
             return self.refusals.remove(i).map(|(_, s)| s);
         }
         let read = match *c {
-            Command::Read { slba, nlb, .. } => Some(slba..slba + nlb as u64),
+            Command::Read { slba, nlb, .. } | Command::ReadDiscard { slba, nlb, .. } => {
+                Some(slba..slba + nlb as u64)
+            }
             Command::DecompressedRead { slba, cnlb, .. } => Some(slba..slba + cnlb as u64),
             _ => None,
         };

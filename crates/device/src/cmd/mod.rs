@@ -38,6 +38,16 @@ pub enum Command<'a> {
         data: &'a mut [u8],
         metadata: &'a mut [u8],
     },
+    /// A Read (02h) whose bytes the host drops, as fio's reads without verify (the buffer is
+    /// never looked at). The same checks, statuses, timing and counters as Read; an in-memory
+    /// device does not copy the bytes, so `data` keeps whatever it held (an image still reads
+    /// them, so a damaged block still fails). Not an NVMe command: a host-side shortcut that
+    /// spares benchmarks the copy in real-bytes mode.
+    ReadDiscard {
+        slba: u64,
+        nlb: u32,
+        data: &'a mut [u8],
+    },
     /// Write (01h): must start at the zone's write pointer.
     Write {
         slba: u64,

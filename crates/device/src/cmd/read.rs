@@ -1,8 +1,8 @@
 //! Read (02h).
 //!
 //! Validate: block count and buffers, transfer size, namespace range, zone boundary (Read Across
-//! Zone Boundaries is not supported), offline zone. Apply: copy the bytes; blocks above the
-//! written data read as zeros without touching flash. Cost: one array read plus transfer per
+//! Zone Boundaries is not supported), offline zone. Apply: copy the bytes (not for Read Discard
+//! on an in-memory device); blocks above the written data read as zeros without touching flash. Cost: one array read plus transfer per
 //! flash page not in the write buffer, then the transfer to the host.
 
 use sim::SimInstant;
@@ -20,6 +20,7 @@ impl Controller {
         nlb: u32,
         data: &mut [u8],
         metadata: &mut [u8],
+        copy: bool,
     ) -> Result<(u64, SimInstant), Status> {
         let lba = self.layout.lba_bytes;
         let ms = self.layout.metadata_bytes;
@@ -50,6 +51,7 @@ impl Controller {
             zone: zi,
             offset: first * lba,
             data: stored,
+            copy,
             metadata: stored_meta,
             ready,
         };

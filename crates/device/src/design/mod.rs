@@ -128,7 +128,10 @@ pub struct ZoneWrite<'a> {
 pub struct ZoneRead<'a> {
     pub zone: usize,
     pub offset: u64,
+    /// `data.len()` bytes are read; when `copy` is false the host drops them (Read Discard)
+    /// and a design may leave `data` as it is.
     pub data: &'a mut [u8],
+    pub copy: bool,
     pub metadata: &'a mut [u8],
     pub ready: SimInstant,
 }

@@ -82,7 +82,8 @@ pub fn read(m: &mut Media, r: &mut ZoneRead) -> Result<SimInstant, Status> {
     let lba = m.layout.lba_bytes;
     let ms = m.layout.metadata_bytes;
     let len = r.data.len() as u64;
-    if len > 0 {
+    // Read Discard: nothing to copy from memory (an image is still read, for its checks).
+    if len > 0 && (r.copy || m.storage.is_image()) {
         m.storage
             .read(
                 r.zone as u32,

@@ -104,6 +104,12 @@ pub(super) async fn worker(
     };
     // Sized on the first read: a worker that never gets an I/O costs no buffer.
     let mut read_buf = Vec::new();
+    // Only verify looks at what a read returns; without it the device need not copy the
+    // bytes (fio's buffers are never read either).
+    let keep_bytes = {
+        let s = state.borrow();
+        s.spec.verify && s.spec.do_verify
+    };
     let mut metadata = Vec::new();
     let cw_sizes = vec![chunk as u32; bs_bytes / chunk as usize];
     // Each worker walks the data pool from its own place so concurrent writes differ.
@@ -313,13 +319,8 @@ pub(super) async fn worker(
             (Direction::Read, _) => {
                 read_buf.resize(io.nlb as usize * lba as usize, 0);
                 if io.nlb as u64 <= max_nlb {
-                    dev.submit(Command::Read {
-                        slba: io.lba,
-                        nlb: io.nlb,
-                        data: &mut read_buf,
-                        metadata: &mut [],
-                    })
-                    .await
+                    dev.submit(read_command(io.lba, io.nlb, &mut read_buf, keep_bytes))
+                        .await
                 } else {
                     // Split at the device's maximum transfer, as the kernel's block layer
                     // does: the parts go out together, the I/O completes with the last.
@@ -329,12 +330,12 @@ pub(super) async fn worker(
                         let c = dev.with(|c| {
                             c.submit(
                                 now,
-                                Command::Read {
-                                    slba: io.lba + i as u64 * max_nlb,
-                                    nlb: (part.len() as u64 / lba) as u32,
-                                    data: part,
-                                    metadata: &mut [],
-                                },
+                                read_command(
+                                    io.lba + i as u64 * max_nlb,
+                                    (part.len() as u64 / lba) as u32,
+                                    part,
+                                    keep_bytes,
+                                ),
                             )
                         });
                         keep_deciding(&mut last, c);
@@ -463,5 +464,19 @@ impl DedupeState {
 
     fn unique(&mut self, slot: usize) {
         self.last = Some(slot);
+    }
+}
+
+/// A Read of `nlb` blocks at `slba` into `data`; a Read Discard when the bytes are not looked at.
+fn read_command(slba: u64, nlb: u32, data: &mut [u8], keep_bytes: bool) -> Command<'_> {
+    if keep_bytes {
+        Command::Read {
+            slba,
+            nlb,
+            data,
+            metadata: &mut [],
+        }
+    } else {
+        Command::ReadDiscard { slba, nlb, data }
     }
 }
