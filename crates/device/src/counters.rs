@@ -51,6 +51,12 @@ pub struct DeviceCounters {
     pub plugged_blocks_background: u64,
     pub plug_copybacks: u64,
     pub plug_read_programs: u64,
+    /// TL-open zones closed, the valid blocks their closes plugged (part of
+    /// `plugged_blocks_foreground`), and the time from each close's arrival to its last copy
+    /// (what a host waiting for the close waits, before the link).
+    pub tl_closes: u64,
+    pub plugged_blocks_at_close: u64,
+    pub tl_close_ns: u64,
 }
 
 /// Device DRAM in use, by purpose.

@@ -220,6 +220,14 @@ fn close_and_finish_plug_the_rest_and_reset_frees_both_groups() {
         assert_eq!(read(&mut d, 100, 1), vec![0u8; B]);
         // 56 valid blocks = 14 whole chunks by copyback; the old group is a spare again.
         assert_eq!(d.c.counters().plug_copybacks, 14);
+        // All of them at the close (the host wrote 0..8 only), which took the copies' time.
+        let k = d.c.counters();
+        assert_eq!(
+            (k.tl_closes, k.plugged_blocks_at_close),
+            (1, 56),
+            "{action:?}"
+        );
+        assert!(k.tl_close_ns > 0, "{action:?}");
         assert_eq!(d.spares(), spares.iter().map(|s| s + 1).collect::<Vec<_>>());
     }
 }

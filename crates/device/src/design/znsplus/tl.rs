@@ -283,6 +283,7 @@ impl Znsplus {
         let cap = z.capacity * lba;
         let tl = self.tl.get_mut(&zi).ok_or(Status::INTERNAL_ERROR)?;
         zero_invalid(m, zi, &tl.valid, wp, cap)?;
+        let plugged0 = m.counters.plugged_blocks_foreground;
         // The host's blocks end at the write pointer; every chunk to the end is complete now.
         let done = plug_to(
             m,
@@ -295,6 +296,10 @@ impl Znsplus {
                 copyback: self.config.copyback,
             },
         );
+        let c = &mut m.counters;
+        c.tl_closes += 1;
+        c.plugged_blocks_at_close += c.plugged_blocks_foreground - plugged0;
+        c.tl_close_ns += done.saturating_since(ready).as_ns();
         let tl = self.tl.remove(&zi).expect("TL-open zone");
         // A Full zone's reads look for programs still running in offset order.
         m.zone_flash[zi].pending = tl
