@@ -57,6 +57,9 @@ pub struct DeviceCounters {
     pub tl_closes: u64,
     pub plugged_blocks_at_close: u64,
     pub tl_close_ns: u64,
+    /// At each close's arrival, how long until the busiest of the zone's dies has done the
+    /// work already reserved on it (the queue the close's copies wait behind).
+    pub tl_close_queue_ns: u64,
 }
 
 /// Device DRAM in use, by purpose.

@@ -228,6 +228,8 @@ fn close_and_finish_plug_the_rest_and_reset_frees_both_groups() {
             "{action:?}"
         );
         assert!(k.tl_close_ns > 0, "{action:?}");
+        // It came right after a write whose program was still running on one of its dies.
+        assert!(k.tl_close_queue_ns > 0, "{action:?}");
         assert_eq!(d.spares(), spares.iter().map(|s| s + 1).collect::<Vec<_>>());
     }
 }

@@ -286,6 +286,7 @@ fn figures(a: &Sample, b: &Sample, user_capacity: u64) -> Value {
     let closes = (e.tl_closes - d.tl_closes) as f64;
     let at_close = (e.plugged_blocks_at_close - d.plugged_blocks_at_close) as f64;
     let close_ms = (e.tl_close_ns - d.tl_close_ns) as f64 / 1e6;
+    let queue_ms = (e.tl_close_queue_ns - d.tl_close_queue_ns) as f64 / 1e6;
     let host_copies = (g.gc_host_copies - f.gc_host_copies) as f64;
     let cpbk = (e.compaction_copybacks - d.compaction_copybacks) as f64;
     let rp = (e.compaction_read_programs - d.compaction_read_programs) as f64;
@@ -338,11 +339,13 @@ fn figures(a: &Sample, b: &Sample, user_capacity: u64) -> Value {
         "plugged_blocks_foreground": plugged_fg,
         "plugged_blocks_background": plugged_bg,
         // The device's side of TL closes: blocks plugged at the close (of the foreground
-        // ones) and its time from arrival to the last copy, per close.
+        // ones), its time from arrival to the last copy, and the queue it met, per close.
         "tl_close_device": {
             "closes": closes,
             "plugged_blocks_per_close": if closes > 0.0 { at_close / closes } else { 0.0 },
             "ms_per_close": if closes > 0.0 { close_ms / closes } else { 0.0 },
+            // The queue on the busiest of the zone's dies when the close arrives.
+            "queue_ms_per_close": if closes > 0.0 { queue_ms / closes } else { 0.0 },
         },
         "bp_share": ratio(plugged_bg, plugged_fg + plugged_bg + dev_copies + host_copies),
         "checkpoints": (g.checkpoints.gc + g.checkpoints.sync + g.checkpoints.fsync

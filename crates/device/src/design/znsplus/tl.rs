@@ -284,6 +284,13 @@ impl Znsplus {
         let tl = self.tl.get_mut(&zi).ok_or(Status::INTERNAL_ERROR)?;
         zero_invalid(m, zi, &tl.valid, wp, cap)?;
         let plugged0 = m.counters.plugged_blocks_foreground;
+        let queue = (0..m.layout.dies_per_zone)
+            .map(|k| {
+                let die = m.layout.die_of(zi as u32, k);
+                m.flash.die_idle_at(die).saturating_since(ready).as_ns()
+            })
+            .max()
+            .unwrap_or(0);
         // The host's blocks end at the write pointer; every chunk to the end is complete now.
         let done = plug_to(
             m,
@@ -300,6 +307,7 @@ impl Znsplus {
         c.tl_closes += 1;
         c.plugged_blocks_at_close += c.plugged_blocks_foreground - plugged0;
         c.tl_close_ns += done.saturating_since(ready).as_ns();
+        c.tl_close_queue_ns += queue;
         let tl = self.tl.remove(&zi).expect("TL-open zone");
         // A Full zone's reads look for programs still running in offset order.
         m.zone_flash[zi].pending = tl
