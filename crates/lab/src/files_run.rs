@@ -342,10 +342,10 @@ fn figures(a: &Sample, b: &Sample, user_capacity: u64) -> Value {
         // ones), its time from arrival to the last copy, and the queue it met, per close.
         "tl_close_device": {
             "closes": closes,
-            "plugged_blocks_per_close": if closes > 0.0 { at_close / closes } else { 0.0 },
-            "ms_per_close": if closes > 0.0 { close_ms / closes } else { 0.0 },
+            "plugged_blocks_per_close": ratio(at_close, closes),
+            "ms_per_close": ratio(close_ms, closes),
             // The queue on the busiest of the zone's dies when the close arrives.
-            "queue_ms_per_close": if closes > 0.0 { queue_ms / closes } else { 0.0 },
+            "queue_ms_per_close": ratio(queue_ms, closes),
         },
         "bp_share": ratio(plugged_bg, plugged_fg + plugged_bg + dev_copies + host_copies),
         "checkpoints": (g.checkpoints.gc + g.checkpoints.sync + g.checkpoints.fsync

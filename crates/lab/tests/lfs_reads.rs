@@ -9,23 +9,13 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use device::Controller;
+mod common;
+use common::stack;
 use host::fs::FileSystem;
 use host::lfs::{Lfs, LfsConfig};
-use lab::stack::{fit_to_fs, FsStack};
 use sim::{Rng, Sim, SimDuration};
 
 const PAGE: usize = 4096;
-
-/// A ZNS+ MLC device with 2 MiB zones for a file system of `fs_bytes`, and its stack.
-fn stack(sim: &Sim, fs_bytes: u64) -> FsStack {
-    let mut cfg = device::presets::znsplus_mlc();
-    cfg.nand.pages_per_block /= 16;
-    let cfg = fit_to_fs(cfg, fs_bytes).expect("fits");
-    let main = Controller::in_memory(cfg).expect("valid");
-    let meta = Controller::in_memory(device::presets::znsplus_meta()).expect("valid");
-    FsStack::new(sim, main, meta, 4)
-}
 
 #[test]
 fn a_read_from_the_device_finishes_while_a_write_holds_the_lock() {

@@ -1,25 +1,21 @@
 //! Buffered writes of the F2FS-like file system run without its lock, as F2FS's
 //! `write_begin`/`write_end`: a write that fits in the page cache finishes at once while an
-//! fsync holds the lock, and what it wrote is read back, before and after a remount. (Writes beside reads, GC and threaded logging: `lfs_reads.rs`.)
+//! fsync holds the lock, and what it wrote is read back, before and after a remount. (Writes
+//! beside reads, GC and threaded logging: `lfs_reads.rs`.)
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use device::Controller;
+mod common;
+use common::stack;
 use host::fs::FileSystem;
 use host::lfs::{Lfs, LfsConfig};
-use lab::stack::{fit_to_fs, FsStack};
 use sim::{Sim, SimDuration};
 
 #[test]
 fn a_cached_write_finishes_at_once_while_an_fsync_holds_the_lock() {
     let sim = Sim::new(1);
-    let mut dev = device::presets::znsplus_mlc();
-    dev.nand.pages_per_block /= 16;
-    let dev = fit_to_fs(dev, 256 << 20).expect("fits");
-    let main = Controller::in_memory(dev).expect("valid");
-    let meta = Controller::in_memory(device::presets::znsplus_meta()).expect("valid");
-    let st = FsStack::new(&sim, main, meta, 4);
+    let st = stack(&sim, 256 << 20);
     let mut cfg = LfsConfig::zns();
     cfg.page_cache_pages = 256;
     let (io, meta, sim2) = (st.main.io.clone(), st.meta.clone(), sim.clone());

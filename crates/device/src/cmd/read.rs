@@ -2,8 +2,9 @@
 //!
 //! Validate: block count and buffers, transfer size, namespace range, zone boundary (Read Across
 //! Zone Boundaries is not supported), offline zone. Apply: copy the bytes (not for Read Discard
-//! on an in-memory device); blocks above the written data read as zeros without touching flash. Cost: one array read plus transfer per
-//! flash page not in the write buffer, then the transfer to the host.
+//! on an in-memory device); blocks above the written data read as zeros without touching
+//! flash. Cost: one array read plus transfer per flash page not in the write buffer, then the
+//! transfer to the host.
 
 use sim::SimInstant;
 

@@ -285,6 +285,13 @@ impl State {
         self.sit.free_secs() + freed <= self.demand_secs() + r + needed
     }
     /// Sections the dirty nodes and dentry pages would fill: node_secs + 2·dent_secs.
+    /// ZNS+'s periodic checkpoint is due: pre-invalid blocks reached θ_PI.
+    pub fn periodic_cp_due(&self) -> bool {
+        self.cfg
+            .periodic_cp_blocks
+            .is_some_and(|th| self.sit.uc_blocks >= th)
+    }
+
     /// Fewer than 1/64 of the node ids are free while unlinks' ids wait for a checkpoint.
     pub fn nids_low(&self) -> bool {
         let max = self.geo.max_nid() as usize;
@@ -379,12 +386,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
 
     /// F2FS's `f2fs_balance_fs`: periodic checkpoint (ZNS+) and foreground GC.
     pub(super) async fn balance_fs(&self) -> Result<(), FsError> {
-        let periodic = {
-            let st = self.st.borrow();
-            st.cfg
-                .periodic_cp_blocks
-                .is_some_and(|th| st.sit.uc_blocks >= th)
-        };
+        let periodic = self.st.borrow().periodic_cp_due();
         if periodic {
             self.checkpoint(super::cp::Cause::Periodic).await?;
         }

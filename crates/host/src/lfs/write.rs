@@ -64,9 +64,7 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
     /// lock when a partial write needs them and a clean page makes room; otherwise under the
     /// lock, writing dirty pages back to make room.
     async fn fill_page(&self, ino: Nid, idx: u64, partial: bool) -> Result<(), FsError> {
-        let need_old = partial
-            && idx * (BLOCK as u64) < self.st.borrow().inode_size(ino).unwrap_or(0)
-            && self.st.borrow().data_addr(ino, idx) != NULL;
+        let need_old = self.st.borrow().needs_old(ino, idx, partial);
         if need_old {
             let mut old = vec![0u8; BLOCK];
             self.read_file(ino, idx * BLOCK as u64, &mut old).await?;
@@ -84,11 +82,15 @@ impl State {
     /// Whether `balance_fs` has work: a periodic checkpoint due, node ids short, or too few
     /// free sections (F2FS's `has_not_enough_free_secs`).
     pub fn balance_due(&self) -> bool {
-        self.cfg
-            .periodic_cp_blocks
-            .is_some_and(|th| self.sit.uc_blocks >= th)
-            || self.nids_low()
-            || self.not_enough_free_secs(0, 0)
+        self.periodic_cp_due() || self.nids_low() || self.not_enough_free_secs(0, 0)
+    }
+
+    /// Whether a `partial` write of page (`ino`, `idx`) needs its old contents: the page is
+    /// within the file and has a block (a whole page, one past the end or a hole needs none).
+    fn needs_old(&self, ino: Nid, idx: u64, partial: bool) -> bool {
+        partial
+            && idx * (BLOCK as u64) < self.inode_size(ino).unwrap_or(0)
+            && self.data_addr(ino, idx) != NULL
     }
 
     /// `bytes` at byte `at` of page (`ino`, `idx`) of regular file `ino`, if that needs no
@@ -102,17 +104,13 @@ impl State {
         bytes: &[u8],
     ) -> Result<bool, FsError> {
         // Removed while the writer waited.
-        let size = match self.nodes.get(&ino).and_then(|e| e.node.inode()) {
-            Some(i) if !i.is_dir => i.size,
-            _ => return Err(FsError::NotFound(format!("inode {ino}"))),
-        };
+        if !matches!(self.nodes.get(&ino).and_then(|e| e.node.inode()), Some(i) if !i.is_dir) {
+            return Err(FsError::NotFound(format!("inode {ino}")));
+        }
         if self.cache.get((ino, idx)).is_some() {
             self.counters.cache_hits += 1;
         } else {
-            let need_old = bytes.len() < BLOCK
-                && idx * (BLOCK as u64) < size
-                && self.data_addr(ino, idx) != NULL;
-            if need_old {
+            if self.needs_old(ino, idx, bytes.len() < BLOCK) {
                 return Ok(false);
             }
             self.evict_clean(1);

@@ -71,19 +71,18 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         let _g = self.lock.lock().await;
         // Another writer may have done the work while this one waited: decided again.
         let now = self.dev.sim().now();
-        let (wb, cap, dirty, due) = {
+        let (wb, background, over, due) = {
             let st = self.st.borrow();
             let wb = st.cfg.writeback;
-            let due = wb.interval > SimDuration::ZERO && now >= st.flusher.last_tick + wb.interval;
+            let background = st.cache.capacity() as u64 * wb.background_pct / 100;
             (
                 wb,
-                st.cache.capacity() as u64,
-                st.cache.dirty_pages() as u64,
-                due,
+                background,
+                st.over_dirty_limit(),
+                st.flusher_tick_due(now),
             )
         };
-        let background = cap * wb.background_pct / 100;
-        if dirty > cap * wb.throttle_pct / 100 {
+        if over {
             self.st.borrow_mut().counters.writeback_throttled += 1;
             self.write_back_oldest(background).await?;
         }
@@ -162,9 +161,18 @@ impl super::fs::State {
     /// Whether a writer has writeback to do at `now`: the flusher's tick is due, or more than
     /// `dirty_ratio` of the cache is dirty.
     pub(super) fn writeback_due(&self, now: SimInstant) -> bool {
+        self.flusher_tick_due(now) || self.over_dirty_limit()
+    }
+
+    /// The flusher's tick is due at `now` (never with the flusher off).
+    fn flusher_tick_due(&self, now: SimInstant) -> bool {
         let wb = self.cfg.writeback;
-        let tick = wb.interval > SimDuration::ZERO && now >= self.flusher.last_tick + wb.interval;
-        let cap = self.cache.capacity() as u64;
-        tick || self.cache.dirty_pages() as u64 > cap * wb.throttle_pct / 100
+        wb.interval > SimDuration::ZERO && now >= self.flusher.last_tick + wb.interval
+    }
+
+    /// More than `dirty_ratio` of the cache is dirty: a writer writes back itself.
+    fn over_dirty_limit(&self) -> bool {
+        let limit = self.cache.capacity() as u64 * self.cfg.writeback.throttle_pct / 100;
+        self.cache.dirty_pages() as u64 > limit
     }
 }

@@ -24,7 +24,8 @@ type Key = (u32, u32, u64);
 
 pub(crate) struct DecompressMemo {
     chunks: ByteMemo<Key>,
-    /// Chunks decompressed once (keys only), the oldest forgotten first past `seen_cap`.
+    /// Chunks decompressed once (keys only), in the order noted; at most `seen_cap` notings
+    /// are kept, the oldest forgotten first.
     seen: BTreeSet<Key>,
     seen_order: VecDeque<Key>,
     seen_cap: usize,
@@ -80,12 +81,11 @@ impl DecompressMemo {
             self.chunks.insert(key, bytes);
             return;
         }
-        if self.seen.len() >= self.seen_cap {
-            // The oldest key still noted (keys admitted since are skipped as they come).
-            while let Some(old) = self.seen_order.pop_front() {
-                if self.seen.remove(&old) {
-                    break;
-                }
+        // The queue holds at most `seen_cap` keys, admitted ones included, so neither grows
+        // past it: the oldest noting goes first.
+        if self.seen_order.len() >= self.seen_cap {
+            if let Some(old) = self.seen_order.pop_front() {
+                self.seen.remove(&old);
             }
         }
         self.seen.insert(key);
@@ -168,5 +168,11 @@ mod tests {
             Some(&[1u8; 8][..]),
             "the last key noted was kept"
         );
+        // Keys decompressed twice each (admitted at once) do not pile up in the doorkeeper.
+        for k in 0..3 * m.seen_cap as u64 {
+            m.offer(0, (1 << 30) + k * 8, &[2; 8]);
+            m.offer(0, (1 << 30) + k * 8, &[2; 8]);
+        }
+        assert!(m.seen_order.len() <= m.seen_cap && m.seen.len() <= m.seen_cap);
     }
 }
