@@ -71,8 +71,13 @@ fn tables_round_trip_with_every_codec() {
         let (file, props) = build(&entries, opts(codec, Some(10)));
         assert_eq!(props.entries, entries.len() as u64);
         assert_eq!(props.file_bytes, file.len() as u64);
-        let mut t = Table::open(file).expect("opens");
-        assert_eq!(t.entries().expect("reads"), entries, "{}", codec.name());
+        let t = Table::open(&file, 0).expect("opens");
+        assert_eq!(
+            t.entries_from_file(&file).expect("reads"),
+            entries,
+            "{}",
+            codec.name()
+        );
         if codec != Codec::None {
             assert!(
                 props.data_bytes < props.data_raw_bytes,
@@ -88,7 +93,7 @@ fn lookups_find_the_newest_visible_version() {
     let mut rng = Rng::new(2);
     let entries = dataset(5000, &mut rng);
     let (file, _) = build(&entries, opts(Codec::ZSTD1, Some(10)));
-    let mut t = Table::open(file).expect("opens");
+    let t = Table::open(&file, 0).expect("opens");
     // Expected: for each user key, versions newest first.
     type Versions = Vec<(u64, ValueType, Vec<u8>)>;
     let mut by_key: BTreeMap<Vec<u8>, Versions> = BTreeMap::new();
@@ -102,17 +107,19 @@ fn lookups_find_the_newest_visible_version() {
     for (user, versions) in &by_key {
         let (seq, ty, v) = &versions[0];
         assert_eq!(
-            t.get(user, key::MAX_SEQUENCE).expect("reads"),
+            t.get_from_file(&file, user, key::MAX_SEQUENCE)
+                .expect("reads"),
             Some((*ty, v.clone()))
         );
         // As of just before the newest version, the one before it (or nothing).
-        let older = t.get(user, seq - 1).expect("reads");
+        let older = t.get_from_file(&file, user, seq - 1).expect("reads");
         assert_eq!(older, versions.get(1).map(|(_, t, v)| (*t, v.clone())));
     }
     for i in 0..2000u32 {
         let missing = format!("user{:010}", i * 7 + 3);
         assert_eq!(
-            t.get(missing.as_bytes(), key::MAX_SEQUENCE).expect("reads"),
+            t.get_from_file(&file, missing.as_bytes(), key::MAX_SEQUENCE)
+                .expect("reads"),
             None
         );
     }
@@ -171,12 +178,12 @@ fn corrupt_files_give_errors_not_panics_or_wrong_answers() {
         if round % 50 == 0 {
             bad.truncate(rng.below(bad.len() as u64) as usize);
         }
-        let Ok(mut t) = Table::open(bad) else {
+        let Ok(t) = Table::open(&bad, 0) else {
             continue;
         };
         for k in &probe {
             let (user, _, _) = key::parse(k).expect("internal key");
-            if let Ok(got) = t.get(user, key::MAX_SEQUENCE) {
+            if let Ok(got) = t.get_from_file(&bad, user, key::MAX_SEQUENCE) {
                 // A flipped bit the checksums cannot see (footer padding, a filter bit that
                 // only adds "maybe") must still give the right answer.
                 let want = entries

@@ -866,14 +866,6 @@ fn io_compressed_write_and_store_errors_read_as_before_they_were_typed() {
     }
     let corrupt = [
         (
-            Corruption::DecompressedBytes {
-                file: "000012.sst".into(),
-                offset: 8192,
-            },
-            "corrupt 000012.sst: the decompressed read at 8192 returned other bytes than were \
-             written",
-        ),
-        (
             Corruption::DecompressedChunks {
                 file: "000012.sst".into(),
                 offset: 4096,
@@ -902,19 +894,6 @@ fn io_compressed_write_and_store_errors_read_as_before_they_were_typed() {
         (
             Corruption::InternalKeyInSst,
             "corrupt internal key in an SST",
-        ),
-        (
-            Corruption::NotCcTable {
-                file: "000009.sst".into(),
-            },
-            "corrupt 000009.sst: scanned but not a CCZNS table of the version",
-        ),
-        (
-            Corruption::NoChunk {
-                file: "000009.sst".into(),
-                offset: 123,
-            },
-            "corrupt 000009.sst: no chunk at 123",
         ),
     ];
     for (c, text) in corrupt {

@@ -16,16 +16,18 @@
 //! Lookups read each data block from the device unless the LRU block cache holds it (then no
 //! read and no decompression). Scans merge a cursor per table, reading blocks as the merge
 //! reaches them, through RocksDB's implicit readahead (8 KiB doubling to 256 KiB after two
-//! sequential block reads); compaction reads its inputs in 2 MiB reads. Block compression
-//! runs inline or on the scheme's threads (ZSTDPC; [`Compression`]). SSTs are also kept
-//! whole in the simulator's memory to parse from (the simulated host pays the device reads).
+//! sequential block reads); compaction streams a merge of its inputs, each read in 2 MiB
+//! reads, into output tables written as they fill. Block compression runs inline or on the
+//! scheme's threads (ZSTDPC; [`Compression`]). A table in memory is its index and filter
+//! (RocksDB pins them): every data block a reader uses is one the device returned.
 //!
 //! The store's parts, one file each: [`options`] (what a user sets), `version` (the levels,
 //! the MANIFEST's edits, the level targets), `recovery` (open: MANIFEST and WAL replay),
 //! `write` (the write path and its stalls), `flush` (the background workers and memtable
-//! flushes), `compaction` (picking and running leveled compactions), `tables` (writing and
-//! reading whole tables, plain or by CCZNS commands), `read` (point lookups and the tables they
-//! pin) and `scan` (merged range scans with readahead). This file keeps the store's types and
+//! flushes), `compaction` (picking and running leveled compactions), `merge` (a compaction's
+//! streamed inputs), `tables` (writing tables, plain or by CCZNS commands, and reading data
+//! blocks through the block cache), `read` (point lookups and the retired tables they keep)
+//! and `scan` (merged range scans with readahead). This file keeps the store's types and
 //! the glue they share (the background error, CPU charging, stats).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -34,7 +36,6 @@ use std::rc::Rc;
 use sim::sync::{Mutex, Notify};
 use sim::SimDuration;
 
-use super::cache::SharedDecodedBlocks;
 use super::format::FormatError;
 use super::log::LogWriter;
 use super::memtable::{MemTable, WriteBatch};
@@ -42,6 +43,7 @@ use crate::zonefs::{FileWriter, FsError, ZoneFs};
 
 mod compaction;
 mod flush;
+mod merge;
 pub mod options;
 mod read;
 mod recovery;
@@ -83,10 +85,6 @@ pub enum DbError {
 /// What the store found corrupt (read back other than it wrote).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Corruption {
-    /// A CCZNS decompressed read of `file` at compressed offset `offset` returned other bytes
-    /// than the table's own chunks there.
-    #[error("{file}: the decompressed read at {offset} returned other bytes than were written")]
-    DecompressedBytes { file: String, offset: u64 },
     /// A CCZNS decompressed read of `file` at `offset` returned `got` chunks (or other sizes)
     /// where the table's index names `want`.
     #[error(
@@ -113,12 +111,6 @@ pub enum Corruption {
     /// A compaction met a key in an SST that does not parse as an internal key.
     #[error("internal key in an SST")]
     InternalKeyInSst,
-    /// A scan read blocks of `file` as CCZNS chunks, but the version holds no such table.
-    #[error("{file}: scanned but not a CCZNS table of the version")]
-    NotCcTable { file: String },
-    /// A CCZNS table `file` has no chunk starting at compressed offset `offset`.
-    #[error("{file}: no chunk at {offset}")]
-    NoChunk { file: String, offset: u64 },
 }
 
 impl From<Corruption> for DbError {
@@ -203,8 +195,7 @@ struct State {
     running: Vec<Running>,
     next_compaction: u64,
     /// levels[0] newest first (files may overlap); levels[1..] sorted by smallest key, disjoint.
-    levels: Vec<Vec<Sst>>,
-    next_file: u64,
+    levels: Vec<Vec<Rc<Sst>>>,
     last_seq: u64,
     wal_number: u64,
     wal: FileWriter,
@@ -271,10 +262,12 @@ struct Inner {
     fs: Rc<ZoneFs>,
     opts: DbOptions,
     cache: std::cell::RefCell<super::cache::BlockCache>,
-    /// Blocks the tables decompressed, kept for the emulator's speed (as much as the block
-    /// cache holds); no figure depends on it.
-    decoded: SharedDecodedBlocks,
+    /// Decompresses the data blocks readers take from the device (never held across an await).
+    coder: std::cell::RefCell<codec::Coder>,
     st: Mutex<State>,
+    /// The number the next file (table, WAL, MANIFEST) takes: RocksDB's atomic
+    /// `NewFileNumber`, which a compaction takes for each output without the store's lock.
+    next_file: std::cell::Cell<u64>,
     stats: std::cell::RefCell<DbStats>,
     /// Background flush and compaction workers running (at most
     /// `max_background_flushes` and `max_background_compactions`; RocksDB's default
@@ -289,13 +282,9 @@ struct Inner {
     /// Woken after every background job: stalled writers and waiters re-check.
     progress: Notify,
     bg_error: std::cell::RefCell<Option<Stop>>,
-    /// Tables a lookup or scan is reading from the device, and how many read each.
-    pins: std::cell::RefCell<BTreeMap<u64, u32>>,
-    /// Tables a compaction retired, deleted once no lookup or scan reads them.
-    doomed: std::cell::RefCell<BTreeSet<u64>>,
-    /// The buffer a scan's CCZNS prefetch reads into (~1 MB), kept between prefetches: a
-    /// fresh one cost its page faults every time. A prefetch beside another takes a new one.
-    prefetch_buf: std::cell::RefCell<Vec<u8>>,
+    /// Tables a compaction retired, deleted once no lookup, scan or compaction holds them
+    /// (a reader holds a table by its `Rc`, as RocksDB's readers hold a referenced version).
+    doomed: std::cell::RefCell<BTreeMap<u64, Rc<Sst>>>,
 }
 
 fn wal_name(n: u64) -> String {
@@ -418,6 +407,13 @@ impl Db {
 }
 
 impl Inner {
+    /// A number for a new file.
+    fn new_file_number(&self) -> u64 {
+        let n = self.next_file.get();
+        self.next_file.set(n + 1);
+        n
+    }
+
     fn check_bg(&self) -> Result<(), DbError> {
         match &*self.bg_error.borrow() {
             Some(e) => Err(DbError::Stopped(e.clone())),

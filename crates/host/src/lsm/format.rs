@@ -225,6 +225,30 @@ pub fn read_block_into<'a>(
     Ok((scratch, true))
 }
 
+/// A block as read from the device (`bytes`: its stored form, trailer included; `offset`:
+/// where it is in its file, for messages): checked, and decompressed if it was compressed. A
+/// block stored raw keeps its buffer (the trailer cut off), so a read costs no copy.
+pub fn decode_block(
+    mut bytes: Vec<u8>,
+    offset: u64,
+    what: &'static str,
+    coder: &mut Coder,
+) -> Result<Vec<u8>, FormatError> {
+    let size = (bytes.len() as u64)
+        .checked_sub(TRAILER)
+        .ok_or_else(|| corrupt(what, offset, "shorter than a block trailer"))?;
+    let h = BlockHandle { offset: 0, size };
+    let mut scratch = Vec::new();
+    let decompressed = read_block_into(&bytes, h, what, coder, &mut scratch)
+        .map_err(|FormatError::Corrupt { why, .. }| corrupt(what, offset, why))?
+        .1;
+    if decompressed {
+        return Ok(scratch);
+    }
+    bytes.truncate(size as usize);
+    Ok(bytes)
+}
+
 /// A block's contents and compression type, after checking that its handle lies inside the
 /// file and its checksum matches.
 fn checked_contents<'a>(

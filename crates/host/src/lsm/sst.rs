@@ -10,8 +10,8 @@
 
 //!
 //! The parts: `block` (data and index blocks with restart points), `builder` (building a
-//! table, plain or CCZNS with its compressed writes) and `reader` (opening a table, lookups,
-//! cursors, and parsing a CCZNS table's tail and chunks). This file keeps the options and the
+//! table, plain or CCZNS with its compressed writes) and `reader` (opening a table from its
+//! tail, lookups in blocks the caller read, and a CCZNS table's chunks). This file keeps the options and the
 //! types both sides share.
 
 use codec::Codec;
@@ -23,8 +23,8 @@ mod reader;
 pub use block::{Block, BlockBuilder};
 pub use builder::{CwBatch, TableBuilder};
 pub use reader::{
-    cc_chunks, cc_region, footer_handles, properties_handle, CcBlocks, Table, TableCursor,
-    FOOTER_BYTES,
+    block_entries, cc_chunks, cc_region, decode_block, footer_handles, properties_handle,
+    tail_start, Table, FOOTER_BYTES,
 };
 
 /// A key and its value, as a table holds them.

@@ -1,13 +1,15 @@
 //! Leveled compaction: the level to compact next by RocksDB's scores, and one compaction
 //! (a trivial move, or inputs read from the device, merged and written as new tables).
 
-use super::super::key::{self, ValueType};
-use super::super::sst::CcChunk;
-use super::tables::dr_region;
-use super::version::{level_sizes, level_targets, Edit};
-use super::{sst_name, Corruption, DbError, Inner, Running, State};
-use crate::zonefs::Lifetime;
 use std::collections::BTreeSet;
+use std::rc::Rc;
+
+use super::super::key::{self, ValueType};
+use super::merge::InputSource;
+use super::tables::TableWriter;
+use super::version::{level_sizes, level_targets, Edit};
+use super::{Corruption, DbError, Inner, Running, Sst, State};
+use crate::zonefs::Lifetime;
 
 /// A compaction picked (and marked as running): from `level` into `out_level`, the inputs and
 /// the output level's files they overlap, by number.
@@ -276,46 +278,6 @@ impl Inner {
             self.update_level_stats(st);
             return Ok(());
         }
-        // Merge: newest version of each user key; deletions dropped when no deeper level can
-        // hold an older version.
-        let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        let mut read = 0;
-        // Raw bytes the inputs decompress to (a table loaded at open has no recorded shape:
-        // its file size stands in, an underestimate by the compression ratio).
-        let mut input_raw = 0;
-        for (l, list) in [(level, &inputs), (out_level, &next_inputs)] {
-            for &i in list.iter() {
-                let f = &mut st.levels[l][i];
-                read += f.size;
-                input_raw += if f.shape.1 > 0 { f.shape.1 } else { f.size };
-                entries.extend(f.table.entries()?);
-            }
-        }
-        entries.sort_by(|a, b| key::compare(&a.0, &b.0));
-        let deeper_overlap = |k: &[u8]| {
-            st.levels[out_level + 1..]
-                .iter()
-                .flatten()
-                .any(|f| f.smallest.as_slice() <= k && k <= f.largest.as_slice())
-        };
-        let mut kept: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(entries.len());
-        // The last user key kept or dropped (one buffer, not one allocation per entry).
-        let mut last_user: Vec<u8> = Vec::new();
-        let mut any = false;
-        for (k, v) in entries {
-            let (uk, _, t) =
-                key::parse(&k).ok_or_else(|| DbError::from(Corruption::InternalKeyInSst))?;
-            if any && last_user == uk {
-                continue; // an older version, shadowed
-            }
-            any = true;
-            last_user.clear();
-            last_user.extend_from_slice(uk);
-            if t == ValueType::Deletion && !deeper_overlap(uk) {
-                continue;
-            }
-            kept.push((k, v));
-        }
         // Output files cut at the target size, with ZenFS lifetime hints by level
         // (RocksDB's CalculateSSTWriteHint: Medium up to the base level, then one step longer
         // per level below it).
@@ -324,94 +286,58 @@ impl Inner {
             1 => Lifetime::Long,
             _ => Lifetime::Extreme,
         };
-        let input_numbers: Vec<(u32, u64)> = inputs
+        let ins: Vec<Rc<Sst>> = inputs
             .iter()
-            .map(|&i| (level as u32, st.levels[level][i].number))
-            .chain(
-                next_inputs
-                    .iter()
-                    .map(|&i| (out_level as u32, st.levels[out_level][i].number)),
-            )
+            .map(|&i| st.levels[level][i].clone())
             .collect();
-        // File numbers for the outputs, reserved now. Files are cut at the target *file* size,
-        // as RocksDB cuts them: raw bytes scaled by the inputs' compression.
+        let next_ins: Vec<Rc<Sst>> = next_inputs
+            .iter()
+            .map(|&i| st.levels[out_level][i].clone())
+            .collect();
+        let input_numbers: Vec<(u32, u64)> = ins
+            .iter()
+            .map(|f| (level as u32, f.number))
+            .chain(next_ins.iter().map(|f| (out_level as u32, f.number)))
+            .collect();
+        // Raw bytes the inputs decompress to (a table loaded at open has no recorded shape:
+        // its file size stands in, an underestimate by the compression ratio). Files are cut
+        // at the target *file* size, as RocksDB cuts them: raw bytes scaled by the inputs'
+        // compression.
+        let read: u64 = ins.iter().chain(&next_ins).map(|f| f.size).sum();
+        let input_raw: u64 = ins
+            .iter()
+            .chain(&next_ins)
+            .map(|f| if f.shape.1 > 0 { f.shape.1 } else { f.size })
+            .sum();
         let raw_target = (self.opts.target_file_size as u128 * input_raw.max(1) as u128
             / read.max(1) as u128) as u64;
-        let mut cuts = Vec::new();
-        let mut start = 0;
-        while start < kept.len() {
-            let mut end = start;
-            let mut bytes = 0u64;
-            while end < kept.len() && (bytes < raw_target || end == start) {
-                bytes += (kept[end].0.len() + kept[end].1.len()) as u64;
-                end += 1;
-            }
-            cuts.push((start, end, st.next_file));
-            st.next_file += 1;
-            start = end;
-        }
-        type InputFile = (u64, u64, Option<(u64, Vec<CcChunk>)>);
-        let input_files: Vec<InputFile> = [(level, &inputs), (out_level, &next_inputs)]
-            .into_iter()
-            .flat_map(|(l, list)| list.iter().map(move |&i| (l, i)))
-            .map(|(l, i)| {
-                let f = &st.levels[l][i];
-                let cc = f
-                    .table
-                    .cc_region()
-                    .map(|r| (r, f.table.cc_chunks().to_vec()));
-                (f.number, f.size, cc)
-            })
+        // A deletion may be dropped when no deeper level of this version can hold an older
+        // version of its key.
+        let deeper: Vec<(Vec<u8>, Vec<u8>)> = st.levels[out_level + 1..]
+            .iter()
+            .flatten()
+            .map(|f| (f.smallest.clone(), f.largest.clone()))
             .collect();
         drop(guard);
-        // The inputs come from the device, each read front to back in readahead-sized reads
-        // (a CCZNS table's data region by decompressed reads, then its plain tail).
-        let chunk = self.opts.compaction_readahead_size.max(4096);
-        let mut buf = vec![0u8; chunk as usize];
-        for (number, size, cc) in input_files {
-            let name = sst_name(number);
-            let mut off = 0;
-            if let Some((region, chunks)) = cc {
-                // As compaction reads: multi-chunk DRs up to its readahead.
-                let multi = self.opts.compression.cc().is_none_or(|c| c.multi_chunk_dr);
-                let max = self.opts.compaction_readahead_size;
-                let mut buf = Vec::new();
-                dr_region(&self.fs, &name, &chunks, max, multi, false, &mut buf).await?;
-                off = region;
-            }
-            while off < size {
-                let n = (size - off).min(chunk) as usize;
-                self.fs.read(&name, off, &mut buf[..n]).await?;
-                off += n as u64;
-            }
+        // The merge, streamed: each input read front to back as the merge reaches it (an L0
+        // file, or the input of a deeper level, is a source of its own; the output level's
+        // files one source), outputs written as they fill.
+        let mut sources: Vec<InputSource> =
+            ins.into_iter().map(|f| InputSource::new(vec![f])).collect();
+        if !next_ins.is_empty() {
+            sources.push(InputSource::new(next_ins));
         }
-        let mut outputs = Vec::new();
-        for (start, end, number) in cuts {
-            let sst = Self::write_table(
-                &self.fs,
-                &self.opts,
-                &self.decoded,
-                kept[start..end]
-                    .iter()
-                    .map(|(k, v)| (k.as_slice(), v.as_slice())),
-                number,
-                lifetime,
-            )
-            .await?;
-            outputs.push(sst);
-        }
+        let merged = self
+            .merge_into_tables(&mut sources, &deeper, raw_target, lifetime)
+            .await;
+        drop(sources);
+        let outputs = merged?;
         let written: u64 = outputs.iter().map(|f| f.size).sum();
-        // CPU: decompress the inputs' blocks, merge, compress the outputs' blocks.
-        let decomp = self.opts.compression.profile().map_or(0, |p| {
-            input_raw.div_ceil(4096) * p.decompress.latency_ns(4096)
-        });
-        let shapes: Vec<_> = outputs.iter().map(|f| f.shape).collect();
-        self.build_cpu(decomp, &shapes).await;
         let mut guard = self.st.lock().await;
         let st = &mut *guard;
         // Log the edit, then install it and delete the inputs.
         let edit = Edit {
-            next_file: Some(st.next_file),
+            next_file: Some(self.next_file.get()),
             last_seq: Some(st.last_seq),
             added: outputs
                 .iter()
@@ -429,16 +355,20 @@ impl Inner {
             ..Edit::default()
         };
         self.log_edit(st, &edit).await?;
-        // Remove the inputs by number: the flusher may have added L0 files meanwhile.
+        // Remove the inputs by number (the flusher may have added L0 files meanwhile); they
+        // are deleted once no reader holds them.
         let dead: Vec<u64> = input_numbers.iter().map(|&(_, n)| n).collect();
-        for l in [level, out_level] {
-            st.levels[l].retain(|f| !dead.contains(&f.number));
-        }
-        st.levels[out_level].extend(outputs);
+        st.levels[out_level].extend(outputs.into_iter().map(Rc::new));
         st.levels[out_level].sort_by(|a, b| a.smallest.cmp(&b.smallest));
-        for n in dead {
-            self.cache.borrow_mut().forget_file(n);
-            self.doomed.borrow_mut().insert(n);
+        for l in [level, out_level] {
+            let (gone, kept): (Vec<Rc<Sst>>, Vec<Rc<Sst>>) = std::mem::take(&mut st.levels[l])
+                .into_iter()
+                .partition(|f| dead.contains(&f.number));
+            st.levels[l] = kept;
+            for f in gone {
+                self.cache.borrow_mut().forget_file(f.number);
+                self.doomed.borrow_mut().insert(f.number, f);
+            }
         }
         st.running.retain(|r| r.id != id);
         self.delete_retired_tables().await?;
@@ -449,5 +379,95 @@ impl Inner {
         drop(s);
         self.update_level_stats(st);
         Ok(())
+    }
+}
+
+impl Inner {
+    /// Merge the sources into tables of about `raw_target` key and value bytes each: the
+    /// newest version of each user key, deletions dropped where no deeper level (`deeper`:
+    /// their key ranges) can hold an older version. Each output's CPU (decompressing the
+    /// input blocks read for it, merging, compressing its blocks) is charged when it is
+    /// finished.
+    async fn merge_into_tables(
+        &self,
+        sources: &mut [InputSource],
+        deeper: &[(Vec<u8>, Vec<u8>)],
+        raw_target: u64,
+        lifetime: Lifetime,
+    ) -> Result<Vec<Sst>, DbError> {
+        let deeper_overlap = |k: &[u8]| {
+            deeper
+                .iter()
+                .any(|(lo, hi)| lo.as_slice() <= k && k <= hi.as_slice())
+        };
+        let mut raw_read = 0u64;
+        let mut heads = Vec::with_capacity(sources.len());
+        for s in sources.iter_mut() {
+            heads.push(s.next_entry(self, &mut raw_read).await?);
+        }
+        let mut outputs = Vec::new();
+        let mut out: Option<TableWriter> = None;
+        // The last user key kept or dropped (one buffer, not one allocation per entry).
+        let mut last_user: Vec<u8> = Vec::new();
+        let mut any = false;
+        let mut raw_charged = 0u64;
+        while let Some(min) = (0..heads.len())
+            .filter(|&i| heads[i].is_some())
+            .min_by(|&a, &b| {
+                let (ka, kb) = (
+                    &heads[a].as_ref().expect("some").0,
+                    &heads[b].as_ref().expect("some").0,
+                );
+                key::compare(ka, kb)
+            })
+        {
+            let (k, v) = heads[min].take().expect("some");
+            heads[min] = sources[min].next_entry(self, &mut raw_read).await?;
+            let (uk, _, t) =
+                key::parse(&k).ok_or_else(|| DbError::from(Corruption::InternalKeyInSst))?;
+            if any && last_user == uk {
+                continue; // an older version, shadowed
+            }
+            any = true;
+            last_user.clear();
+            last_user.extend_from_slice(uk);
+            if t == ValueType::Deletion && !deeper_overlap(uk) {
+                continue;
+            }
+            if out.as_ref().is_some_and(|w| w.added_bytes() >= raw_target) {
+                let sst = out.take().expect("some").finish().await?;
+                self.output_cpu(&sst, raw_read - raw_charged).await;
+                raw_charged = raw_read;
+                outputs.push(sst);
+            }
+            if out.is_none() {
+                let number = self.new_file_number();
+                out = Some(TableWriter::new(&self.fs, &self.opts, number, lifetime).await?);
+            }
+            out.as_mut().expect("some").add(&k, &v).await?;
+        }
+        if let Some(w) = out {
+            let sst = w.finish().await?;
+            self.output_cpu(&sst, raw_read - raw_charged).await;
+            outputs.push(sst);
+        } else if raw_read > raw_charged {
+            self.build_cpu(self.decompress_ns(raw_read - raw_charged), &[])
+                .await;
+        }
+        Ok(outputs)
+    }
+
+    /// CPU of decompressing `raw` bytes of input blocks.
+    fn decompress_ns(&self, raw: u64) -> u64 {
+        self.opts
+            .compression
+            .profile()
+            .map_or(0, |p| raw.div_ceil(4096) * p.decompress.latency_ns(4096))
+    }
+
+    /// CPU of one compaction output: the input blocks decompressed for it (`raw` bytes), the
+    /// merge of its entries and the compression of its blocks.
+    async fn output_cpu(&self, sst: &Sst, raw: u64) {
+        self.build_cpu(self.decompress_ns(raw), &[sst.shape]).await;
     }
 }

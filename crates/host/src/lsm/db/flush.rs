@@ -113,10 +113,7 @@ impl Inner {
                         let (mem, wal) = (m.mem.clone(), m.wal);
                         // With several workers the table's number is taken with the memtable,
                         // so L0's numbers follow the memtables' age (open orders L0 by them).
-                        let number = several.then(|| {
-                            st.next_file += 1;
-                            st.next_file - 1
-                        });
+                        let number = several.then(|| self.new_file_number());
                         Some((mem, wal, number))
                     }
                     None => None,
@@ -187,15 +184,8 @@ impl Inner {
         wal: u64,
         number: Option<u64>,
     ) -> Result<(), DbError> {
-        let number = match number {
-            Some(n) => n,
-            None => {
-                let mut st = self.st.lock().await;
-                st.next_file += 1;
-                st.next_file - 1
-            }
-        };
-        let sst = Self::write_sst(&self.fs, &self.opts, &self.decoded, &imm, number).await?;
+        let number = number.unwrap_or_else(|| self.new_file_number());
+        let sst = Self::write_sst(&self.fs, &self.opts, &imm, number).await?;
         let (e, raw, blocks) = sst.shape;
         self.build_cpu(0, &[(e, raw, blocks)]).await;
         let mut st = self.st.lock().await;
@@ -210,7 +200,7 @@ impl Inner {
         // next memtable's, or the live one.
         let edit = Edit {
             log_number: Some(st.imms.get(1).map_or(st.wal_number, |m| m.wal)),
-            next_file: Some(st.next_file),
+            next_file: Some(self.next_file.get()),
             last_seq: Some(st.last_seq),
             added: vec![(
                 0,
@@ -227,7 +217,7 @@ impl Inner {
             s.flushes += 1;
             s.flushed_bytes += sst.size;
         }
-        st.levels[0].insert(0, sst);
+        st.levels[0].insert(0, Rc::new(sst));
         st.imms.pop_front();
         self.stats.borrow_mut().immutable_memtables = st.imms.len();
         self.fs.delete(&wal_name(wal)).await?;

@@ -1,79 +1,39 @@
-//! Point lookups: the memtables and tables under the store's lock, the device reads of the
-//! blocks the cache lacks after it, the tables those reads pin, and the deletion of retired
-//! tables once nothing reads them.
+//! Point lookups: the memtables under the store's lock, then the tables of the version it
+//! saw, each data block from the block cache or the device after the lock is released; and
+//! the deletion of retired tables once no reader holds them.
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use super::super::key::ValueType;
-use super::super::sst::{BlockRead, CcBlocks};
-use super::options::DbOptions;
-use super::tables::check_bytes;
-use super::{sst_name, DbError, Inner};
-
-/// What a block takes in the block cache: its raw size (a compressed block is cached
-/// decompressed, so at least a block's worth).
-pub(super) fn cache_charge(h: &BlockRead, opts: &DbOptions) -> u64 {
-    if h.cc {
-        h.raw
-    } else {
-        h.raw.max(opts.table.block_size as u64)
-    }
-}
-
-/// The tables one lookup reads from the device after releasing the store's lock: counted in
-/// `Inner::pins` while it lives, so a compaction does not delete them under it.
-pub(super) struct FilePins<'a> {
-    pins: &'a std::cell::RefCell<BTreeMap<u64, u32>>,
-    pub(super) files: Vec<u64>,
-}
-
-impl<'a> FilePins<'a> {
-    pub(super) fn new(
-        pins: &'a std::cell::RefCell<BTreeMap<u64, u32>>,
-        files: impl Iterator<Item = u64>,
-    ) -> FilePins<'a> {
-        let files: Vec<u64> = files.collect();
-        let mut p = pins.borrow_mut();
-        for &f in &files {
-            *p.entry(f).or_default() += 1;
-        }
-        drop(p);
-        FilePins { pins, files }
-    }
-}
-
-impl Drop for FilePins<'_> {
-    fn drop(&mut self) {
-        let mut p = self.pins.borrow_mut();
-        for f in &self.files {
-            if let Some(n) = p.get_mut(f) {
-                *n -= 1;
-                if *n == 0 {
-                    p.remove(f);
-                }
-            }
-        }
-    }
-}
+use super::{sst_name, DbError, Inner, Sst};
 
 impl Inner {
-    /// Delete the tables compactions retired that no lookup is reading any more.
+    /// Delete the tables compactions retired that no lookup, scan or compaction holds any more.
     pub(super) async fn delete_retired_tables(&self) -> Result<(), DbError> {
-        let free: Vec<u64> = {
-            let pins = self.pins.borrow();
-            let doomed = self.doomed.borrow();
-            doomed
-                .iter()
-                .copied()
-                .filter(|n| !pins.contains_key(n))
-                .collect()
-        };
+        let free: Vec<u64> = self
+            .doomed
+            .borrow()
+            .iter()
+            .filter(|(_, sst)| Rc::strong_count(sst) == 1)
+            .map(|(&n, _)| n)
+            .collect();
         for n in free {
             // Taken out first: another task may get here while this one awaits the delete.
-            if self.doomed.borrow_mut().remove(&n) {
+            if self.doomed.borrow_mut().remove(&n).is_some() {
                 self.fs.delete(&sst_name(n)).await?;
             }
+        }
+        Ok(())
+    }
+
+    /// A reader is done with the tables it held: the retired ones nothing else holds go.
+    pub(super) async fn release_tables(&self, held: Vec<Rc<Sst>>) -> Result<(), DbError> {
+        let retired = held
+            .iter()
+            .any(|f| self.doomed.borrow().contains_key(&f.number));
+        drop(held);
+        if retired {
+            self.delete_retired_tables().await?;
         }
         Ok(())
     }
@@ -82,7 +42,7 @@ impl Inner {
     pub async fn get(&self, k: &[u8]) -> Result<Option<Vec<u8>>, DbError> {
         self.cpu(self.opts.cpu.read_ns).await;
         let mut tables_read = 0u64;
-        let result = self.get_locked(k, &mut tables_read).await;
+        let result = self.get_versions(k, &mut tables_read).await;
         // Each table probed past its filter decompressed one data block.
         if let Some(p) = self.opts.compression.profile() {
             self.cpu(tables_read * p.decompress.latency_ns(4096)).await;
@@ -90,82 +50,69 @@ impl Inner {
         result
     }
 
-    async fn get_locked(
+    async fn get_versions(
         &self,
         k: &[u8],
         tables_read: &mut u64,
     ) -> Result<Option<Vec<u8>>, DbError> {
-        // Under the lock, CPU only: the memtables, then each table's filter, index and block
-        // (held in memory), and the block cache's verdict on each data block touched. The
-        // device reads of the blocks the cache lacks come after the lock is released, as
-        // RocksDB reads from a referenced version without its mutex: other readers, flushes and
-        // compactions go on meanwhile, and the files read stay until the reads are done.
-        let mut misses: Vec<(u64, BlockRead, Option<Rc<CcBlocks>>)> = Vec::new();
-        let found = {
-            let mut st = self.st.lock().await;
+        // Under the lock, CPU only: the memtables, and the tables that may hold the key
+        // (held by their Rc, so a compaction retiring one meanwhile does not delete it). Their
+        // blocks are read after the lock is released, as RocksDB reads from a referenced
+        // version without its mutex: other readers, flushes and compactions go on meanwhile.
+        let (seq, found, tables) = {
+            let st = self.st.lock().await;
             let seq = st.last_seq;
             let mut found = st.mem.get(k, seq);
             if found.is_none() {
                 // Newest first.
                 found = st.imms.iter().rev().find_map(|m| m.mem.get(k, seq));
             }
+            let mut tables = Vec::new();
             if found.is_none() {
-                'levels: for (l, files) in st.levels.iter_mut().enumerate() {
-                    for sst in files.iter_mut() {
-                        if k < sst.smallest.as_slice() || k > sst.largest.as_slice() {
-                            continue;
-                        }
-                        let hit = sst.table.get(k, seq)?;
-                        // A cached block costs neither a device read nor a decompression.
-                        if let Some(h) = sst.table.last_block() {
-                            if !self.cache.borrow_mut().lookup(sst.number, h.offset) {
-                                // CCZNS: what the DR returns must be the table's own block.
-                                let cc = sst.table.cc_blocks().filter(|_| h.cc);
-                                misses.push((sst.number, h, cc));
-                            }
-                        }
-                        if let Some(h) = hit {
-                            found = Some(h);
-                            break 'levels;
-                        }
-                        if l > 0 {
-                            break; // levels below L0 hold at most one file for a key
-                        }
+                for (l, files) in st.levels.iter().enumerate() {
+                    let mut covering = files
+                        .iter()
+                        .filter(|f| f.smallest.as_slice() <= k && k <= f.largest.as_slice());
+                    if l == 0 {
+                        tables.extend(covering.cloned());
+                    } else if let Some(f) = covering.next() {
+                        // Levels below L0 hold at most one file for a key.
+                        tables.push(f.clone());
                     }
                 }
             }
-            found
+            (seq, found, tables)
         };
-        let pins = FilePins::new(&self.pins, misses.iter().map(|m| m.0));
-        for (number, h, cc) in misses {
-            let name = sst_name(number);
-            if let Some(cc) = cc {
-                // CCZNS: a single-chunk DR sized by the block's raw size.
-                let mut buf = Vec::new();
-                self.fs
-                    .decompressed_read(&name, h.offset, h.stored, false, h.raw, &mut buf)
-                    .await?;
-                check_bytes(cc.bytes(h.offset, h.raw), &name, h.offset, &buf)?;
-            } else {
-                *tables_read += 1;
-                let mut buf = vec![0u8; h.stored as usize];
-                self.fs.read(&name, h.offset, &mut buf).await?;
+        let mut result = Ok(found);
+        for sst in &tables {
+            if matches!(result, Ok(Some(_)) | Err(_)) {
+                break;
             }
-            // A table a compaction retired meanwhile keeps no cached blocks.
-            if !self.doomed.borrow().contains(&number) {
-                self.cache
-                    .borrow_mut()
-                    .insert(number, h.offset, cache_charge(&h, &self.opts));
-            }
+            result = self.get_in_table(sst, k, seq, tables_read).await;
         }
-        // The last reader of a table a compaction retired meanwhile deletes it.
-        if !pins.files.is_empty() {
-            drop(pins);
-            self.delete_retired_tables().await?;
-        }
-        Ok(match found {
+        self.release_tables(tables).await?;
+        Ok(match result? {
             Some((ValueType::Value, v)) => Some(v),
             _ => None,
         })
+    }
+
+    /// `k`'s newest version at `seq` in one table: its filter and index (in memory), then the
+    /// data block they name. A plain block the device read counts in `tables_read`.
+    async fn get_in_table(
+        &self,
+        sst: &Sst,
+        k: &[u8],
+        seq: u64,
+        tables_read: &mut u64,
+    ) -> Result<Option<(ValueType, Vec<u8>)>, DbError> {
+        let Some(i) = sst.table.block_for_get(k, seq) else {
+            return Ok(None);
+        };
+        let (block, read) = self.fetch_block(sst, i).await?;
+        if read && !sst.table.blocks()[i].cc {
+            *tables_read += 1;
+        }
+        Ok(sst.table.get_in_block(i, &block, k, seq)?)
     }
 }

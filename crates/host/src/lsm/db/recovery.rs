@@ -6,12 +6,10 @@ use std::rc::Rc;
 
 use sim::sync::{Mutex, Notify};
 
-use super::super::cache::DecodedBlocks;
 use super::super::log::{read_log, LogWriter};
 use super::super::memtable::{MemTable, WriteBatch};
 use super::super::sst::{self, Table};
 use super::options::DbOptions;
-use super::tables::{dr_region, shared};
 use super::version::{Edit, NewFile};
 use super::{
     manifest_name, number_of, sst_name, wal_name, Corruption, DbError, DbStats, Inner, Sst, State,
@@ -38,29 +36,25 @@ async fn read_range(fs: &ZoneFs, name: &str, from: u64, to: u64) -> Result<Vec<u
     Ok(buf)
 }
 
-/// Read a table from the device: a plain one whole; a CCZNS one's tail by plain reads (the
-/// footer, metaindex and properties first, to learn where its data region ends), then its
-/// data region by multi-chunk decompressed reads.
+/// Open a table from the device: its tail only (RocksDB's open reads the footer, metaindex,
+/// properties, index and filter; the data blocks stay on the device). Each read extends the
+/// tail downwards: the footer, the metaindex to the end, the properties, then the filter and
+/// index (for a CCZNS table everything after its data region).
 async fn read_table(fs: &ZoneFs, name: &str) -> Result<Table, DbError> {
     let size = fs.size(name)?;
     let end = read_range(fs, name, size.saturating_sub(sst::FOOTER_BYTES), size).await?;
     let (meta_h, _) = sst::footer_handles(&end)?;
     let meta_at = meta_h.offset.min(size);
     let mut tail = read_range(fs, name, meta_at, size).await?;
-    // Each read extends the tail downwards: properties, then (CCZNS) back to the region's end.
     let from = sst::properties_handle(&tail, meta_at)?.map_or(meta_at, |h| h.offset.min(meta_at));
     prepend(&mut tail, read_range(fs, name, from, meta_at).await?);
-    let Some(region) = sst::cc_region(&tail, from)? else {
-        return Ok(Table::open(read_file(fs, name).await?)?);
-    };
-    prepend(
-        &mut tail,
-        read_range(fs, name, region.min(from), from).await?,
-    );
-    let chunks = sst::cc_chunks(&tail, region)?;
-    let mut blocks = Vec::new();
-    dr_region(fs, name, &chunks, u64::MAX, true, true, &mut blocks).await?;
-    Ok(Table::open_cc(tail, region, blocks)?)
+    let start = match sst::cc_region(&tail, from)? {
+        Some(region) => region,
+        None => sst::tail_start(&tail, from)?,
+    }
+    .min(from);
+    prepend(&mut tail, read_range(fs, name, start, from).await?);
+    Ok(Table::open(&tail, start)?)
 }
 
 fn prepend(tail: &mut Vec<u8>, mut head: Vec<u8>) {
@@ -98,23 +92,22 @@ impl Inner {
             files.retain(|f| !e.deleted.iter().any(|d| d.1 == f.1));
             files.extend(e.added.iter().cloned());
         }
-        let mut levels: Vec<Vec<Sst>> = (0..opts.num_levels.max(2)).map(|_| Vec::new()).collect();
+        let mut levels: Vec<Vec<Rc<Sst>>> =
+            (0..opts.num_levels.max(2)).map(|_| Vec::new()).collect();
         let live: Vec<u64> = files.iter().map(|f| f.1).collect();
-        let decoded =
-            DecodedBlocks::shared(usize::try_from(opts.block_cache_bytes).unwrap_or(usize::MAX));
         for (level, number, size, smallest, largest) in files {
-            let table = shared(read_table(&fs, &sst_name(number)).await?, &decoded);
+            let table = read_table(&fs, &sst_name(number)).await?;
             let l = levels
                 .get_mut(level as usize)
                 .ok_or_else(|| DbError::from(Corruption::ManifestLevel { level }))?;
-            l.push(Sst {
+            l.push(Rc::new(Sst {
                 number,
                 size,
                 shape: (0, 0, 0),
                 smallest,
                 largest,
                 table,
-            });
+            }));
         }
         // Tables no version names: a flush or compaction cut short by a crash (RocksDB
         // deletes such obsolete files at open).
@@ -153,7 +146,7 @@ impl Inner {
         if !mem.is_empty() {
             let number = next_file;
             next_file += 1;
-            let sst = Self::write_sst(&fs, &opts, &decoded, &mem, number).await?;
+            let sst = Self::write_sst(&fs, &opts, &mem, number).await?;
             edit.added.push((
                 0,
                 sst.number,
@@ -161,7 +154,7 @@ impl Inner {
                 sst.smallest.clone(),
                 sst.largest.clone(),
             ));
-            levels[0].insert(0, sst);
+            levels[0].insert(0, Rc::new(sst));
         }
         let wal_number = next_file;
         let manifest_number = next_file + 1;
@@ -213,7 +206,8 @@ impl Inner {
             cache: std::cell::RefCell::new(super::super::cache::BlockCache::new(
                 opts.block_cache_bytes,
             )),
-            decoded,
+            coder: Default::default(),
+            next_file: std::cell::Cell::new(next_file),
             opts,
             flush_running: std::cell::Cell::new(0),
             compact_running: std::cell::Cell::new(0),
@@ -221,16 +215,13 @@ impl Inner {
             speedup: std::cell::Cell::new(false),
             progress: Notify::new(),
             bg_error: std::cell::RefCell::new(None),
-            pins: Default::default(),
             doomed: Default::default(),
-            prefetch_buf: Default::default(),
             st: Mutex::new(State {
                 mem: MemTable::default(),
                 imms: Default::default(),
                 running: Vec::new(),
                 next_compaction: 0,
                 levels,
-                next_file,
                 last_seq,
                 wal_number,
                 wal,

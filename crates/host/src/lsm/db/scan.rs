@@ -1,16 +1,15 @@
-//! Range scans: a merge of the memtables and a cursor per table (a sorted level opens its next
-//! file only when the merge reaches it), then the device reads of the blocks it decoded,
-//! through RocksDB's implicit readahead or, for CCZNS tables, multi-chunk prefetches.
+//! Range scans: a merge of the memtables and a source per table (a sorted level opens its
+//! next file only when the merge reaches it), each reading its data blocks as the merge
+//! reaches them, from the block cache or the device: through RocksDB's implicit readahead
+//! or, for CCZNS tables, multi-chunk prefetches.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-use super::super::format::FormatError;
 use super::super::key::{self, ValueType};
-use super::super::sst::{self, BlockRead, CcBlocks, TableCursor};
+use super::super::memtable::MemTable;
+use super::super::sst::{block_entries, BlockRead, Entry};
 use super::options::DbOptions;
-use super::read::{cache_charge, FilePins};
-use super::tables::{check_bytes, dr_chunks, dr_span};
+use super::tables::{dr_chunks, dr_span, read_exact};
 
 use super::{sst_name, Corruption, DbError, Inner, Sst};
 
@@ -61,53 +60,177 @@ impl Readahead {
     }
 }
 
-/// A scan's source of SST entries in key order: one L0 table, or a sorted level whose next
-/// file is opened only when the merge reaches it (RocksDB's LevelIterator). A scan thus
-/// decodes, and charges reads for, the blocks it returns, not the first block of every file
-/// past its start.
-struct SstSource<'a> {
-    files: std::slice::IterMut<'a, Sst>,
-    current: Option<(u64, TableCursor<'a>)>,
-    target: &'a [u8],
-    /// Data blocks decoded, by table number, in order.
-    blocks_read: Vec<(u64, BlockRead)>,
+/// One table as a scan reads it: its blocks in order from the one holding `target`, each
+/// from the block cache, the table's prefetch buffer, or a device read (RocksDB's
+/// per-iterator prefetch buffer: plain tables through [`Readahead`], CCZNS tables by
+/// multi-chunk decompressed reads of up to `prefetch_bytes`).
+struct TableScan {
+    sst: Rc<Sst>,
+    next_block: usize,
+    readahead: Readahead,
+    /// Plain: the bytes the last readahead fetched, and the file offset they start at.
+    prefetched: Vec<u8>,
+    prefetched_at: u64,
+    /// CCZNS: the chunks [first, end) the last prefetch returned, back to back in
+    /// `prefetched`, and where each starts there.
+    cc_chunks: (usize, usize),
+    cc_starts: Vec<usize>,
 }
 
-impl<'a> SstSource<'a> {
-    fn new(files: &'a mut [Sst], target: &'a [u8]) -> Self {
-        SstSource {
-            files: files.iter_mut(),
-            current: None,
-            target,
-            blocks_read: Vec::new(),
+impl TableScan {
+    fn new(sst: Rc<Sst>, target: &[u8], opts: &DbOptions) -> TableScan {
+        TableScan {
+            next_block: sst.table.first_block_for(target),
+            sst,
+            readahead: Readahead::new(opts),
+            prefetched: Vec::new(),
+            prefetched_at: 0,
+            cc_chunks: (0, 0),
+            cc_starts: Vec::new(),
         }
     }
 
-    fn next_entry(&mut self) -> Result<Option<sst::Entry>, FormatError> {
+    /// The next block's entries, or None past the table's last block.
+    async fn next_block(&mut self, db: &Inner) -> Result<Option<Vec<Entry>>, DbError> {
+        let i = self.next_block;
+        let Some(&h) = self.sst.table.blocks().get(i) else {
+            return Ok(None);
+        };
+        self.next_block += 1;
+        let cached = db.cache.borrow_mut().lookup(self.sst.number, h.offset);
+        let block = match cached {
+            Some(b) => b,
+            None => {
+                let bytes = if h.cc {
+                    self.cc_chunk(db, i).await?
+                } else {
+                    self.plain_block(db, h).await?
+                };
+                db.decode(&self.sst, h, bytes)?
+            }
+        };
+        Ok(Some(block_entries(&block, h.offset)?))
+    }
+
+    /// A plain block's stored bytes: from the prefetch buffer, or a read of the block alone
+    /// or of the readahead from it.
+    async fn plain_block(&mut self, db: &Inner, h: BlockRead) -> Result<Vec<u8>, DbError> {
+        let name = sst_name(self.sst.number);
+        match self.readahead.read_for(h.offset, h.stored, &db.opts) {
+            None => {}
+            Some(len) if self.readahead.buffered == (h.offset, h.offset + len) => {
+                self.prefetched.resize(len as usize, 0);
+                let n = db.fs.read(&name, h.offset, &mut self.prefetched).await?;
+                self.prefetched.truncate(n);
+                self.prefetched_at = h.offset;
+            }
+            Some(_) => {
+                let mut buf = vec![0u8; h.stored as usize];
+                read_exact(&db.fs, &name, h.offset, &mut buf).await?;
+                return Ok(buf);
+            }
+        }
+        let at = (h.offset - self.prefetched_at) as usize;
+        self.prefetched
+            .get(at..at + h.stored as usize)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| Corruption::ShortFile { file: name }.into())
+    }
+
+    /// A CCZNS chunk's decompressed bytes: from the last prefetch, or a new one from it.
+    async fn cc_chunk(&mut self, db: &Inner, i: usize) -> Result<Vec<u8>, DbError> {
+        let (first, end) = self.cc_chunks;
+        if !(first <= i && i < end) {
+            let cc = db.opts.compression.cc().cloned().unwrap_or_default();
+            let chunks = self.sst.table.cc_chunks();
+            let end = if cc.multi_chunk_dr {
+                let mdts = db.fs.io().max_transfer_bytes();
+                dr_span(chunks, i, cc.prefetch_bytes, mdts, db.fs.io().lba_bytes())
+            } else {
+                i + 1
+            };
+            self.prefetched.clear();
+            let name = sst_name(self.sst.number);
+            dr_chunks(&db.fs, &name, &chunks[i..end], &mut self.prefetched).await?;
+            self.cc_chunks = (i, end);
+            self.cc_starts.clear();
+            let mut at = 0;
+            for c in &chunks[i..end] {
+                self.cc_starts.push(at);
+                at += c.pre as usize;
+            }
+        }
+        let at = self.cc_starts[i - self.cc_chunks.0];
+        let len = self.sst.table.cc_chunks()[i].pre as usize;
+        Ok(self.prefetched[at..at + len].to_vec())
+    }
+}
+
+/// A scan's source of SST entries in key order: one L0 table, or a sorted level whose next
+/// file is opened only when the merge reaches it (RocksDB's LevelIterator). A scan thus reads
+/// the blocks it returns, not the first block of every file past its start.
+struct SstSource {
+    files: std::vec::IntoIter<Rc<Sst>>,
+    current: Option<TableScan>,
+    target: Vec<u8>,
+    entries: std::vec::IntoIter<Entry>,
+}
+
+impl SstSource {
+    fn new(files: Vec<Rc<Sst>>, target: &[u8]) -> SstSource {
+        SstSource {
+            files: files.into_iter(),
+            current: None,
+            target: target.to_vec(),
+            entries: Vec::new().into_iter(),
+        }
+    }
+
+    async fn next_entry(&mut self, db: &Inner) -> Result<Option<Entry>, DbError> {
         loop {
-            if let Some((number, c)) = &mut self.current {
-                if let Some(e) = c.next_entry()? {
-                    return Ok(Some(e));
+            if let Some(e) = self.entries.next() {
+                return Ok(Some(e));
+            }
+            if let Some(t) = &mut self.current {
+                if let Some(mut block) = t.next_block(db).await? {
+                    // The first block read may start below the target.
+                    let skip =
+                        block.partition_point(|(k, _)| key::compare(k, &self.target).is_lt());
+                    block.drain(..skip);
+                    self.entries = block.into_iter();
+                    continue;
                 }
-                let number = *number;
-                self.blocks_read
-                    .extend(c.blocks_read.drain(..).map(|h| (number, h)));
                 self.current = None;
             }
             let Some(f) = self.files.next() else {
                 return Ok(None);
             };
-            self.current = Some((f.number, f.table.cursor(self.target)?));
+            self.current = Some(TableScan::new(f, &self.target, &db.opts));
         }
     }
+}
 
-    fn into_blocks_read(mut self) -> Vec<(u64, BlockRead)> {
-        if let Some((number, c)) = self.current.take() {
-            self.blocks_read
-                .extend(c.blocks_read.into_iter().map(|h| (number, h)));
+/// The active memtable's entries from `start` a scan may reach: all versions of its keys
+/// until `limit` of them hold a value (a scan of `limit` keys stops there at the latest; a
+/// deletion yields nothing, so keys carry on past it).
+fn memtable_window(mem: &MemTable, start: &[u8], limit: usize) -> Vec<Entry> {
+    let mut out = Vec::new();
+    let mut live = 0;
+    let mut last: Option<Vec<u8>> = None;
+    for (k, v) in mem.entries_from(start) {
+        let Some((uk, _, t)) = key::parse(&k) else {
+            continue;
+        };
+        if last.as_deref() != Some(uk) {
+            if live == limit {
+                break;
+            }
+            last = Some(uk.to_vec());
+            live += usize::from(t == ValueType::Value);
         }
-        self.blocks_read
+        out.push((k, v.to_vec()));
     }
+    out
 }
 
 impl Inner {
@@ -117,7 +240,7 @@ impl Inner {
         start: &[u8],
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, DbError> {
-        let out = self.scan_locked(start, limit).await?;
+        let out = self.scan_versions(start, limit).await?;
         // CPU of seeking each level and stepping through the entries returned (the blocks'
         // reads were timed by the scan).
         let levels = 1 + self
@@ -132,190 +255,104 @@ impl Inner {
         Ok(out)
     }
 
-    async fn scan_locked(
+    async fn scan_versions(
         &self,
         start: &[u8],
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, DbError> {
-        // Under the lock, CPU only: the merge of the memtables and the tables' blocks (held
-        // in memory). The device reads of the blocks it decoded come after the lock is
-        // released, as a RocksDB iterator reads from a referenced version without the mutex
-        // (see `get_locked`).
-        let mut st = self.st.lock().await;
+        // Under the lock, CPU only: the active memtable's entries the scan may reach, the
+        // immutable memtables and the tables (held by their Rc, as a RocksDB iterator holds
+        // its version). The merge and its device reads come after the lock is released.
         let target = key::lookup_key(start, key::MAX_SEQUENCE);
-        // Sources in internal-key order: the memtables (in memory) and a cursor per table
-        // that reads blocks only as the merge reaches them.
-        let mut out = Vec::new();
-        let mut blocks: Vec<(u64, BlockRead)> = Vec::new();
-        {
-            let st = &mut *st;
-            let mut cursors = Vec::new();
-            for (l, files) in st.levels.iter_mut().enumerate() {
+        let (mem, imms, mut sources, held) = {
+            let st = self.st.lock().await;
+            let mem = memtable_window(&st.mem, start, limit);
+            let imms: Vec<Rc<MemTable>> = st.imms.iter().rev().map(|m| m.mem.clone()).collect();
+            let mut sources = Vec::new();
+            let mut held: Vec<Rc<Sst>> = Vec::new();
+            for (l, files) in st.levels.iter().enumerate() {
                 if l == 0 {
                     // L0's tables overlap: each is a source of its own.
-                    for f in files.iter_mut() {
-                        if f.largest.as_slice() >= start {
-                            cursors.push(SstSource::new(std::slice::from_mut(f), &target));
-                        }
+                    for f in files.iter().filter(|f| f.largest.as_slice() >= start) {
+                        sources.push(SstSource::new(vec![f.clone()], &target));
+                        held.push(f.clone());
                     }
                 } else {
                     // A sorted level: one source from the first file that can hold `start`.
                     let first = files.partition_point(|f| f.largest.as_slice() < start);
                     if first < files.len() {
-                        cursors.push(SstSource::new(&mut files[first..], &target));
+                        sources.push(SstSource::new(files[first..].to_vec(), &target));
+                        held.extend(files[first..].iter().cloned());
                     }
                 }
             }
-            // Memtable entries ≥ start, taken lazily from the ordered maps.
-            type MemIter<'m> = Box<dyn Iterator<Item = (Vec<u8>, &'m [u8])> + 'm>;
-            let mut mem_iters: Vec<MemIter<'_>> = vec![Box::new(st.mem.entries_from(start))];
-            for imm in st.imms.iter().rev() {
-                mem_iters.push(Box::new(imm.mem.entries_from(start)));
-            }
-            // Heads of every source; the smallest internal key goes next.
-            let n_tables = cursors.len();
-            let mut heads: Vec<Option<(Vec<u8>, Vec<u8>)>> = Vec::new();
-            for c in cursors.iter_mut() {
-                heads.push(c.next_entry()?);
-            }
-            for it in mem_iters.iter_mut() {
-                heads.push(it.next().map(|(k, v)| (k, v.to_vec())));
-            }
-            let mut last: Option<Vec<u8>> = None;
-            while out.len() < limit {
-                let Some(min) =
-                    (0..heads.len())
-                        .filter(|&i| heads[i].is_some())
-                        .min_by(|&a, &b| {
-                            let (ka, kb) = (
-                                &heads[a].as_ref().expect("some").0,
-                                &heads[b].as_ref().expect("some").0,
-                            );
-                            key::compare(ka, kb)
-                        })
-                else {
-                    break;
-                };
-                let (k, v) = heads[min].take().expect("some");
-                heads[min] = if min < n_tables {
-                    cursors[min].next_entry()?
-                } else {
-                    mem_iters[min - n_tables]
-                        .next()
-                        .map(|(k, v)| (k, v.to_vec()))
-                };
-                let (uk, _, t) =
-                    key::parse(&k).ok_or_else(|| DbError::from(Corruption::InternalKey))?;
-                if last.as_deref() == Some(uk) {
-                    continue; // an older version
-                }
-                last = Some(uk.to_vec());
-                if t == ValueType::Value {
-                    out.push((uk.to_vec(), v));
-                }
-            }
-            for c in cursors {
-                blocks.extend(c.into_blocks_read());
-            }
-        }
-        // CCZNS tables' chunks, to size the prefetches and check what they return.
-        let mut cc_tables: BTreeMap<u64, Rc<CcBlocks>> = BTreeMap::new();
-        for (number, h) in &blocks {
-            if h.cc && !cc_tables.contains_key(number) {
-                let cc = st
-                    .levels
-                    .iter()
-                    .flatten()
-                    .find(|f| f.number == *number)
-                    .and_then(|f| f.table.cc_blocks())
-                    .ok_or_else(|| {
-                        DbError::from(Corruption::NotCcTable {
-                            file: sst_name(*number),
-                        })
-                    })?;
-                cc_tables.insert(*number, cc);
-            }
-        }
-        drop(st);
-        let files: BTreeSet<u64> = blocks.iter().map(|b| b.0).collect();
-        let pins = FilePins::new(&self.pins, files.into_iter());
-        // The blocks the scan decoded come from the device unless cached, through each file's
-        // implicit readahead.
-        let mut prefetch: Option<(u64, Readahead)> = None;
-        // CCZNS: the compressed range [start, end) of the file the last DR prefetched.
-        let mut cc_buffered: Option<(u64, u64, u64)> = None;
-        let mut buf = Vec::new();
-        for (number, h) in blocks {
-            if self.cache.borrow_mut().lookup(number, h.offset) {
-                continue;
-            }
-            if h.cc {
-                let inside = cc_buffered
-                    .is_some_and(|(n, lo, hi)| n == number && lo <= h.offset && h.offset < hi);
-                if !inside {
-                    let cc = cc_tables.get(&number).expect("gathered above");
-                    let range = self.cc_prefetch(cc, number, h.offset).await?;
-                    cc_buffered = Some((number, range.0, range.1));
-                }
-            } else {
-                if prefetch.as_ref().is_none_or(|(n, _)| *n != number) {
-                    prefetch = Some((number, Readahead::new(&self.opts)));
-                }
-                let ra = &mut prefetch.as_mut().expect("set").1;
-                if let Some(len) = ra.read_for(h.offset, h.stored, &self.opts) {
-                    buf.resize(len as usize, 0);
-                    self.fs.read(&sst_name(number), h.offset, &mut buf).await?;
-                }
-            }
-            // A table a compaction retired meanwhile keeps no cached blocks.
-            if !self.doomed.borrow().contains(&number) {
-                self.cache
-                    .borrow_mut()
-                    .insert(number, h.offset, cache_charge(&h, &self.opts));
-            }
-        }
-        // The last reader of a table a compaction retired meanwhile deletes it.
-        if !pins.files.is_empty() {
-            drop(pins);
-            self.delete_retired_tables().await?;
-        }
-        Ok(out)
+            (mem, imms, sources, held)
+        };
+        let result = self
+            .merge_scan(&mut sources, mem, &imms, start, limit)
+            .await;
+        drop(sources);
+        self.release_tables(held).await?;
+        result
     }
 
-    /// An iterator's CCZNS prefetch from the chunk at `offset` of table `number`: one
-    /// multi-chunk DR of up to `prefetch_bytes` of compressed data (a single-chunk DR when
-    /// multi-chunk DR is off), checked against the table. Returns the compressed range read.
-    async fn cc_prefetch(
+    /// The merge: the smallest internal key of every source's head goes next; the newest
+    /// version of each user key counts, deletions hide it.
+    async fn merge_scan(
         &self,
-        table: &CcBlocks,
-        number: u64,
-        offset: u64,
-    ) -> Result<(u64, u64), DbError> {
-        let cc = self.opts.compression.cc().cloned().unwrap_or_default();
-        let name = sst_name(number);
-        let chunks = table.chunks();
-        let i = chunks
-            .binary_search_by_key(&offset, |c| c.offset)
-            .map_err(|_| {
-                DbError::from(Corruption::NoChunk {
-                    file: name.clone(),
-                    offset,
+        sources: &mut [SstSource],
+        mem: Vec<Entry>,
+        imms: &[Rc<MemTable>],
+        start: &[u8],
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, DbError> {
+        type MemIter<'m> = Box<dyn Iterator<Item = (Vec<u8>, Vec<u8>)> + 'm>;
+        let mut mem_iters: Vec<MemIter<'_>> = vec![Box::new(mem.into_iter())];
+        for imm in imms {
+            mem_iters.push(Box::new(
+                imm.entries_from(start).map(|(k, v)| (k, v.to_vec())),
+            ));
+        }
+        let n_tables = sources.len();
+        let mut heads: Vec<Option<Entry>> = Vec::with_capacity(n_tables + mem_iters.len());
+        for s in sources.iter_mut() {
+            heads.push(s.next_entry(self).await?);
+        }
+        for it in mem_iters.iter_mut() {
+            heads.push(it.next());
+        }
+        let mut out = Vec::new();
+        let mut last: Option<Vec<u8>> = None;
+        while out.len() < limit {
+            let Some(min) = (0..heads.len())
+                .filter(|&i| heads[i].is_some())
+                .min_by(|&a, &b| {
+                    let (ka, kb) = (
+                        &heads[a].as_ref().expect("some").0,
+                        &heads[b].as_ref().expect("some").0,
+                    );
+                    key::compare(ka, kb)
                 })
-            })?;
-        let end = if cc.multi_chunk_dr {
-            let mdts = self.fs.io().max_transfer_bytes();
-            dr_span(chunks, i, cc.prefetch_bytes, mdts, self.fs.io().lba_bytes())
-        } else {
-            i + 1
-        };
-        let hi = chunks[end - 1].offset + chunks[end - 1].post as u64;
-        let mut buf = std::mem::take(&mut *self.prefetch_buf.borrow_mut());
-        buf.clear();
-        let read = dr_chunks(&self.fs, &name, &chunks[i..end], &mut buf).await;
-        let checked = read
-            .and_then(|()| check_bytes(table.bytes(offset, buf.len() as u64), &name, offset, &buf));
-        *self.prefetch_buf.borrow_mut() = buf;
-        checked.map(|()| (offset, hi))
+            else {
+                break;
+            };
+            let (k, v) = heads[min].take().expect("some");
+            heads[min] = if min < n_tables {
+                sources[min].next_entry(self).await?
+            } else {
+                mem_iters[min - n_tables].next()
+            };
+            let (uk, _, t) =
+                key::parse(&k).ok_or_else(|| DbError::from(Corruption::InternalKey))?;
+            if last.as_deref() == Some(uk) {
+                continue; // an older version
+            }
+            last = Some(uk.to_vec());
+            if t == ValueType::Value {
+                out.push((uk.to_vec(), v));
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -1,13 +1,15 @@
-//! Whole tables on zonefs: writing one (plain: built in memory and appended; CCZNS: data
-//! blocks in compressed writes as the write buffer fills, the rest plain), and the
-//! decompressed reads of a CCZNS table's chunks, checked against its index.
+//! Tables on zonefs: writing one as its entries come (plain: built in memory and appended at
+//! the end; CCZNS: data blocks in compressed writes as the write buffer fills, the rest
+//! plain), and reading a data block for a reader (the block cache, or one device read: a
+//! plain block, or a CCZNS chunk by a single-chunk decompressed read, checked against the
+//! table's index).
 
 use std::rc::Rc;
 
-use super::super::cache::SharedDecodedBlocks;
+use super::super::cache::DataBlock;
 use super::super::key;
 use super::super::memtable::MemTable;
-use super::super::sst::{CcChunk, Table, TableBuilder};
+use super::super::sst::{decode_block, BlockRead, CcChunk, Table, TableBuilder};
 use super::options::DbOptions;
 
 use super::{sst_name, Corruption, DbError, Inner, Sst};
@@ -40,22 +42,6 @@ pub(super) fn dr_span(
     end
 }
 
-/// A new table that keeps its decoded blocks in the store's `decoded`.
-pub(super) fn shared(mut table: Table, decoded: &SharedDecodedBlocks) -> Table {
-    table.share_decoded(decoded);
-    table
-}
-
-/// Issue the compressed writes a CCZNS table's builder has ready, handing the device's stored
-/// sizes back to it.
-async fn issue_cws(w: &mut FileWriter, b: &mut TableBuilder) -> Result<(), DbError> {
-    for cw in b.take_cws() {
-        let post = w.append_compressed(&cw.data, &cw.chunk_sizes).await?;
-        b.cc_written(&post);
-    }
-    Ok(())
-}
-
 /// One decompressed read of `chunks` (consecutive; multi-chunk when more than one), appended
 /// to `out` and checked against the sizes the index names.
 pub(super) async fn dr_chunks(
@@ -71,54 +57,6 @@ pub(super) async fn dr_chunks(
         .decompressed_read(name, first.offset, stored, chunks.len() > 1, raw, out)
         .await?;
     check_chunks(name, chunks, &got)
-}
-
-/// A CCZNS table's whole data region by decompressed reads of up to `max_stored` compressed
-/// bytes each (single-chunk reads when `multi` is off), into `out` (kept whole, or only the
-/// last read's when not `keep`).
-pub(super) async fn dr_region(
-    fs: &ZoneFs,
-    name: &str,
-    chunks: &[CcChunk],
-    max_stored: u64,
-    multi: bool,
-    keep: bool,
-    out: &mut Vec<u8>,
-) -> Result<(), DbError> {
-    let (mdts, block) = (fs.io().max_transfer_bytes(), fs.io().lba_bytes());
-    let mut i = 0;
-    while i < chunks.len() {
-        let end = if multi {
-            dr_span(chunks, i, max_stored, mdts, block)
-        } else {
-            i + 1
-        };
-        if !keep {
-            out.clear();
-        }
-        dr_chunks(fs, name, &chunks[i..end], out).await?;
-        i = end;
-    }
-    Ok(())
-}
-
-/// The bytes a decompressed read at `offset` returned are the table's own chunks there
-/// (`expected`: [`Table::cc_bytes`] at `offset`, as long as what came back).
-pub(super) fn check_bytes(
-    expected: Option<&[u8]>,
-    name: &str,
-    offset: u64,
-    bytes: &[u8],
-) -> Result<(), DbError> {
-    if expected == Some(bytes) {
-        Ok(())
-    } else {
-        Err(Corruption::DecompressedBytes {
-            file: name.to_string(),
-            offset,
-        }
-        .into())
-    }
 }
 
 /// A DR returned exactly the chunks the index names, with their sizes.
@@ -141,80 +79,203 @@ fn check_chunks(name: &str, want: &[CcChunk], got: &[(u32, u32)]) -> Result<(), 
     }
 }
 
-impl Inner {
-    pub(super) async fn write_sst(
-        fs: &Rc<ZoneFs>,
-        opts: &DbOptions,
-        decoded: &SharedDecodedBlocks,
-        mem: &MemTable,
-        number: u64,
-    ) -> Result<Sst, DbError> {
-        let entries: Vec<(Vec<u8>, &[u8])> = mem.entries().collect();
-        Self::write_table(
-            fs,
-            opts,
-            decoded,
-            entries.iter().map(|(k, v)| (k.as_slice(), *v)),
-            number,
-            Lifetime::Medium,
-        )
-        .await
+/// A plain read of `len` bytes of `name` at `offset`, all of which must be there.
+pub(super) async fn read_exact(
+    fs: &ZoneFs,
+    name: &str,
+    offset: u64,
+    buf: &mut [u8],
+) -> Result<(), DbError> {
+    if fs.read(name, offset, buf).await? != buf.len() {
+        return Err(Corruption::ShortFile {
+            file: name.to_string(),
+        }
+        .into());
     }
+    Ok(())
+}
 
-    /// Write entries (internal keys in order) as SST `number`.
-    pub(super) async fn write_table<'a>(
+/// What a block takes in the block cache: its raw size (a compressed block is cached
+/// decompressed, so at least a block's worth).
+pub(super) fn cache_charge(h: &BlockRead, opts: &DbOptions) -> u64 {
+    if h.cc {
+        h.raw
+    } else {
+        h.raw.max(opts.table.block_size as u64)
+    }
+}
+
+/// A table being written, entry by entry: a CCZNS table's data blocks leave in compressed
+/// writes as its write buffer fills; a plain table is built in memory and appended whole
+/// when it is finished.
+pub(super) struct TableWriter {
+    builder: TableBuilder,
+    /// Open from the start for a CCZNS table, at the end for a plain one.
+    writer: Option<FileWriter>,
+    fs: Rc<ZoneFs>,
+    number: u64,
+    lifetime: Lifetime,
+    smallest: Option<Vec<u8>>,
+    largest: Vec<u8>,
+    /// Key and value bytes added (where a compaction cuts its outputs).
+    added_bytes: u64,
+}
+
+impl TableWriter {
+    pub(super) async fn new(
         fs: &Rc<ZoneFs>,
         opts: &DbOptions,
-        decoded: &SharedDecodedBlocks,
-        entries: impl Iterator<Item = (&'a [u8], &'a [u8])>,
         number: u64,
         lifetime: Lifetime,
-    ) -> Result<Sst, DbError> {
-        let mut b = TableBuilder::new(opts.table.clone());
-        let mut smallest = None;
-        let mut largest = Vec::new();
-        if opts.table.cc_write_buffer.is_none() {
-            for (k, v) in entries {
-                b.add(k, v)?;
-                let uk = key::user_key(k).to_vec();
-                smallest.get_or_insert_with(|| uk.clone());
-                largest = uk;
+    ) -> Result<TableWriter, DbError> {
+        let writer = match opts.table.cc_write_buffer {
+            Some(_) => Some(fs.writer(&sst_name(number), lifetime).await?),
+            None => None,
+        };
+        Ok(TableWriter {
+            builder: TableBuilder::new(opts.table.clone()),
+            writer,
+            fs: fs.clone(),
+            number,
+            lifetime,
+            smallest: None,
+            largest: Vec::new(),
+            added_bytes: 0,
+        })
+    }
+
+    /// Add an entry (internal keys in order).
+    pub(super) async fn add(&mut self, k: &[u8], v: &[u8]) -> Result<(), DbError> {
+        self.builder.add(k, v)?;
+        let uk = key::user_key(k);
+        if self.smallest.is_none() {
+            self.smallest = Some(uk.to_vec());
+        }
+        self.largest.clear();
+        self.largest.extend_from_slice(uk);
+        self.added_bytes += (k.len() + v.len()) as u64;
+        if let Some(w) = &mut self.writer {
+            issue_cws(w, &mut self.builder).await?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn added_bytes(&self) -> u64 {
+        self.added_bytes
+    }
+
+    /// Write what is left and close the file: the table, opened from its tail.
+    pub(super) async fn finish(self) -> Result<Sst, DbError> {
+        let TableWriter {
+            mut builder,
+            writer,
+            fs,
+            number,
+            lifetime,
+            smallest,
+            largest,
+            ..
+        } = self;
+        let (table, props) = match writer {
+            None => {
+                let (bytes, props) = builder.finish();
+                let table = Table::open(&bytes, 0)?;
+                let mut w = fs.writer(&sst_name(number), lifetime).await?;
+                w.append(&bytes).await?;
+                w.close().await?;
+                (table, props)
             }
-            let (bytes, props) = b.finish();
-            let mut w = fs.writer(&sst_name(number), lifetime).await?;
-            w.append(&bytes).await?;
-            w.close().await?;
-            return Ok(Sst {
-                number,
-                size: props.file_bytes,
-                shape: (props.entries, props.data_raw_bytes, props.data_blocks),
-                smallest: smallest.unwrap_or_default(),
-                largest,
-                table: shared(Table::open(bytes)?, decoded),
-            });
-        }
-        // CCZNS: data blocks leave in compressed writes as the write buffer fills; the index
-        // is built from the sizes the device reported and written after them (plain).
-        let mut w = fs.writer(&sst_name(number), lifetime).await?;
-        for (k, v) in entries {
-            b.add(k, v)?;
-            let uk = key::user_key(k).to_vec();
-            smallest.get_or_insert_with(|| uk.clone());
-            largest = uk;
-            issue_cws(&mut w, &mut b).await?;
-        }
-        b.finish_data()?;
-        issue_cws(&mut w, &mut b).await?;
-        let (tail, props, blocks) = b.finish_cc()?;
-        w.append(&tail).await?;
-        w.close().await?;
+            Some(mut w) => {
+                // The index is built from the sizes the device reported and written after the
+                // data region (plain).
+                builder.finish_data()?;
+                issue_cws(&mut w, &mut builder).await?;
+                let (tail, props) = builder.finish_cc()?;
+                w.append(&tail).await?;
+                w.close().await?;
+                (Table::open(&tail, props.data_bytes)?, props)
+            }
+        };
         Ok(Sst {
             number,
             size: props.file_bytes,
             shape: (props.entries, props.data_raw_bytes, props.data_blocks),
             smallest: smallest.unwrap_or_default(),
             largest,
-            table: shared(Table::open_cc(tail, props.data_bytes, blocks)?, decoded),
+            table,
         })
+    }
+}
+
+/// Issue the compressed writes a CCZNS table's builder has ready, handing the device's stored
+/// sizes back to it.
+async fn issue_cws(w: &mut FileWriter, b: &mut TableBuilder) -> Result<(), DbError> {
+    for cw in b.take_cws() {
+        let post = w.append_compressed(&cw.data, &cw.chunk_sizes).await?;
+        b.cc_written(&post);
+    }
+    Ok(())
+}
+
+impl Inner {
+    /// Write a memtable's entries as SST `number`.
+    pub(super) async fn write_sst(
+        fs: &Rc<ZoneFs>,
+        opts: &DbOptions,
+        mem: &MemTable,
+        number: u64,
+    ) -> Result<Sst, DbError> {
+        let mut w = TableWriter::new(fs, opts, number, Lifetime::Medium).await?;
+        for (k, v) in mem.entries() {
+            w.add(&k, v).await?;
+        }
+        w.finish().await
+    }
+
+    /// Data block `i` of `sst` for a lookup or scan: from the block cache, or read from the
+    /// device (a plain block, or its CCZNS chunk by a single-chunk decompressed read),
+    /// decoded and cached. Also says whether the device read it.
+    pub(super) async fn fetch_block(
+        &self,
+        sst: &Sst,
+        i: usize,
+    ) -> Result<(DataBlock, bool), DbError> {
+        let h = sst.table.blocks()[i];
+        if let Some(b) = self.cache.borrow_mut().lookup(sst.number, h.offset) {
+            return Ok((b, false));
+        }
+        let name = sst_name(sst.number);
+        let bytes = if h.cc {
+            let mut buf = Vec::with_capacity(h.raw as usize);
+            let chunk = sst.table.cc_chunks()[i];
+            dr_chunks(&self.fs, &name, &[chunk], &mut buf).await?;
+            buf
+        } else {
+            let mut buf = vec![0u8; h.stored as usize];
+            read_exact(&self.fs, &name, h.offset, &mut buf).await?;
+            buf
+        };
+        let block = self.decode(sst, h, bytes)?;
+        Ok((block, true))
+    }
+
+    /// A block `sst` returned from the device (`bytes`, its stored form or its CCZNS chunk),
+    /// decoded, and kept in the block cache unless a compaction retired the table meanwhile.
+    pub(super) fn decode(
+        &self,
+        sst: &Sst,
+        h: BlockRead,
+        bytes: Vec<u8>,
+    ) -> Result<DataBlock, DbError> {
+        let block = Rc::new(decode_block(h, bytes, &mut self.coder.borrow_mut())?);
+        if !self.doomed.borrow().contains_key(&sst.number) {
+            self.cache.borrow_mut().insert(
+                sst.number,
+                h.offset,
+                cache_charge(&h, &self.opts),
+                block.clone(),
+            );
+        }
+        Ok(block)
     }
 }

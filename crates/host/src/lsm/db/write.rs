@@ -95,8 +95,7 @@ impl Inner {
 
     /// The memtable becomes immutable (to be flushed) and writes go to a new one and a new WAL.
     pub(super) async fn switch_memtable(&self, st: &mut State) -> Result<(), DbError> {
-        let wal_number = st.next_file;
-        st.next_file += 1;
+        let wal_number = self.new_file_number();
         let new_wal = self
             .fs
             .writer(&wal_name(wal_number), Lifetime::Short)

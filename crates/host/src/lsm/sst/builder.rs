@@ -34,31 +34,40 @@ pub struct TableBuilder {
     cc_region: Option<u64>,
 }
 
-/// A CCZNS table's data blocks while it is built: every block with its trailer (the chunk the
-/// device compresses), its index key, and the stored sizes the device reported.
+/// A CCZNS table's data blocks while it is built: the blocks not yet handed out in a
+/// compressed write (each with its trailer: the chunk the device compresses), every block's
+/// index key and size, and the stored sizes the device reported. Blocks handed out are not
+/// kept: the device holds them.
 #[derive(Default)]
 struct CcBuild {
+    /// The blocks from `unsent` on, back to back.
     blocks: Vec<u8>,
     pre: Vec<u32>,
     keys: Vec<Vec<u8>>,
     post: Vec<u32>,
-    /// First block not yet handed out in a compressed write, where it starts in `blocks`, and
-    /// the bytes from it on.
+    /// First block not yet handed out in a compressed write.
     unsent: usize,
-    unsent_at: usize,
-    unsent_bytes: usize,
-    /// Block ranges ready to go as one compressed write each, with where each starts.
-    ready: Vec<(std::ops::Range<usize>, usize)>,
+    /// Compressed writes ready to go, in order.
+    ready: Vec<CwBatch>,
 }
 
 impl CcBuild {
-    /// The blocks not yet handed out become one compressed write.
+    /// The blocks not yet handed out become one compressed write (whole LBAs: zero padded).
     fn cut(&mut self) {
-        self.ready
-            .push((self.unsent..self.pre.len(), self.unsent_at));
+        let len = self.blocks.len();
+        let mut data = Vec::with_capacity(len.div_ceil(4096) * 4096);
+        data.extend_from_slice(&self.blocks);
+        data.resize(len.div_ceil(4096) * 4096, 0);
+        self.blocks.clear();
+        self.ready.push(CwBatch {
+            data,
+            chunk_sizes: self.pre[self.unsent..].to_vec(),
+        });
         self.unsent = self.pre.len();
-        self.unsent_at += self.unsent_bytes;
-        self.unsent_bytes = 0;
+    }
+
+    fn unsent_bytes(&self) -> usize {
+        self.blocks.len()
     }
 }
 
@@ -90,19 +99,7 @@ impl TableBuilder {
     /// Compressed writes ready to be issued (CCZNS tables): issue them in order and report
     /// each one's per-chunk stored sizes with [`cc_written`](Self::cc_written).
     pub fn take_cws(&mut self) -> Vec<CwBatch> {
-        let cc = &mut self.cc;
-        let mut out = Vec::new();
-        for (r, start) in cc.ready.drain(..) {
-            let len: usize = cc.pre[r.clone()].iter().map(|&p| p as usize).sum();
-            let mut data = Vec::with_capacity(len.div_ceil(4096) * 4096);
-            data.extend_from_slice(&cc.blocks[start..start + len]);
-            data.resize(len.div_ceil(4096) * 4096, 0);
-            out.push(CwBatch {
-                data,
-                chunk_sizes: cc.pre[r].to_vec(),
-            });
-        }
-        out
+        std::mem::take(&mut self.cc.ready)
     }
 
     /// Append a block to the table's bytes (see [`write_block`]).
@@ -208,7 +205,7 @@ impl TableBuilder {
         if pre > u16::MAX as usize {
             return Err(corrupt(
                 "data block",
-                self.cc.blocks.len() as u64,
+                self.cc.pre.len() as u64,
                 format!(
                     "{pre} bytes: a CCZNS chunk size is 16 bits (CW metadata slots); use a \
                      smaller block or value"
@@ -216,7 +213,7 @@ impl TableBuilder {
             ));
         }
         let cc = &mut self.cc;
-        if cc.unsent_bytes > 0 && cc.unsent_bytes + pre > limit {
+        if cc.unsent_bytes() > 0 && cc.unsent_bytes() + pre > limit {
             cc.cut();
         }
         cc.blocks.extend_from_slice(&raw);
@@ -225,7 +222,6 @@ impl TableBuilder {
             .extend_from_slice(&checksum(&raw, 0).to_le_bytes());
         cc.pre.push(pre as u32);
         cc.keys.push(self.data_last_key.clone());
-        cc.unsent_bytes += pre;
         self.props.data_blocks += 1;
         self.props.data_raw_bytes += raw.len() as u64;
         Ok(())
@@ -233,9 +229,8 @@ impl TableBuilder {
 
     /// Finish a CCZNS table once every compressed write is done: index entries from the
     /// reported sizes, then filter, index, properties, metaindex and footer, which follow the
-    /// data region in the file. Returns those bytes, the properties and the data blocks (with
-    /// trailers, as the device decompresses them).
-    pub fn finish_cc(mut self) -> Result<(Vec<u8>, TableProperties, Vec<u8>), FormatError> {
+    /// data region in the file. Returns those bytes and the properties.
+    pub fn finish_cc(mut self) -> Result<(Vec<u8>, TableProperties), FormatError> {
         self.finish_data()?;
         let cc = std::mem::take(&mut self.cc);
         if cc.post.len() != cc.pre.len() || !cc.ready.is_empty() {
@@ -262,8 +257,7 @@ impl TableBuilder {
         }
         self.props.data_bytes = offset;
         self.cc_region = Some(offset);
-        let (tail, props) = self.finish_tail(offset);
-        Ok((tail, props, cc.blocks))
+        Ok(self.finish_tail(offset))
     }
 
     /// Write the filter, index, properties, metaindex and footer; the file's bytes (a plain

@@ -1,74 +1,19 @@
-//! Reading a table: open (index and filter decoded once), point lookups through the filter
-//! and index, cursors for scans, whole-table entries for compaction; a CCZNS table's tail,
-//! data region and chunks.
+//! Reading a table: open from its tail (index and filter decoded once, as RocksDB pins them),
+//! where each data block is, point lookups and seeks in a block the caller read, and a CCZNS
+//! table's data region and chunks. A table keeps no data block: the caller reads them from
+//! the device (through the store's block cache) and decodes them with [`decode_block`].
 
 use std::cmp::Ordering;
-use std::rc::Rc;
 
 use codec::Coder;
 
 use super::super::bloom;
-use super::super::cache::SharedDecodedBlocks;
 use super::super::format::{
-    cc_unpack_sizes, corrupt, read_block, read_block_into, read_footer, BlockHandle, FormatError,
-    TRAILER,
+    self, cc_unpack_sizes, corrupt, read_block, read_footer, BlockHandle, FormatError, TRAILER,
 };
 use super::super::key::{self, ValueType};
 use super::block::Block;
 use super::{BlockRead, CcChunk, Entry, CC_REGION_PROPERTY, FILTER_NAME, PROPERTIES_NAME};
-
-/// A table opened from its bytes: the index and filter are read at open, data blocks on
-/// demand.
-pub struct Table {
-    /// A plain table's file; a CCZNS table's bytes after its data region.
-    file: Vec<u8>,
-    /// Where `file` starts in the table (a CCZNS table's data region length; 0 otherwise).
-    base: u64,
-    /// A CCZNS table's data blocks (with trailers, decompressed) and where each is.
-    cc: Option<Rc<CcBlocks>>,
-    /// The index block's entries (separator key, data block handle), decoded once at open;
-    /// lookups and cursors binary-search them. Its raw size counts as pinned memory.
-    index_entries: Vec<Entry>,
-    index_bytes: usize,
-    filter: Option<Vec<u8>>,
-    coder: Coder,
-    /// Where a compressed data block is decompressed, reused by every lookup.
-    scratch: Vec<u8>,
-    /// The store's decoded blocks and this table's id there (None: decompress every time).
-    decoded: Option<(SharedDecodedBlocks, u64)>,
-    /// The decoded block the last lookup took from `decoded`.
-    current: Option<Rc<[u8]>>,
-    /// The data block the last `get` read (None if the filter or index answered).
-    last_block: Option<BlockRead>,
-}
-
-/// A CCZNS table's data blocks as the device decompresses them (with trailers) and its
-/// chunks. Shared ([`Table::cc_blocks`]): a read the store issues after releasing its lock
-/// checks what the device returned against them even if a compaction retires the table.
-pub struct CcBlocks {
-    blocks: Vec<u8>,
-    chunks: Vec<CcChunk>,
-    /// Where each chunk starts in `blocks`.
-    starts: Vec<usize>,
-}
-
-impl CcBlocks {
-    /// The chunks, in file order.
-    pub fn chunks(&self) -> &[CcChunk] {
-        &self.chunks
-    }
-
-    /// The `len` bytes of the chunks from the one at `offset` on (what a decompressed read
-    /// there returns), if a chunk starts there.
-    pub fn bytes(&self, offset: u64, len: u64) -> Option<&[u8]> {
-        let i = self
-            .chunks
-            .binary_search_by_key(&offset, |c| c.offset)
-            .ok()?;
-        self.blocks
-            .get(self.starts[i]..self.starts[i].checked_add(len as usize)?)
-    }
-}
 
 /// A block of the table's tail (handles count from the table's start, the bytes from `base`).
 fn tail_block(
@@ -85,10 +30,11 @@ fn tail_block(
     read_block(file, BlockHandle { offset, ..h }, what, coder)
 }
 
-/// What a table's tail holds: index block, filter, properties.
+/// What a table's tail holds: index block, filter, and the CCZNS data region's length.
 struct Tail {
     index: Block<'static>,
     filter: Option<Vec<u8>>,
+    cc_region: Option<u64>,
 }
 
 fn read_tail(file: &[u8], base: u64, coder: &mut Coder) -> Result<Tail, FormatError> {
@@ -97,19 +43,29 @@ fn read_tail(file: &[u8], base: u64, coder: &mut Coder) -> Result<Tail, FormatEr
         tail_block(file, base, meta_h, "metaindex block", coder)?,
         meta_h.offset,
     )?;
-    let mut filter = None;
+    let (mut filter, mut cc_region) = (None, None);
     for (name, v) in meta.entries()? {
         let (h, _) = BlockHandle::decode(&v)
             .ok_or_else(|| corrupt("metaindex entry", meta_h.offset, "bad handle"))?;
         if name == FILTER_NAME {
             filter = Some(tail_block(file, base, h, "filter block", coder)?);
+        } else if name == PROPERTIES_NAME {
+            let b = Block::new(
+                tail_block(file, base, h, "properties block", coder)?,
+                h.offset,
+            )?;
+            cc_region = property(&b.entries()?, CC_REGION_PROPERTY);
         }
     }
     let index = Block::new(
         tail_block(file, base, index_h, "index block", coder)?,
         index_h.offset,
     )?;
-    Ok(Tail { index, filter })
+    Ok(Tail {
+        index,
+        filter,
+        cc_region,
+    })
 }
 
 /// A property's value from a properties block's entries.
@@ -197,145 +153,130 @@ pub fn cc_chunks(tail: &[u8], base: u64) -> Result<Vec<CcChunk>, FormatError> {
     cc_chunks_of(&t.index.entries()?, base)
 }
 
-impl Table {
-    pub fn open(file: Vec<u8>) -> Result<Table, FormatError> {
-        let mut coder = Coder::new();
-        let t = read_tail(&file, 0, &mut coder)?;
-        Ok(Table {
-            file,
-            base: 0,
-            cc: None,
-            index_entries: t.index.entries()?,
-            index_bytes: t.index.byte_len(),
-            filter: t.filter,
-            coder,
-            scratch: Vec::new(),
-            decoded: None,
-            current: None,
-            last_block: None,
-        })
+/// A table's start of its tail: the first of its filter and index blocks (where a plain
+/// table's data blocks end), from its bytes from `base` to its end.
+pub fn tail_start(file: &[u8], base: u64) -> Result<u64, FormatError> {
+    let (meta_h, index_h) = read_footer(file)?;
+    let meta = Block::new(
+        tail_block(file, base, meta_h, "metaindex block", &mut Coder::new())?,
+        meta_h.offset,
+    )?;
+    let mut start = index_h.offset.min(meta_h.offset);
+    for (_, v) in meta.entries()? {
+        let (h, _) = BlockHandle::decode(&v)
+            .ok_or_else(|| corrupt("metaindex entry", meta_h.offset, "bad handle"))?;
+        start = start.min(h.offset);
     }
+    Ok(start)
+}
 
-    /// A CCZNS table from the bytes after its data region (`base` long) and the region's
-    /// blocks as decompressed reads returned them, back to back.
-    pub fn open_cc(tail: Vec<u8>, base: u64, blocks: Vec<u8>) -> Result<Table, FormatError> {
-        let mut coder = Coder::new();
-        let t = read_tail(&tail, base, &mut coder)?;
-        let index_entries = t.index.entries()?;
-        let chunks = cc_chunks_of(&index_entries, base)?;
-        let mut starts = Vec::with_capacity(chunks.len());
-        let mut at = 0usize;
-        for c in &chunks {
-            starts.push(at);
-            at += c.pre as usize;
-        }
-        if at != blocks.len() {
-            return Err(corrupt(
-                "data region",
-                0,
-                format!("{} bytes of blocks for chunks of {at}", blocks.len()),
-            ));
-        }
+/// A data block as read from the device (a plain table's stored block, or the chunk a CCZNS
+/// decompressed read returned), checked against its trailer and decompressed: the bytes
+/// [`Table::seek_block`] and [`block_entries`] take.
+pub fn decode_block(
+    read: BlockRead,
+    bytes: Vec<u8>,
+    coder: &mut Coder,
+) -> Result<Vec<u8>, FormatError> {
+    let want = if read.cc { read.raw } else { read.stored };
+    if bytes.len() as u64 != want {
+        return Err(corrupt(
+            "data block",
+            read.offset,
+            format!("{} bytes read where {want} were expected", bytes.len()),
+        ));
+    }
+    format::decode_block(bytes, read.offset, "data block", coder)
+}
+
+/// Every entry of a decoded data block, in order.
+pub fn block_entries(block: &[u8], offset: u64) -> Result<Vec<Entry>, FormatError> {
+    Block::new(block, offset)?.entries()
+}
+
+/// A table's metadata, opened from its tail: the index (one key and one place per data block)
+/// and the filter. Its data blocks stay on the device.
+pub struct Table {
+    /// Per data block: a key ≥ every key in it and < the next block's first key.
+    index_keys: Vec<Vec<u8>>,
+    /// Per data block: where it is and how it is read.
+    blocks: Vec<BlockRead>,
+    /// A CCZNS table's chunks (one per data block, in file order) and its data region's
+    /// length.
+    cc: Option<(Vec<CcChunk>, u64)>,
+    index_bytes: usize,
+    filter: Option<Vec<u8>>,
+}
+
+impl Table {
+    /// Open a table from its bytes from `base` to its end, which must hold the tail (filter,
+    /// index, properties, metaindex, footer): for a plain table `base` is at most where its
+    /// data blocks end, for a CCZNS table the data region's length.
+    pub fn open(tail: &[u8], base: u64) -> Result<Table, FormatError> {
+        let t = read_tail(tail, base, &mut Coder::new())?;
+        let entries = t.index.entries()?;
+        let index_bytes = t.index.byte_len();
+        let (blocks, cc) = match t.cc_region {
+            Some(region) => {
+                if region != base {
+                    return Err(corrupt(
+                        "table",
+                        base,
+                        format!("CCZNS data region of {region} bytes, tail read from {base}"),
+                    ));
+                }
+                let chunks = cc_chunks_of(&entries, region)?;
+                let blocks = chunks
+                    .iter()
+                    .map(|c| BlockRead {
+                        offset: c.offset,
+                        stored: c.post as u64,
+                        raw: c.pre as u64,
+                        cc: true,
+                    })
+                    .collect();
+                (blocks, Some((chunks, region)))
+            }
+            None => {
+                let mut blocks = Vec::with_capacity(entries.len());
+                for (_, v) in &entries {
+                    let (h, _) = BlockHandle::decode(v)
+                        .ok_or_else(|| corrupt("index entry", 0, "bad block handle"))?;
+                    if h.offset.checked_add(h.on_disk()).is_none() {
+                        return Err(corrupt("index entry", h.offset, "block out of place"));
+                    }
+                    blocks.push(BlockRead {
+                        offset: h.offset,
+                        stored: h.on_disk(),
+                        raw: h.size,
+                        cc: false,
+                    });
+                }
+                (blocks, None)
+            }
+        };
         Ok(Table {
-            file: tail,
-            base,
-            cc: Some(Rc::new(CcBlocks {
-                blocks,
-                chunks,
-                starts,
-            })),
-            index_entries,
-            index_bytes: t.index.byte_len(),
+            index_keys: entries.into_iter().map(|(k, _)| k).collect(),
+            blocks,
+            cc,
+            index_bytes,
             filter: t.filter,
-            coder,
-            scratch: Vec::new(),
-            decoded: None,
-            current: None,
-            last_block: None,
         })
     }
 
     /// A CCZNS table's chunks, in file order (empty for a plain table).
     pub fn cc_chunks(&self) -> &[CcChunk] {
-        self.cc.as_ref().map_or(&[], |c| &c.chunks)
-    }
-
-    /// The `len` bytes of this CCZNS table's chunks from the one at `offset` on (what a
-    /// decompressed read there returns), if it has a chunk there.
-    pub fn cc_bytes(&self, offset: u64, len: u64) -> Option<&[u8]> {
-        self.cc.as_ref()?.bytes(offset, len)
-    }
-
-    /// A CCZNS table's blocks and chunks, shared (None for a plain table).
-    pub fn cc_blocks(&self) -> Option<Rc<CcBlocks>> {
-        self.cc.clone()
+        self.cc.as_ref().map_or(&[], |c| &c.0)
     }
 
     /// Bytes of the data region (a CCZNS table), where the plain bytes start.
     pub fn cc_region(&self) -> Option<u64> {
-        self.cc.as_ref().map(|_| self.base)
+        self.cc.as_ref().map(|c| c.1)
     }
 
-    /// Keep the blocks this table decompresses for lookups and scans in the store's shared
-    /// [`DecodedBlocks`](super::cache::DecodedBlocks), and take them from there.
-    pub fn share_decoded(&mut self, decoded: &SharedDecodedBlocks) {
-        let id = decoded.borrow_mut().next_table_id();
-        self.decoded = Some((decoded.clone(), id));
-    }
-
-    /// The data block at index entry `v`. `keep`: a lookup's or a scan's, which may come from
-    /// and go to the decoded blocks (a compaction's read of every block does not).
-    fn data_block(&mut self, v: &[u8], keep: bool) -> Result<Block<'_>, FormatError> {
-        let (h, _) =
-            BlockHandle::decode(v).ok_or_else(|| corrupt("index entry", 0, "bad block handle"))?;
-        let Some(cc) = &self.cc else {
-            self.last_block = Some(BlockRead {
-                offset: h.offset,
-                stored: h.on_disk(),
-                raw: h.size,
-                cc: false,
-            });
-            let decoded = self.decoded.as_ref().filter(|_| keep);
-            if let Some(block) = decoded.and_then(|(d, id)| d.borrow().get(*id, h.offset)) {
-                let block = &**self.current.insert(block);
-                return Block::new(block, h.offset);
-            }
-            let (raw, decompressed) = read_block_into(
-                &self.file,
-                h,
-                "data block",
-                &mut self.coder,
-                &mut self.scratch,
-            )?;
-            if let (Some((d, id)), true) = (decoded, decompressed) {
-                d.borrow_mut().insert(*id, h.offset, raw);
-            }
-            return Block::new(raw, h.offset);
-        };
-        let i = cc
-            .chunks
-            .binary_search_by_key(&h.offset, |c| c.offset)
-            .map_err(|_| corrupt("index entry", h.offset, "no CCZNS chunk starts here"))?;
-        let c = cc.chunks[i];
-        self.last_block = Some(BlockRead {
-            offset: c.offset,
-            stored: c.post as u64,
-            raw: c.pre as u64,
-            cc: true,
-        });
-        let chunk = &cc.blocks[cc.starts[i]..cc.starts[i] + c.pre as usize];
-        let raw = read_block_into(
-            chunk,
-            BlockHandle {
-                offset: 0,
-                size: c.pre as u64 - TRAILER,
-            },
-            "data block",
-            &mut self.coder,
-            &mut self.scratch,
-        )?
-        .0;
-        Block::new(raw, h.offset)
+    /// Where each data block is, in file order.
+    pub fn blocks(&self) -> &[BlockRead] {
+        &self.blocks
     }
 
     /// Host memory a table reader pins (RocksDB keeps index and filter blocks in memory).
@@ -343,102 +284,91 @@ impl Table {
         (self.index_bytes + self.filter.as_ref().map_or(0, Vec::len)) as u64
     }
 
-    /// The data block the last [`get`](Self::get) had to read, for the caller to charge its
-    /// I/O (None when the filter or index answered without one).
-    pub fn last_block(&self) -> Option<BlockRead> {
-        self.last_block
+    /// The data block a lookup of `user_key` at `seq` reads: None when the filter rules the
+    /// key out or every key of the table is below it.
+    pub fn block_for_get(&self, user_key: &[u8], seq: u64) -> Option<usize> {
+        if let Some(f) = &self.filter {
+            if !bloom::may_contain(f, user_key) {
+                return None;
+            }
+        }
+        let i = self.first_block_for(&key::lookup_key(user_key, seq));
+        (i < self.blocks.len()).then_some(i)
     }
 
-    /// The newest entry for `user_key` visible at `seq`: its type and value (a deletion has
-    /// an empty value). None if the table has no version of the key at or below `seq`.
-    pub fn get(
-        &mut self,
+    /// The first data block whose last key is ≥ `target`: it holds the first entry ≥ target
+    /// (the block count when there is none).
+    pub fn first_block_for(&self, target: &[u8]) -> usize {
+        self.index_keys
+            .partition_point(|k| key::compare(k, target) == Ordering::Less)
+    }
+
+    /// In a decoded data block (number `i`), the newest entry for `user_key` visible at `seq`:
+    /// its type and value (a deletion has an empty value), if the block holds one.
+    pub fn get_in_block(
+        &self,
+        i: usize,
+        block: &[u8],
         user_key: &[u8],
         seq: u64,
     ) -> Result<Option<(ValueType, Vec<u8>)>, FormatError> {
-        self.last_block = None;
-        if let Some(f) = &self.filter {
-            if !bloom::may_contain(f, user_key) {
-                return Ok(None);
-            }
-        }
+        let offset = self.blocks.get(i).map_or(0, |b| b.offset);
         let target = key::lookup_key(user_key, seq);
-        let i = self.first_block_for(&target);
-        let Some((_, handle)) = self.index_entries.get(i) else {
-            return Ok(None);
-        };
-        let handle = handle.clone();
-        let block = self.data_block(&handle, true)?;
-        match block.seek(&target, key::compare)? {
+        match Block::new(block, offset)?.seek(&target, key::compare)? {
             Some((k, v)) => {
                 let (uk, _, t) = key::parse(&k)
-                    .ok_or_else(|| corrupt("data block", 0, "entry is not an internal key"))?;
+                    .ok_or_else(|| corrupt("data block", offset, "entry is not an internal key"))?;
                 Ok((uk == user_key).then_some((t, v)))
             }
             None => Ok(None),
         }
     }
 
-    /// A cursor over the entries at or after internal key `target`, reading data blocks only as
-    /// it reaches them.
-    pub fn cursor(&mut self, target: &[u8]) -> Result<TableCursor<'_>, FormatError> {
-        let first = self.first_block_for(target);
-        Ok(TableCursor {
-            table: self,
-            next_block: first,
-            buf: Vec::new(),
-            pos: 0,
-            target: target.to_vec(),
-            blocks_read: Vec::new(),
-        })
+    /// A data block's stored bytes in a whole plain table's `file` (for tests and tools that
+    /// hold the file).
+    fn stored_in<'f>(&self, file: &'f [u8], i: usize) -> Result<&'f [u8], FormatError> {
+        let b = self.blocks[i];
+        if b.cc {
+            return Err(corrupt(
+                "table",
+                b.offset,
+                "a CCZNS table's blocks are on the device",
+            ));
+        }
+        file.get(b.offset as usize..(b.offset + b.stored) as usize)
+            .ok_or_else(|| corrupt("data block", b.offset, "past the end of the file"))
     }
 
-    /// The first data block whose last key is ≥ `target`: it holds the first entry ≥ target.
-    fn first_block_for(&self, target: &[u8]) -> usize {
-        self.index_entries
-            .partition_point(|(k, _)| key::compare(k, target) == Ordering::Less)
+    /// [`get_in_block`](Self::get_in_block) on a whole plain table held in memory.
+    pub fn get_from_file(
+        &self,
+        file: &[u8],
+        user_key: &[u8],
+        seq: u64,
+    ) -> Result<Option<(ValueType, Vec<u8>)>, FormatError> {
+        let Some(i) = self.block_for_get(user_key, seq) else {
+            return Ok(None);
+        };
+        let block = decode_block(
+            self.blocks[i],
+            self.stored_in(file, i)?.to_vec(),
+            &mut Coder::new(),
+        )?;
+        self.get_in_block(i, &block, user_key, seq)
     }
 
-    /// Every entry, in order.
-    pub fn entries(&mut self) -> Result<Vec<Entry>, FormatError> {
+    /// Every entry of a whole plain table held in memory, in order.
+    pub fn entries_from_file(&self, file: &[u8]) -> Result<Vec<Entry>, FormatError> {
+        let mut coder = Coder::new();
         let mut out = Vec::new();
-        for i in 0..self.index_entries.len() {
-            let handle = self.index_entries[i].1.clone();
-            out.extend(self.data_block(&handle, false)?.entries()?);
+        for i in 0..self.blocks.len() {
+            let block = decode_block(
+                self.blocks[i],
+                self.stored_in(file, i)?.to_vec(),
+                &mut coder,
+            )?;
+            out.extend(block_entries(&block, self.blocks[i].offset)?);
         }
         Ok(out)
-    }
-}
-
-/// Entries of one table from a seek position, block by block.
-pub struct TableCursor<'a> {
-    table: &'a mut Table,
-    next_block: usize,
-    buf: Vec<Entry>,
-    pos: usize,
-    target: Vec<u8>,
-    /// The data blocks decoded, for the caller to charge their reads.
-    pub blocks_read: Vec<BlockRead>,
-}
-
-impl TableCursor<'_> {
-    /// The next entry, or None at the table's end.
-    pub fn next_entry(&mut self) -> Result<Option<Entry>, FormatError> {
-        while self.pos == self.buf.len() {
-            let Some((_, handle)) = self.table.index_entries.get(self.next_block) else {
-                return Ok(None);
-            };
-            let handle = handle.clone();
-            self.next_block += 1;
-            self.buf = self.table.data_block(&handle, true)?.entries()?;
-            if let Some(h) = self.table.last_block {
-                self.blocks_read.push(h);
-            }
-            self.pos = self
-                .buf
-                .partition_point(|(k, _)| key::compare(k, &self.target) == Ordering::Less);
-        }
-        self.pos += 1;
-        Ok(Some(std::mem::take(&mut self.buf[self.pos - 1])))
     }
 }
