@@ -264,6 +264,12 @@ impl Controller {
         self.storage.resident_bytes()
     }
 
+    /// The most host memory the device's bytes have taken (memory storage only): what it
+    /// stored and had not yet reset.
+    pub fn peak_resident_bytes(&self) -> u64 {
+        self.storage.peak_resident_bytes()
+    }
+
     pub fn zone_count(&self) -> u32 {
         self.layout.zone_count
     }

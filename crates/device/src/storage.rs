@@ -77,6 +77,8 @@ pub(crate) enum Storage {
 /// the reason kept for the user) instead of the process running out of memory.
 pub(crate) struct MemoryBudget {
     pub held: u64,
+    /// The most `held` has been.
+    pub peak: u64,
     pub limit: u64,
 }
 
@@ -213,6 +215,7 @@ impl Storage {
             layout.zone_capacity_lbas * layout.metadata_bytes,
             MemoryBudget {
                 held: 0,
+                peak: 0,
                 limit: crate::layout::default_memory_budget(),
             },
         )
@@ -246,6 +249,7 @@ impl Storage {
                     )));
                 }
                 budget.held += more;
+                budget.peak = budget.peak.max(budget.held);
                 let z = &mut zones[zone as usize];
                 assert_eq!(
                     z.data.len() as u64,
@@ -400,6 +404,14 @@ impl Storage {
     pub fn resident_bytes(&self) -> u64 {
         match self {
             Storage::Memory(_, _, _, budget) => budget.held,
+            Storage::Image(_) => 0,
+        }
+    }
+
+    /// The most host memory the store has held.
+    pub fn peak_resident_bytes(&self) -> u64 {
+        match self {
+            Storage::Memory(_, _, _, budget) => budget.peak,
             Storage::Image(_) => 0,
         }
     }

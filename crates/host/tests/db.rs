@@ -276,10 +276,7 @@ fn dynamic_level_sizes_keep_most_data_in_the_last_level() {
         // compactions read all their inputs before writing, 69.6 % with streamed compactions
         // (their outputs are written as the merge goes, so the flushes meet them at other
         // moments). Two thirds is "the bulk".
-        assert!(
-            last * 3 >= total * 2,
-            "last level {last} of {total}: {s:?}"
-        );
+        assert!(last * 3 >= total * 2, "last level {last} of {total}: {s:?}");
         assert!(
             s.level_bytes[1] == 0,
             "L1 stays empty while the tree is small: {s:?}"

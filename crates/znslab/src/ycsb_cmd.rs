@@ -367,11 +367,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     })?;
     let (reports, stats, zonefs) = reports;
     let now = sim.now().as_ns();
-    let (host_written, flash, device_compression) = dev.with(|c| {
+    let (host_written, flash, device_compression, device_memory) = dev.with(|c| {
         (
             c.counters().host_bytes_written,
             c.flash_counters().bytes_programmed,
             workload::fio::compression_json(c, now),
+            json!({"now": c.resident_bytes(), "peak": c.peak_resident_bytes()}),
         )
     });
     let cpu_busy: u64 = cpu.busy_per_core().iter().map(|d| d.as_ns()).sum();
@@ -423,6 +424,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "flushed_bytes": stats.flushed_bytes,
             "compaction_written_bytes": stats.compaction_written_bytes,
             "wal_bytes": stats.wal_bytes,
+            "host_codec_bytes": {
+                "compressed": stats.host_compressed_bytes,
+                "decompressed": stats.host_decompressed_bytes,
+            },
+            "device_memory_bytes": device_memory,
             "host_cpu_busy_s": cpu_busy as f64 / 1e9,
             "zonefs": crate::zonefs_json(&zonefs),
             "device_compression": device_compression,

@@ -226,6 +226,10 @@ pub struct DbStats {
     pub l0_files: usize,
     /// Host CPU the store charged (not counting I/O submission, which HostIo counts).
     pub cpu_ns: u64,
+    /// Bytes the host's codec really compressed (data blocks before compression) and
+    /// decompressed (blocks after decompression): the emulator's own codec work.
+    pub host_compressed_bytes: u64,
+    pub host_decompressed_bytes: u64,
     pub block_cache_hits: u64,
     pub block_cache_misses: u64,
     /// Host memory: the block cache's contents.
@@ -407,6 +411,13 @@ impl Db {
 }
 
 impl Inner {
+    /// A table the host's codec compressed: its data blocks count in the codec's work.
+    fn count_compressed(&self, sst: &Sst) {
+        if self.opts.table.codec != codec::Codec::None {
+            self.stats.borrow_mut().host_compressed_bytes += sst.shape.1;
+        }
+    }
+
     /// A number for a new file.
     fn new_file_number(&self) -> u64 {
         let n = self.next_file.get();

@@ -226,14 +226,15 @@ pub fn read_block_into<'a>(
 }
 
 /// A block as read from the device (`bytes`: its stored form, trailer included; `offset`:
-/// where it is in its file, for messages): checked, and decompressed if it was compressed. A
-/// block stored raw keeps its buffer (the trailer cut off), so a read costs no copy.
+/// where it is in its file, for messages): checked, and decompressed if it was compressed
+/// (also said). A block stored raw keeps its buffer (the trailer cut off), so a read costs
+/// no copy.
 pub fn decode_block(
     mut bytes: Vec<u8>,
     offset: u64,
     what: &'static str,
     coder: &mut Coder,
-) -> Result<Vec<u8>, FormatError> {
+) -> Result<(Vec<u8>, bool), FormatError> {
     let size = (bytes.len() as u64)
         .checked_sub(TRAILER)
         .ok_or_else(|| corrupt(what, offset, "shorter than a block trailer"))?;
@@ -243,10 +244,10 @@ pub fn decode_block(
         .map_err(|FormatError::Corrupt { why, .. }| corrupt(what, offset, why))?
         .1;
     if decompressed {
-        return Ok(scratch);
+        return Ok((scratch, true));
     }
     bytes.truncate(size as usize);
-    Ok(bytes)
+    Ok((bytes, false))
 }
 
 /// A block's contents and compression type, after checking that its handle lies inside the

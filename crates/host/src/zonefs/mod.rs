@@ -8,6 +8,6 @@ pub mod policy;
 
 pub use fs::{
     CompressedWriteError, FileWriter, FsError, FsStats, Lifetime, MkfsOptions, SetupError,
-    ZoneCounters, ZoneFs,
+    ZoneCounters, ZoneFs, WRITE_BUFFER,
 };
 pub use policy::{Policy, ZenFsPolicy};

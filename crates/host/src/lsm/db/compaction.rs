@@ -468,6 +468,7 @@ impl Inner {
     /// CPU of one compaction output: the input blocks decompressed for it (`raw` bytes), the
     /// merge of its entries and the compression of its blocks.
     async fn output_cpu(&self, sst: &Sst, raw: u64) {
+        self.count_compressed(sst);
         self.build_cpu(self.decompress_ns(raw), &[sst.shape]).await;
     }
 }

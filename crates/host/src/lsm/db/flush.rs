@@ -186,6 +186,7 @@ impl Inner {
     ) -> Result<(), DbError> {
         let number = number.unwrap_or_else(|| self.new_file_number());
         let sst = Self::write_sst(&self.fs, &self.opts, &imm, number).await?;
+        self.count_compressed(&sst);
         let (e, raw, blocks) = sst.shape;
         self.build_cpu(0, &[(e, raw, blocks)]).await;
         let mut st = self.st.lock().await;

@@ -51,7 +51,10 @@ impl InputTable {
         } else {
             self.plain_block(db, h.offset, h.stored).await?
         };
-        let block = decode_block(h, bytes, &mut db.coder.borrow_mut())?;
+        let (block, decompressed) = decode_block(h, bytes, &mut db.coder.borrow_mut())?;
+        if decompressed {
+            db.stats.borrow_mut().host_decompressed_bytes += block.len() as u64;
+        }
         Ok(Some((block_entries(&block, h.offset)?, block.len() as u64)))
     }
 

@@ -13,7 +13,7 @@ use super::super::sst::{decode_block, BlockRead, CcChunk, Table, TableBuilder};
 use super::options::DbOptions;
 
 use super::{sst_name, Corruption, DbError, Inner, Sst};
-use crate::zonefs::{FileWriter, Lifetime, ZoneFs};
+use crate::zonefs::{FileWriter, Lifetime, ZoneFs, WRITE_BUFFER};
 
 /// CNLB is 8 bits: a DR's compressed range spans at most 255 blocks.
 const DR_MAX_BLOCKS: u64 = 255;
@@ -106,15 +106,13 @@ pub(super) fn cache_charge(h: &BlockRead, opts: &DbOptions) -> u64 {
 }
 
 /// A table being written, entry by entry: a CCZNS table's data blocks leave in compressed
-/// writes as its write buffer fills; a plain table is built in memory and appended whole
-/// when it is finished.
+/// writes as its write buffer fills; a plain table's bytes are appended a write buffer
+/// (1 MiB) at a time, as RocksDB's file writer flushes its buffer.
 pub(super) struct TableWriter {
     builder: TableBuilder,
-    /// Open from the start for a CCZNS table, at the end for a plain one.
-    writer: Option<FileWriter>,
-    fs: Rc<ZoneFs>,
+    writer: FileWriter,
+    cc: bool,
     number: u64,
-    lifetime: Lifetime,
     smallest: Option<Vec<u8>>,
     largest: Vec<u8>,
     /// Key and value bytes added (where a compaction cuts its outputs).
@@ -128,16 +126,11 @@ impl TableWriter {
         number: u64,
         lifetime: Lifetime,
     ) -> Result<TableWriter, DbError> {
-        let writer = match opts.table.cc_write_buffer {
-            Some(_) => Some(fs.writer(&sst_name(number), lifetime).await?),
-            None => None,
-        };
         Ok(TableWriter {
             builder: TableBuilder::new(opts.table.clone()),
-            writer,
-            fs: fs.clone(),
+            writer: fs.writer(&sst_name(number), lifetime).await?,
+            cc: opts.table.cc_write_buffer.is_some(),
             number,
-            lifetime,
             smallest: None,
             largest: Vec::new(),
             added_bytes: 0,
@@ -154,8 +147,10 @@ impl TableWriter {
         self.largest.clear();
         self.largest.extend_from_slice(uk);
         self.added_bytes += (k.len() + v.len()) as u64;
-        if let Some(w) = &mut self.writer {
-            issue_cws(w, &mut self.builder).await?;
+        if self.cc {
+            issue_cws(&mut self.writer, &mut self.builder).await?;
+        } else if self.builder.pending_output() >= WRITE_BUFFER {
+            self.writer.append(&self.builder.take_output()).await?;
         }
         Ok(())
     }
@@ -168,34 +163,28 @@ impl TableWriter {
     pub(super) async fn finish(self) -> Result<Sst, DbError> {
         let TableWriter {
             mut builder,
-            writer,
-            fs,
+            mut writer,
+            cc,
             number,
-            lifetime,
             smallest,
             largest,
             ..
         } = self;
-        let (table, props) = match writer {
-            None => {
-                let (bytes, props) = builder.finish();
-                let table = Table::open(&bytes, 0)?;
-                let mut w = fs.writer(&sst_name(number), lifetime).await?;
-                w.append(&bytes).await?;
-                w.close().await?;
-                (table, props)
-            }
-            Some(mut w) => {
-                // The index is built from the sizes the device reported and written after the
-                // data region (plain).
-                builder.finish_data()?;
-                issue_cws(&mut w, &mut builder).await?;
-                let (tail, props) = builder.finish_cc()?;
-                w.append(&tail).await?;
-                w.close().await?;
-                (Table::open(&tail, props.data_bytes)?, props)
-            }
+        let (tail, base, props) = if cc {
+            // The index is built from the sizes the device reported and written after the
+            // data region (plain).
+            builder.finish_data()?;
+            issue_cws(&mut writer, &mut builder).await?;
+            let (tail, props) = builder.finish_cc()?;
+            (tail, props.data_bytes, props)
+        } else {
+            let (rest, props) = builder.finish();
+            let base = props.file_bytes - rest.len() as u64;
+            (rest, base, props)
         };
+        let table = Table::open(&tail, base)?;
+        writer.append(&tail).await?;
+        writer.close().await?;
         Ok(Sst {
             number,
             size: props.file_bytes,
@@ -267,7 +256,11 @@ impl Inner {
         h: BlockRead,
         bytes: Vec<u8>,
     ) -> Result<DataBlock, DbError> {
-        let block = Rc::new(decode_block(h, bytes, &mut self.coder.borrow_mut())?);
+        let (block, decompressed) = decode_block(h, bytes, &mut self.coder.borrow_mut())?;
+        if decompressed {
+            self.stats.borrow_mut().host_decompressed_bytes += block.len() as u64;
+        }
+        let block = Rc::new(block);
         if !self.doomed.borrow().contains_key(&sst.number) {
             self.cache.borrow_mut().insert(
                 sst.number,

@@ -17,7 +17,9 @@ use super::{TableOptions, TableProperties, CC_REGION_PROPERTY, FILTER_NAME, PROP
 /// Builds one table into a byte buffer (the file's contents).
 pub struct TableBuilder {
     opts: TableOptions,
+    /// The file's bytes not yet taken by [`take_output`](Self::take_output), from `taken` on.
     out: Vec<u8>,
+    taken: u64,
     data: BlockBuilder,
     index: BlockBuilder,
     filter: Option<BloomBuilder>,
@@ -84,6 +86,7 @@ impl TableBuilder {
             index: BlockBuilder::new(1),
             filter: opts.bloom_bits_per_key.map(|_| BloomBuilder::default()),
             out: Vec::new(),
+            taken: 0,
             coder: Coder::new(),
             scratch: Vec::new(),
             props: TableProperties::default(),
@@ -104,13 +107,27 @@ impl TableBuilder {
 
     /// Append a block to the table's bytes (see [`write_block`]).
     fn put_block(&mut self, raw: &[u8], codec: Codec) -> (BlockHandle, bool) {
-        write_block(
+        let (mut h, compressed) = write_block(
             &mut self.out,
             raw,
             codec,
             &mut self.coder,
             &mut self.scratch,
-        )
+        );
+        h.offset += self.taken;
+        (h, compressed)
+    }
+
+    /// A plain table's bytes built so far and not yet taken, for the caller to write out
+    /// while the table is still being built (the table then stays small in memory).
+    pub fn take_output(&mut self) -> Vec<u8> {
+        self.taken += self.out.len() as u64;
+        std::mem::take(&mut self.out)
+    }
+
+    /// Bytes built and not yet taken.
+    pub fn pending_output(&self) -> usize {
+        self.out.len()
     }
 
     /// The stored sizes the device reported for the chunks of the next compressed write.
@@ -131,7 +148,7 @@ impl TableBuilder {
 
     /// Bytes written so far (completed blocks).
     pub fn file_size(&self) -> u64 {
-        self.out.len() as u64
+        self.taken + self.out.len() as u64
     }
 
     /// Add an entry; internal keys must come in increasing order.
@@ -139,14 +156,14 @@ impl TableBuilder {
         if key::parse(ikey).is_none() {
             return Err(corrupt(
                 "table entry",
-                self.out.len() as u64,
+                self.file_size(),
                 "not an internal key",
             ));
         }
         if self.props.entries > 0 && key::compare(&self.last_key, ikey) != Ordering::Less {
             return Err(corrupt(
                 "table entry",
-                self.out.len() as u64,
+                self.file_size(),
                 "keys out of order",
             ));
         }
@@ -260,8 +277,8 @@ impl TableBuilder {
         Ok(self.finish_tail(offset))
     }
 
-    /// Write the filter, index, properties, metaindex and footer; the file's bytes (a plain
-    /// table; a CCZNS one ends with [`finish_cc`](Self::finish_cc)).
+    /// Write the filter, index, properties, metaindex and footer; the file's bytes not yet
+    /// taken (a plain table; a CCZNS one ends with [`finish_cc`](Self::finish_cc)).
     pub fn finish(mut self) -> (Vec<u8>, TableProperties) {
         if !self.data.is_empty() {
             // A plain table's block write cannot fail.
@@ -321,7 +338,7 @@ impl TableBuilder {
         let meta_raw = mb.finish();
         let (meta_h, _) = self.put_block(&meta_raw, Codec::None);
         write_footer(&mut self.out, at(meta_h), index_h);
-        self.props.file_bytes = base + self.out.len() as u64;
+        self.props.file_bytes = base + self.taken + self.out.len() as u64;
         (self.out, self.props)
     }
 }

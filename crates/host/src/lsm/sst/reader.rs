@@ -172,12 +172,12 @@ pub fn tail_start(file: &[u8], base: u64) -> Result<u64, FormatError> {
 
 /// A data block as read from the device (a plain table's stored block, or the chunk a CCZNS
 /// decompressed read returned), checked against its trailer and decompressed: the bytes
-/// [`Table::seek_block`] and [`block_entries`] take.
+/// [`Table::get_in_block`] and [`block_entries`] take, and whether it was decompressed.
 pub fn decode_block(
     read: BlockRead,
     bytes: Vec<u8>,
     coder: &mut Coder,
-) -> Result<Vec<u8>, FormatError> {
+) -> Result<(Vec<u8>, bool), FormatError> {
     let want = if read.cc { read.raw } else { read.stored };
     if bytes.len() as u64 != want {
         return Err(corrupt(
@@ -349,7 +349,7 @@ impl Table {
         let Some(i) = self.block_for_get(user_key, seq) else {
             return Ok(None);
         };
-        let block = decode_block(
+        let (block, _) = decode_block(
             self.blocks[i],
             self.stored_in(file, i)?.to_vec(),
             &mut Coder::new(),
@@ -362,7 +362,7 @@ impl Table {
         let mut coder = Coder::new();
         let mut out = Vec::new();
         for i in 0..self.blocks.len() {
-            let block = decode_block(
+            let (block, _) = decode_block(
                 self.blocks[i],
                 self.stored_in(file, i)?.to_vec(),
                 &mut coder,
