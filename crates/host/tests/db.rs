@@ -1115,3 +1115,48 @@ fn a_zone_turned_read_only_fails_writes_clearly_and_keeps_what_was_acknowledged(
         }
     });
 }
+
+#[test]
+fn a_scan_reaches_past_the_deletions_its_memtable_holds() {
+    // The scan takes the active memtable's entries it may reach under the store's lock: all
+    // of them until `limit` keys hold a value. Deletions yield nothing, so a window of
+    // `limit` keys would stop short; this one reaches the tables' keys past 200 deletions.
+    let (sim, dev) = device();
+    let io = host(&sim, &dev);
+    sim.block_on(async move {
+        let fs = Rc::new(ZoneFs::mkfs(io.clone(), 0).await.expect("mkfs"));
+        let opts = DbOptions {
+            write_buffer_size: 4 << 20,
+            ..uncached()
+        };
+        let db = Db::open(fs, opts).await.expect("opens");
+        for i in 0..300u64 {
+            db.put(&key(i), b"old", false).await.expect("puts");
+        }
+        db.flush().await.expect("flushes");
+        for i in 0..200u64 {
+            db.delete(&key(i), false).await.expect("deletes");
+        }
+        for i in 200..210u64 {
+            db.put(&key(i), b"new", false).await.expect("puts");
+        }
+        assert_eq!(db.stats().level_files.iter().sum::<usize>(), 1, "one table");
+        let got = db.scan(&key(0), 15).await.expect("scans");
+        let want: Vec<(Vec<u8>, Vec<u8>)> = (200..215u64)
+            .map(|i| {
+                (
+                    key(i),
+                    if i < 210 {
+                        b"new".to_vec()
+                    } else {
+                        b"old".to_vec()
+                    },
+                )
+            })
+            .collect();
+        assert_eq!(got, want);
+        // The same from inside the deleted range, and a scan that ends in the memtable.
+        assert_eq!(db.scan(&key(150), 3).await.expect("scans"), want[..3]);
+        assert!(db.scan(&key(0), 0).await.expect("scans").is_empty());
+    });
+}

@@ -16,13 +16,35 @@ pub struct Args {
     /// Runs at once (default: the machine's cores).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Run only the run of this name (repeatable): how another executor (`tools/znslab_ray`)
+    /// runs one run of a shared list on a worker.
+    #[arg(long)]
+    only: Vec<String>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(&a.file)
         .with_context(|| format!("reading {}", a.file.display()))?;
-    let list =
+    let mut list =
         lab::spec::RunList::from_toml(&text).with_context(|| format!("{}", a.file.display()))?;
+    if !a.only.is_empty() {
+        if let Some(missing) = a
+            .only
+            .iter()
+            .find(|n| !list.run.iter().any(|r| &r.name == *n))
+        {
+            anyhow::bail!(
+                "--only {missing}: no run of {} has that name; its runs: {}",
+                a.file.display(),
+                list.run
+                    .iter()
+                    .map(|r| r.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        list.run.retain(|r| a.only.contains(&r.name));
+    }
     let stem = a
         .file
         .file_stem()

@@ -120,3 +120,58 @@ fn znsplus_seeds_give_one_run_per_seed_and_other_targets_refuse_them() {
     ]);
     assert!(!o.status.success());
 }
+
+#[test]
+fn write_runs_with_resume_lists_only_what_is_missing_and_only_runs_one() {
+    // How another executor resumes and splits a sweep: the binary lists the runs whose JSON
+    // in --output is not good yet, and `run --only NAME` runs one of a shared list.
+    let t = TempDir::new("run-list-resume");
+    let out = t.path("out");
+    let base = [
+        "reproduce",
+        "cczns",
+        "--scale",
+        "0.0005",
+        "--only",
+        "main-zstd-",
+        "--output",
+        &out,
+    ];
+    let all = t.path("all.toml");
+    let mut write = base.to_vec();
+    write.extend(["--write-runs", &all, "--resume"]);
+    let o = znslab(&write);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("wrote 3 runs"),
+        "{}",
+        text(&o.stdout)
+    );
+    let one = "main-zstd-amazon-4k-20m.json";
+    let o = znslab(&["run", &all, "--only", one, "--output", &out, "--jobs", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("1 runs, 1 done"),
+        "{}",
+        text(&o.stdout)
+    );
+    let rest = t.path("rest.toml");
+    let mut write = base.to_vec();
+    write.extend(["--write-runs", &rest, "--resume"]);
+    let o = znslab(&write);
+    assert!(
+        text(&o.stdout).contains("wrote 2 runs"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(!std::fs::read_to_string(&rest).expect("list").contains(one));
+    // A name the list lacks is refused, naming the ones it has.
+    let o = znslab(&["run", &all, "--only", "nope.json", "--output", &out]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("--only nope.json: no run of"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(text(&o.stderr).contains(one));
+}

@@ -212,9 +212,11 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
         threads: args.threads,
     };
     if let Some(file) = &args.write_runs {
-        // The evaluation as data: `znslab run FILE` (or another executor) runs it.
+        // The evaluation as data: `znslab run FILE` (or another executor) runs it. With
+        // --resume, only the runs whose JSON in the output folder is not already good.
         let run = runs
             .iter()
+            .filter(|r| !args.resume || r.earlier_result(out, s, args.seed, setup).is_none())
             .map(|r| r.spec(s, args.seed, setup, args.image_dir.as_deref()))
             .collect::<anyhow::Result<Vec<RunSpec>>>()?;
         let n = run.len();

@@ -248,11 +248,22 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
     let items: Vec<(usize, u64)> = (0..runs.len())
         .flat_map(|i| seeds.iter().map(move |&seed| (i, seed)))
         .collect();
-    let specs = items
-        .iter()
-        .map(|&(i, seed)| runs[i].spec(s, seed, several))
-        .collect::<anyhow::Result<Vec<RunSpec>>>()?;
+    let earlier = |&(i, seed): &(usize, u64)| -> Option<Value> {
+        let name = runs[i].seed_file_name(seed, several);
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(out.join(name)).ok()?).ok()?;
+        (v["scale"].as_f64() == Some(s)
+            && v["seed"] == seed
+            && v["model_version"] == MODEL_VERSION
+            && v["error"].is_null())
+        .then_some(v)
+    };
     if let Some(file) = &args.write_runs {
+        // With --resume, only the runs whose JSON in the output folder is not already good.
+        let specs = items
+            .iter()
+            .filter(|it| !args.resume || earlier(it).is_none())
+            .map(|&(i, seed)| runs[i].spec(s, seed, several))
+            .collect::<anyhow::Result<Vec<RunSpec>>>()?;
         let n = specs.len();
         std::fs::write(file, crate::spec::RunList { run: specs }.to_toml()?)
             .with_context(|| format!("writing {}", file.display()))?;
@@ -265,16 +276,11 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
             stderr: None,
         });
     }
+    let specs = items
+        .iter()
+        .map(|&(i, seed)| runs[i].spec(s, seed, several))
+        .collect::<anyhow::Result<Vec<RunSpec>>>()?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let earlier = |&(i, seed): &(usize, u64)| -> Option<Value> {
-        let name = runs[i].seed_file_name(seed, several);
-        let v: Value = serde_json::from_str(&std::fs::read_to_string(out.join(name)).ok()?).ok()?;
-        (v["scale"].as_f64() == Some(s)
-            && v["seed"] == seed
-            && v["model_version"] == MODEL_VERSION
-            && v["error"].is_null())
-        .then_some(v)
-    };
     let (results, wall_s) = if args.report_only {
         let r: Vec<Value> = items
             .iter()
