@@ -3,6 +3,13 @@
 //! latency, flash and host write volume, host CPU (mean and the busiest 1 s window) and host
 //! memory (mean and peak of the store's memtables, block cache, index and filter blocks),
 //! sampled every 100 ms of virtual time.
+//!
+//! A run on an image resumes phase by phase: after each phase its JSON so far goes into a
+//! file beside the image (`IMAGE.phases.json`, with a fingerprint of the experiment), and a
+//! run of the same experiment asked to resume finds it there, mounts the image as the killed
+//! run left it (a state the device could be in after a power cut, which the store recovers
+//! from) and runs the phases still to do. A resumed phase starts from that recovered state:
+//! its block cache is cold, and the writes of a phase cut short are in the store.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -31,6 +38,61 @@ pub struct Experiment {
     /// Keep the device's bytes in this (sparse) image file instead of host memory, for runs
     /// whose zones would not fit in RAM; the file is removed at the end.
     pub image: Option<std::path::PathBuf>,
+    /// With an image: go on from the phases an interrupted run of the same experiment kept
+    /// beside it, if any.
+    pub resume: bool,
+    /// Stop after this phase as a killed run would, leaving the image and its phases (tests).
+    pub stop_after: Option<String>,
+}
+
+/// The experiment's identity for resuming: what it runs and on what, as text (Debug output
+/// is deterministic), hashed (FNV-1a).
+fn fingerprint(e: &Experiment) -> String {
+    let text = format!(
+        "{:?}|{:?}|{:?}|{:?}|{}|{:?}",
+        e.device.to_toml(),
+        e.opts,
+        e.load,
+        e.runs,
+        e.cores,
+        e.mkfs
+    );
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// Where a run on `image` keeps the phases it finished.
+fn phases_file(image: &std::path::Path) -> std::path::PathBuf {
+    let mut name = image.as_os_str().to_owned();
+    name.push(".phases.json");
+    name.into()
+}
+
+/// The phases an interrupted run of this experiment finished, if its image and their file
+/// are there and were made by the same experiment.
+fn kept_phases(image: &std::path::Path, print: &str) -> Option<Vec<Value>> {
+    if !image.exists() {
+        return None;
+    }
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(phases_file(image)).ok()?).ok()?;
+    (v["fingerprint"] == print)
+        .then(|| v["phases"].as_array().cloned())
+        .flatten()
+        .filter(|p| !p.is_empty())
+}
+
+/// Keep the phases finished so far beside the image (written whole, then renamed).
+fn keep_phases(image: &std::path::Path, print: &str, phases: &[Value]) -> std::io::Result<()> {
+    let path = phases_file(image);
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".part");
+    let tmp: std::path::PathBuf = tmp.into();
+    let text = serde_json::to_string(&json!({"fingerprint": print, "phases": phases}))?;
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, &path)
 }
 
 /// What one sample saw: time, CPU busy so far (all cores), store memory.
@@ -52,34 +114,53 @@ fn store_memory(db: &Db) -> u64 {
 /// out of space) ends the experiment and is reported in the JSON, with the phases done.
 pub fn run(e: Experiment) -> anyhow::Result<Value> {
     let sim = Sim::new(e.load.seed);
-    let ctl = match &e.image {
-        Some(path) => Media::CreateImage(path, e.device.clone()),
-        None => Media::InMemory(e.device.clone()),
+    let print = fingerprint(&e);
+    let kept = match (&e.image, e.resume) {
+        (Some(path), true) => kept_phases(path, &print),
+        _ => None,
+    };
+    let ctl = match (&e.image, &kept) {
+        (Some(path), Some(_)) => Media::OpenImage(path),
+        (Some(path), None) => Media::CreateImage(path, e.device.clone()),
+        (None, _) => Media::InMemory(e.device.clone()),
     }
     .controller()
     .map_err(|err| anyhow!("{err}"))?;
+    let resumed_after = kept
+        .as_ref()
+        .and_then(|p| p.last())
+        .map(|p| p["phase"].clone());
     // The emulator's memo of decompressed chunks (speed only) sized to hold the dataset, so
     // that scans re-reading tables cost a copy rather than the codec: 256 MiB to 1 GiB.
     let dataset = e.load.recordcount * (e.load.fieldcount * e.load.fieldlength) as u64;
     let mut ctl = ctl;
     ctl.set_decompress_memo_bytes(dataset.clamp(256 << 20, 1 << 30) as usize);
-    // Removes the image however the run ends.
-    struct RemoveOnDrop(Option<std::path::PathBuf>);
+    // Removes the image and its phases however the run ends (a killed run leaves them, and
+    // so does one stopped by `stop_after`).
+    struct RemoveOnDrop(Option<std::path::PathBuf>, Rc<std::cell::Cell<bool>>);
     impl Drop for RemoveOnDrop {
         fn drop(&mut self) {
-            if let Some(p) = &self.0 {
+            if let (Some(p), false) = (&self.0, self.1.get()) {
                 let _ = std::fs::remove_file(p);
+                let _ = std::fs::remove_file(phases_file(p));
             }
         }
     }
-    let _image = RemoveOnDrop(e.image.clone());
+    let stopped = Rc::new(std::cell::Cell::new(false));
+    let _image = RemoveOnDrop(e.image.clone(), stopped.clone());
     let Stack { dev, cpu, io, .. } = Stack::new(&sim, ctl, e.cores);
     let wall = std::time::Instant::now();
     let samples: Rc<RefCell<Vec<Sample>>> = Rc::default();
     let done = Rc::new(std::cell::Cell::new(false));
     let (sim2, dev2, cpu2) = (sim.clone(), dev.clone(), cpu.clone());
+    let stopped2 = stopped.clone();
+    let stop_after = e.stop_after.clone();
     let result = sim.block_on(async move {
-        let fs = stack::file_system(io, FsStart::Mkfs(e.mkfs))
+        let start = match kept {
+            Some(_) => FsStart::Mount,
+            None => FsStart::Mkfs(e.mkfs),
+        };
+        let fs = stack::file_system(io, start)
             .await
             .map_err(|err| anyhow!("zonefs: {err}"))?;
         let db = Rc::new(
@@ -108,11 +189,12 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
                 }
             });
         }
-        let mut phases = Vec::new();
+        let mut phases = kept.unwrap_or_default();
         let mut error = None;
         let plan: Vec<(String, YcsbConfig, bool)> =
             std::iter::once(("load".to_string(), e.load.clone(), true))
                 .chain(e.runs.iter().map(|(n, c)| (n.clone(), c.clone(), false)))
+                .skip(phases.len())
                 .collect();
         for (name, cfg, loading) in plan {
             let before = measures(&sim2, &dev2, &cpu2, &db);
@@ -159,6 +241,15 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
                     "decompress_memo_misses": memo.1 - memo_before.1,
                 });
             }
+            if let Some(path) = &e.image {
+                keep_phases(path, &print, &phases).map_err(|err| {
+                    anyhow!("keeping the phases beside {}: {err}", path.display())
+                })?;
+            }
+            if e.stop_after.as_deref() == Some(name.as_str()) {
+                stopped2.set(true);
+                break;
+            }
         }
         done.set(true);
         let s = db.stats();
@@ -167,6 +258,9 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
         Ok::<_, anyhow::Error>(json!({
             "phases": phases,
             "error": error,
+            // The phase after which an interrupted run was resumed (its device and store
+            // totals below count from there), or null.
+            "resumed_after": resumed_after,
             "level_files": s.level_files,
             "level_bytes": s.level_bytes,
             "compactions": s.compactions,
@@ -178,6 +272,12 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
             "device_compression": device_compression,
         }))
     })?;
+    if stopped.get() {
+        anyhow::bail!(
+            "stopped after phase {} as asked; the image and its phases are kept",
+            stop_after.as_deref().unwrap_or("?")
+        );
+    }
     let mut v = result;
     v["wall_s"] = json!(wall.elapsed().as_secs_f64());
     v["virtual_s"] = json!(sim.now().as_ns() as f64 / 1e9);

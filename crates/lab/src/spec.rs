@@ -102,6 +102,10 @@ pub struct YcsbRun {
     /// Keep the device in this sparse image file instead of memory (removed at the end).
     #[serde(default)]
     pub image: Option<PathBuf>,
+    /// With an image: go on from the phases an interrupted run of the same run kept beside
+    /// it (reproduce's --resume), instead of starting over.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resume: bool,
 }
 
 fn one() -> usize {
@@ -281,6 +285,8 @@ impl RunSpec {
             load,
             runs,
             image: y.image.clone(),
+            resume: y.resume,
+            stop_after: None,
         };
         crate::experiment::run(e)
     }
@@ -326,6 +332,7 @@ mod tests {
                 workloads: vec!["a".into(), "c".into()],
                 device_scale: None,
                 image: None,
+                resume: false,
             }),
             tags: tags(&[("scheme", json!("cc")), ("records", json!(40_000))]),
         };

@@ -69,7 +69,8 @@ impl BlockHandle {
 
     /// Bytes the block takes in the file, trailer included.
     pub fn on_disk(&self) -> u64 {
-        self.size + TRAILER
+        // Saturating: a handle read from a damaged file may hold any size.
+        self.size.saturating_add(TRAILER)
     }
 }
 

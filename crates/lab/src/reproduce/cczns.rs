@@ -78,6 +78,7 @@ impl Run {
                 workloads: self.runs.clone(),
                 device_scale: setup.scale_device.then_some(s),
                 image: images.map(|d| d.join(self.file_name().replace(".json", ".img"))),
+                resume: setup.resume && images.is_some(),
             }),
             tags: tags(&[
                 ("scheme", json!(sch.name)),
@@ -172,6 +173,8 @@ fn store_options(s: f64, block_kib: usize) -> StoreOptions {
 struct Setup {
     scale_device: bool,
     threads: usize,
+    /// --resume: a run cut short on its image goes on from the phases it finished.
+    resume: bool,
 }
 
 pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Printed> {
@@ -210,6 +213,7 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
     let setup = Setup {
         scale_device: args.scale_device,
         threads: args.threads,
+        resume: args.resume,
     };
     if let Some(file) = &args.write_runs {
         // The evaluation as data: `znslab run FILE` (or another executor) runs it. With
@@ -334,6 +338,7 @@ mod tests {
         let setup = Setup {
             scale_device: true,
             threads: 1,
+            resume: false,
         };
         let list = RunList {
             run: plan(&paper().runs)

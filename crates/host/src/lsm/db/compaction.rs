@@ -8,7 +8,7 @@ use super::super::key::{self, ValueType};
 use super::merge::InputSource;
 use super::tables::TableWriter;
 use super::version::{level_sizes, level_targets, Edit};
-use super::{Corruption, DbError, Inner, Running, Sst, State};
+use super::{sst_name, Corruption, DbError, Inner, Running, Sst, State};
 use crate::zonefs::Lifetime;
 
 /// A compaction picked (and marked as running): from `level` into `out_level`, the inputs and
@@ -209,8 +209,9 @@ impl Inner {
     /// Run a picked compaction: a trivial move, or its inputs read from the device, merged
     /// and written as tables of the output level; then its edit is logged and installed.
     pub(super) async fn compact(&self, picked: Picked) -> Result<(), DbError> {
-        // Inputs and the merge under the lock (CPU only; the inputs are marked as being
-        // compacted, so no other worker changes them while the outputs are written without it).
+        // The inputs are chosen under the lock (they are marked as being compacted, so no
+        // other worker changes them while the merge reads them and writes the outputs
+        // without it).
         let mut guard = self.st.lock().await;
         let st = &mut *guard;
         let (base, _) = self.level_targets(st);
@@ -395,6 +396,41 @@ impl Inner {
         raw_target: u64,
         lifetime: Lifetime,
     ) -> Result<Vec<Sst>, DbError> {
+        let mut out: Option<TableWriter> = None;
+        let mut outputs = Vec::new();
+        let merged = self
+            .merge_loop(
+                sources,
+                deeper,
+                raw_target,
+                lifetime,
+                &mut out,
+                &mut outputs,
+            )
+            .await;
+        if let Err(e) = merged {
+            // Nothing of a failed compaction stays: its open output (and the zone it holds)
+            // and the outputs it finished go.
+            if let Some(w) = out {
+                w.abandon().await;
+            }
+            for f in outputs {
+                let _ = self.fs.delete(&sst_name(f.number)).await;
+            }
+            return Err(e);
+        }
+        Ok(outputs)
+    }
+
+    async fn merge_loop(
+        &self,
+        sources: &mut [InputSource],
+        deeper: &[(Vec<u8>, Vec<u8>)],
+        raw_target: u64,
+        lifetime: Lifetime,
+        out: &mut Option<TableWriter>,
+        outputs: &mut Vec<Sst>,
+    ) -> Result<(), DbError> {
         let deeper_overlap = |k: &[u8]| {
             deeper
                 .iter()
@@ -405,8 +441,6 @@ impl Inner {
         for s in sources.iter_mut() {
             heads.push(s.next_entry(self, &mut raw_read).await?);
         }
-        let mut outputs = Vec::new();
-        let mut out: Option<TableWriter> = None;
         // The last user key kept or dropped (one buffer, not one allocation per entry).
         let mut last_user: Vec<u8> = Vec::new();
         let mut any = false;
@@ -442,11 +476,11 @@ impl Inner {
             }
             if out.is_none() {
                 let number = self.new_file_number();
-                out = Some(TableWriter::new(&self.fs, &self.opts, number, lifetime).await?);
+                *out = Some(TableWriter::new(&self.fs, &self.opts, number, lifetime).await?);
             }
             out.as_mut().expect("some").add(&k, &v).await?;
         }
-        if let Some(w) = out {
+        if let Some(w) = out.take() {
             let sst = w.finish().await?;
             self.output_cpu(&sst, raw_read - raw_charged).await;
             outputs.push(sst);
@@ -454,7 +488,7 @@ impl Inner {
             self.build_cpu(self.decompress_ns(raw_read - raw_charged), &[])
                 .await;
         }
-        Ok(outputs)
+        Ok(())
     }
 
     /// CPU of decompressing `raw` bytes of input blocks.

@@ -77,7 +77,7 @@ impl InputTable {
             .read(&name, self.read_to, &mut self.window[at..])
             .await?;
         self.window.truncate(at + got);
-        self.read_to += n as u64;
+        self.read_to += got as u64;
         Ok(got > 0)
     }
 
@@ -124,7 +124,13 @@ impl InputTable {
             self.cc_at = 0;
         }
         let len = chunks[i].pre as usize;
-        let bytes = self.window[self.cc_at..self.cc_at + len].to_vec();
+        let bytes = self
+            .window
+            .get(self.cc_at..self.cc_at + len)
+            .ok_or_else(|| Corruption::ShortFile {
+                file: sst_name(self.sst.number),
+            })?
+            .to_vec();
         self.cc_at += len;
         Ok(bytes)
     }

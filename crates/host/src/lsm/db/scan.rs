@@ -162,7 +162,15 @@ impl TableScan {
         }
         let at = self.cc_starts[i - self.cc_chunks.0];
         let len = self.sst.table.cc_chunks()[i].pre as usize;
-        Ok(self.prefetched[at..at + len].to_vec())
+        self.prefetched
+            .get(at..at + len)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| {
+                Corruption::ShortFile {
+                    file: sst_name(self.sst.number),
+                }
+                .into()
+            })
     }
 }
 

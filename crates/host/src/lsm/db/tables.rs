@@ -1,8 +1,7 @@
-//! Tables on zonefs: writing one as its entries come (plain: built in memory and appended at
-//! the end; CCZNS: data blocks in compressed writes as the write buffer fills, the rest
-//! plain), and reading a data block for a reader (the block cache, or one device read: a
-//! plain block, or a CCZNS chunk by a single-chunk decompressed read, checked against the
-//! table's index).
+//! Tables on zonefs: writing one as its entries come (plain: a 1 MiB write buffer at a time;
+//! CCZNS: data blocks in compressed writes as the write buffer fills, the rest plain), and
+//! reading a data block for a reader (the block cache, or one device read: a plain block, or
+//! a CCZNS chunk by a single-chunk decompressed read, checked against the table's index).
 
 use std::rc::Rc;
 
@@ -111,6 +110,7 @@ pub(super) fn cache_charge(h: &BlockRead, opts: &DbOptions) -> u64 {
 pub(super) struct TableWriter {
     builder: TableBuilder,
     writer: FileWriter,
+    fs: Rc<ZoneFs>,
     cc: bool,
     number: u64,
     smallest: Option<Vec<u8>>,
@@ -129,6 +129,7 @@ impl TableWriter {
         Ok(TableWriter {
             builder: TableBuilder::new(opts.table.clone()),
             writer: fs.writer(&sst_name(number), lifetime).await?,
+            fs: fs.clone(),
             cc: opts.table.cc_write_buffer.is_some(),
             number,
             smallest: None,
@@ -159,8 +160,25 @@ impl TableWriter {
         self.added_bytes
     }
 
-    /// Write what is left and close the file: the table, opened from its tail.
+    /// Give the table up after a failure: its file goes, and with it the zone it held open
+    /// (a writer dropped half way would keep its open-zone token until the next mount).
+    pub(super) async fn abandon(self) {
+        let TableWriter { fs, number, .. } = self;
+        let _ = fs.delete(&sst_name(number)).await;
+    }
+
+    /// Write what is left and close the file: the table, opened from its tail. On a failure
+    /// the file is deleted.
     pub(super) async fn finish(self) -> Result<Sst, DbError> {
+        let (fs, number) = (self.fs.clone(), self.number);
+        let r = self.finish_table().await;
+        if r.is_err() {
+            let _ = fs.delete(&sst_name(number)).await;
+        }
+        r
+    }
+
+    async fn finish_table(self) -> Result<Sst, DbError> {
         let TableWriter {
             mut builder,
             mut writer,
@@ -216,7 +234,10 @@ impl Inner {
     ) -> Result<Sst, DbError> {
         let mut w = TableWriter::new(fs, opts, number, Lifetime::Medium).await?;
         for (k, v) in mem.entries() {
-            w.add(&k, v).await?;
+            if let Err(e) = w.add(&k, v).await {
+                w.abandon().await;
+                return Err(e);
+            }
         }
         w.finish().await
     }

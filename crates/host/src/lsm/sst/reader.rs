@@ -30,11 +30,13 @@ fn tail_block(
     read_block(file, BlockHandle { offset, ..h }, what, coder)
 }
 
-/// What a table's tail holds: index block, filter, and the CCZNS data region's length.
+/// What a table's tail holds: index block, filter, the CCZNS data region's length, and where
+/// its first block starts (a plain table's data blocks end there).
 struct Tail {
     index: Block<'static>,
     filter: Option<Vec<u8>>,
     cc_region: Option<u64>,
+    start: u64,
 }
 
 fn read_tail(file: &[u8], base: u64, coder: &mut Coder) -> Result<Tail, FormatError> {
@@ -44,9 +46,11 @@ fn read_tail(file: &[u8], base: u64, coder: &mut Coder) -> Result<Tail, FormatEr
         meta_h.offset,
     )?;
     let (mut filter, mut cc_region) = (None, None);
+    let mut start = meta_h.offset.min(index_h.offset);
     for (name, v) in meta.entries()? {
         let (h, _) = BlockHandle::decode(&v)
             .ok_or_else(|| corrupt("metaindex entry", meta_h.offset, "bad handle"))?;
+        start = start.min(h.offset);
         if name == FILTER_NAME {
             filter = Some(tail_block(file, base, h, "filter block", coder)?);
         } else if name == PROPERTIES_NAME {
@@ -65,6 +69,7 @@ fn read_tail(file: &[u8], base: u64, coder: &mut Coder) -> Result<Tail, FormatEr
         index,
         filter,
         cc_region,
+        start,
     })
 }
 
@@ -128,7 +133,8 @@ fn cc_chunks_of(index: &[Entry], region: u64) -> Result<Vec<CcChunk>, FormatErro
             && pre > TRAILER
             && pre <= u16::MAX as u64
             && post > 0
-            && h.offset + post <= region;
+            && post <= u32::MAX as u64
+            && h.offset.checked_add(post).is_some_and(|end| end <= region);
         if !ok {
             return Err(corrupt(
                 "index entry",
@@ -238,13 +244,18 @@ impl Table {
                 (blocks, Some((chunks, region)))
             }
             None => {
+                // Data blocks lie in file order before the tail: a damaged index must not
+                // size a read past the file or send a reader backwards.
                 let mut blocks = Vec::with_capacity(entries.len());
+                let mut end = 0u64;
                 for (_, v) in &entries {
                     let (h, _) = BlockHandle::decode(v)
                         .ok_or_else(|| corrupt("index entry", 0, "bad block handle"))?;
-                    if h.offset.checked_add(h.on_disk()).is_none() {
+                    let next = h.offset.checked_add(h.on_disk());
+                    if h.offset < end || next.is_none_or(|n| n > t.start) {
                         return Err(corrupt("index entry", h.offset, "block out of place"));
                     }
+                    end = next.unwrap_or(end);
                     blocks.push(BlockRead {
                         offset: h.offset,
                         stored: h.on_disk(),
