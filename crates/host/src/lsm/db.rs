@@ -291,6 +291,15 @@ struct Inner {
     doomed: std::cell::RefCell<BTreeMap<u64, Rc<Sst>>>,
 }
 
+/// Which of a merge's sources goes next: the one whose head has the smallest internal key
+/// (None once every source is done).
+fn smallest_head(heads: &[Option<(Vec<u8>, Vec<u8>)>]) -> Option<usize> {
+    (0..heads.len())
+        .filter_map(|i| heads[i].as_ref().map(|(k, _)| (i, k)))
+        .min_by(|a, b| super::key::compare(a.1, b.1))
+        .map(|(i, _)| i)
+}
+
 fn wal_name(n: u64) -> String {
     format!("{n:06}.log")
 }

@@ -8,7 +8,7 @@ use super::super::key::{self, ValueType};
 use super::merge::InputSource;
 use super::tables::TableWriter;
 use super::version::{level_sizes, level_targets, Edit};
-use super::{sst_name, Corruption, DbError, Inner, Running, Sst, State};
+use super::{smallest_head, sst_name, Corruption, DbError, Inner, Running, Sst, State};
 use crate::zonefs::Lifetime;
 
 /// A compaction picked (and marked as running): from `level` into `out_level`, the inputs and
@@ -445,16 +445,7 @@ impl Inner {
         let mut last_user: Vec<u8> = Vec::new();
         let mut any = false;
         let mut raw_charged = 0u64;
-        while let Some(min) = (0..heads.len())
-            .filter(|&i| heads[i].is_some())
-            .min_by(|&a, &b| {
-                let (ka, kb) = (
-                    &heads[a].as_ref().expect("some").0,
-                    &heads[b].as_ref().expect("some").0,
-                );
-                key::compare(ka, kb)
-            })
-        {
+        while let Some(min) = smallest_head(&heads) {
             let (k, v) = heads[min].take().expect("some");
             heads[min] = sources[min].next_entry(self, &mut raw_read).await?;
             let (uk, _, t) =

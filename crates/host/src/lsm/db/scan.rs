@@ -11,7 +11,7 @@ use super::super::sst::{block_entries, BlockRead, Entry};
 use super::options::DbOptions;
 use super::tables::{dr_chunks, dr_span, read_exact};
 
-use super::{sst_name, Corruption, DbError, Inner, Sst};
+use super::{smallest_head, sst_name, Corruption, DbError, Inner, Sst};
 
 /// RocksDB's implicit iterator readahead over one file (BlockPrefetcher): block reads that
 /// follow each other count up; past `auto_readahead_after` of them a read fetches the block
@@ -332,16 +332,7 @@ impl Inner {
         let mut out = Vec::new();
         let mut last: Option<Vec<u8>> = None;
         while out.len() < limit {
-            let Some(min) = (0..heads.len())
-                .filter(|&i| heads[i].is_some())
-                .min_by(|&a, &b| {
-                    let (ka, kb) = (
-                        &heads[a].as_ref().expect("some").0,
-                        &heads[b].as_ref().expect("some").0,
-                    );
-                    key::compare(ka, kb)
-                })
-            else {
+            let Some(min) = smallest_head(&heads) else {
                 break;
             };
             let (k, v) = heads[min].take().expect("some");
