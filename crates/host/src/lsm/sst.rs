@@ -23,8 +23,8 @@ mod reader;
 pub use block::{Block, BlockBuilder};
 pub use builder::{CwBatch, TableBuilder};
 pub use reader::{
-    block_entries, cc_chunks, cc_region, decode_block, footer_handles, properties_handle,
-    tail_start, Table, FOOTER_BYTES,
+    block_entries, cc_region, decode_block, footer_handles, properties_handle, tail_start, Table,
+    FOOTER_BYTES,
 };
 
 /// A key and its value, as a table holds them.

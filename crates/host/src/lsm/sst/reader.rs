@@ -39,18 +39,41 @@ struct Tail {
     start: u64,
 }
 
-fn read_tail(file: &[u8], base: u64, coder: &mut Coder) -> Result<Tail, FormatError> {
+/// The footer's index handle and the metaindex's named handles, from the table's bytes from
+/// `base` to its end (which must hold the metaindex); also where the first of those blocks
+/// and the metaindex starts (a plain table's data blocks end there).
+struct Meta {
+    index: BlockHandle,
+    named: Vec<(Vec<u8>, BlockHandle)>,
+    start: u64,
+}
+
+fn read_meta(file: &[u8], base: u64, coder: &mut Coder) -> Result<Meta, FormatError> {
     let (meta_h, index_h) = read_footer(file)?;
     let meta = Block::new(
         tail_block(file, base, meta_h, "metaindex block", coder)?,
         meta_h.offset,
     )?;
-    let (mut filter, mut cc_region) = (None, None);
     let mut start = meta_h.offset.min(index_h.offset);
+    let mut named = Vec::new();
     for (name, v) in meta.entries()? {
         let (h, _) = BlockHandle::decode(&v)
             .ok_or_else(|| corrupt("metaindex entry", meta_h.offset, "bad handle"))?;
         start = start.min(h.offset);
+        named.push((name, h));
+    }
+    Ok(Meta {
+        index: index_h,
+        named,
+        start,
+    })
+}
+
+fn read_tail(file: &[u8], base: u64, coder: &mut Coder) -> Result<Tail, FormatError> {
+    let meta = read_meta(file, base, coder)?;
+    let (index_h, start) = (meta.index, meta.start);
+    let (mut filter, mut cc_region) = (None, None);
+    for (name, h) in meta.named {
         if name == FILTER_NAME {
             filter = Some(tail_block(file, base, h, "filter block", coder)?);
         } else if name == PROPERTIES_NAME {
@@ -92,19 +115,12 @@ pub fn footer_handles(file_end: &[u8]) -> Result<(BlockHandle, BlockHandle), For
 /// The properties block's handle, from the table's bytes from `base` to its end (which must
 /// hold the metaindex).
 pub fn properties_handle(file: &[u8], base: u64) -> Result<Option<BlockHandle>, FormatError> {
-    let (meta_h, _) = read_footer(file)?;
-    let meta = Block::new(
-        tail_block(file, base, meta_h, "metaindex block", &mut Coder::new())?,
-        meta_h.offset,
-    )?;
-    for (name, v) in meta.entries()? {
-        if name == PROPERTIES_NAME {
-            let (h, _) = BlockHandle::decode(&v)
-                .ok_or_else(|| corrupt("metaindex entry", meta_h.offset, "bad handle"))?;
-            return Ok(Some(h));
-        }
-    }
-    Ok(None)
+    let meta = read_meta(file, base, &mut Coder::new())?;
+    Ok(meta
+        .named
+        .into_iter()
+        .find(|(name, _)| name == PROPERTIES_NAME)
+        .map(|(_, h)| h))
 }
 
 /// A CCZNS table's data region length from its metaindex and properties blocks, given the
@@ -152,28 +168,10 @@ fn cc_chunks_of(index: &[Entry], region: u64) -> Result<Vec<CcChunk>, FormatErro
     Ok(chunks)
 }
 
-/// The chunks a CCZNS table's data region holds, from the bytes after the region (which
-/// `base` is the length of): what a reader must fetch by decompressed reads.
-pub fn cc_chunks(tail: &[u8], base: u64) -> Result<Vec<CcChunk>, FormatError> {
-    let t = read_tail(tail, base, &mut Coder::new())?;
-    cc_chunks_of(&t.index.entries()?, base)
-}
-
 /// A table's start of its tail: the first of its filter and index blocks (where a plain
 /// table's data blocks end), from its bytes from `base` to its end.
 pub fn tail_start(file: &[u8], base: u64) -> Result<u64, FormatError> {
-    let (meta_h, index_h) = read_footer(file)?;
-    let meta = Block::new(
-        tail_block(file, base, meta_h, "metaindex block", &mut Coder::new())?,
-        meta_h.offset,
-    )?;
-    let mut start = index_h.offset.min(meta_h.offset);
-    for (_, v) in meta.entries()? {
-        let (h, _) = BlockHandle::decode(&v)
-            .ok_or_else(|| corrupt("metaindex entry", meta_h.offset, "bad handle"))?;
-        start = start.min(h.offset);
-    }
-    Ok(start)
+    Ok(read_meta(file, base, &mut Coder::new())?.start)
 }
 
 /// A data block as read from the device (a plain table's stored block, or the chunk a CCZNS
