@@ -81,8 +81,7 @@ impl Engine {
         let cost = self.profile.cost(dir);
         let service = cost.service_ns(bytes);
         let i = index(dir);
-        let start = self.pipes[i].fit(t, service);
-        self.pipes[i].reserve(start, service);
+        let start = self.pipes[i].take(t, service);
         self.busy_ns[i] += service;
         self.requests[i] += 1;
         start + cost.latency_ns(bytes).max(service)

@@ -106,9 +106,9 @@ impl Flash {
         self.series.as_ref()
     }
 
-    /// Reserve die `d` for `[start, start + dur)`.
-    fn hold_die(&mut self, d: usize, start: u64, dur: u64) {
-        self.dies[d].reserve(start, dur);
+    /// Reserve die `d` for `[start, start + dur)`, which goes before its `busy[at]`.
+    fn hold_die(&mut self, d: usize, at: usize, start: u64, dur: u64) {
+        self.dies[d].reserve_at(at, start, dur);
         if let Some(s) = self.series.as_mut() {
             s.add(d, start, dur);
         }
@@ -141,16 +141,16 @@ impl Flash {
         let ch = self.channel_of(die);
         let d = die.0 as usize;
         let mut t = ready.as_ns();
-        let start = loop {
-            let s = self.dies[d].fit(t, t_r + x);
-            let c = self.channels[ch].fit(s + t_r, x);
+        let (start, die_at, ch_at) = loop {
+            let (s, die_at) = self.dies[d].find(t, t_r + x);
+            let (c, ch_at) = self.channels[ch].find(s + t_r, x);
             if c == s + t_r {
-                break s;
+                break (s, die_at, ch_at);
             }
             t = c - t_r;
         };
-        self.hold_die(d, start, t_r + x);
-        self.channels[ch].reserve(start + t_r, x);
+        self.hold_die(d, die_at, start, t_r + x);
+        self.channels[ch].reserve_at(ch_at, start + t_r, x);
         self.counters.reads += 1;
         self.counters.bytes_read += bytes;
         SimInstant::from_ns(start + t_r + x)
@@ -163,16 +163,16 @@ impl Flash {
         let ch = self.channel_of(die);
         let d = die.0 as usize;
         let mut t = ready.as_ns();
-        let start = loop {
-            let s = self.dies[d].fit(t, x + t_p);
-            let c = self.channels[ch].fit(s, x);
+        let (start, die_at, ch_at) = loop {
+            let (s, die_at) = self.dies[d].find(t, x + t_p);
+            let (c, ch_at) = self.channels[ch].find(s, x);
             if c == s {
-                break s;
+                break (s, die_at, ch_at);
             }
             t = c;
         };
-        self.hold_die(d, start, x + t_p);
-        self.channels[ch].reserve(start, x);
+        self.hold_die(d, die_at, start, x + t_p);
+        self.channels[ch].reserve_at(ch_at, start, x);
         self.counters.programs += 1;
         self.counters.bytes_programmed += bytes;
         SimInstant::from_ns(start + x + t_p)
@@ -197,8 +197,8 @@ impl Flash {
             .expect("erase time overflow")
             .as_ns();
         let d = die.0 as usize;
-        let start = self.dies[d].fit(ready.as_ns(), dur);
-        self.hold_die(d, start, dur);
+        let (start, at) = self.dies[d].find(ready.as_ns(), dur);
+        self.hold_die(d, at, start, dur);
         self.counters.erases += count;
         SimInstant::from_ns(start + dur)
     }
@@ -207,8 +207,8 @@ impl Flash {
     pub fn copyback(&mut self, die: DieId, ready: SimInstant) -> SimInstant {
         let dur = (self.geometry.read_latency + self.geometry.program_latency).as_ns();
         let d = die.0 as usize;
-        let start = self.dies[d].fit(ready.as_ns(), dur);
-        self.hold_die(d, start, dur);
+        let (start, at) = self.dies[d].find(ready.as_ns(), dur);
+        self.hold_die(d, at, start, dur);
         self.counters.copybacks += 1;
         self.counters.bytes_programmed += self.geometry.unit_bytes;
         SimInstant::from_ns(start + dur)

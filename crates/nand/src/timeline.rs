@@ -25,26 +25,47 @@ impl Timeline {
 
     /// Earliest start `>= earliest` at which `[start, start + dur)` is free.
     pub fn fit(&self, earliest: u64, dur: u64) -> u64 {
+        self.find(earliest, dur).0
+    }
+
+    /// Reserve the earliest free `[start, start + dur)` with `start >= earliest`; returns
+    /// `start` (one search for what `fit` then `reserve` would do).
+    pub fn take(&mut self, earliest: u64, dur: u64) -> u64 {
+        let (start, at) = self.find(earliest, dur);
+        self.reserve_at(at, start, dur);
+        start
+    }
+
+    /// Where the earliest fit starts and the index of `busy` it goes before.
+    pub fn find(&self, earliest: u64, dur: u64) -> (u64, usize) {
         let live = self.live();
         // Intervals are disjoint and sorted, so their ends are sorted too.
         let first = live.partition_point(|&(_, e)| e <= earliest);
         let mut t = earliest;
-        for &(s, e) in &live[first..] {
+        let mut at = live.len();
+        for (i, &(s, e)) in live[first..].iter().enumerate() {
             if s >= t + dur {
+                at = first + i;
                 break;
             }
             t = t.max(e);
         }
-        t
+        (t, self.head + at)
     }
 
     /// Mark `[start, start + dur)` busy; it must be free (use [`fit`](Self::fit) first).
     pub fn reserve(&mut self, start: u64, dur: u64) {
+        let at = self.head + self.live().partition_point(|&(s, _)| s < start);
+        self.reserve_at(at, start, dur);
+    }
+
+    /// [`reserve`](Self::reserve) where the interval goes before `busy[at]` (from [`find`]).
+    pub fn reserve_at(&mut self, at: usize, start: u64, dur: u64) {
         if dur == 0 {
             return;
         }
         let end = start + dur;
-        let i = self.head + self.live().partition_point(|&(s, _)| s < start);
+        let i = at;
         let merge_prev = i > self.head && {
             let pe = self.busy[i - 1].1;
             assert!(pe <= start, "timeline overlap at {start}");
@@ -106,6 +127,32 @@ mod tests {
         t.prune(160);
         assert_eq!(t.fit(0, 1), 0);
         assert_eq!(t.last_end(), 310);
+    }
+
+    #[test]
+    fn take_places_as_fit_then_reserve() {
+        let (mut a, mut b) = (Timeline::new(), Timeline::new());
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut now = 0;
+        for i in 0..20_000 {
+            let (earliest, dur) = (now + next(500), next(60));
+            let s = a.fit(earliest, dur);
+            a.reserve(s, dur);
+            assert_eq!(b.take(earliest, dur), s, "step {i}");
+            if i % 64 == 0 {
+                now += next(200);
+                a.prune(now);
+                b.prune(now);
+            }
+        }
+        assert_eq!(a.live(), b.live());
+        assert_eq!(a.busy_ns(), b.busy_ns());
     }
 
     #[test]

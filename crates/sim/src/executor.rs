@@ -11,6 +11,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -31,9 +32,17 @@ struct Slot {
     live: bool,
 }
 
+/// Tasks woken through their wakers (sync primitives, join handles), in wake order. `any`
+/// lets the run loop skip the lock after the many polls that woke nobody.
+#[derive(Default)]
+struct WokenQueue {
+    ids: Mutex<Vec<TaskId>>,
+    any: AtomicBool,
+}
+
 struct TaskWaker {
     id: TaskId,
-    woken: Arc<Mutex<Vec<TaskId>>>,
+    woken: Arc<WokenQueue>,
 }
 
 impl Wake for TaskWaker {
@@ -42,24 +51,59 @@ impl Wake for TaskWaker {
     }
     fn wake_by_ref(self: &Arc<Self>) {
         self.woken
+            .ids
             .lock()
             .expect("waker queue poisoned")
             .push(self.id);
+        self.woken.any.store(true, Ordering::Release);
     }
 }
 
 struct Core {
     now: Cell<u64>,
     timer_seq: Cell<u64>,
-    timers: RefCell<BinaryHeap<Reverse<(u64, u64, TaskId)>>>,
+    timers: RefCell<BinaryHeap<Reverse<Timer>>>,
     slots: RefCell<Vec<Slot>>,
     free_slots: RefCell<Vec<usize>>,
     ready: RefCell<VecDeque<TaskId>>,
-    woken: Arc<Mutex<Vec<TaskId>>>,
+    woken: Arc<WokenQueue>,
+    /// The buffer `drain_woken` swaps with the queue's (kept to spare an allocation per drain).
+    draining: RefCell<Vec<TaskId>>,
     current: Cell<TaskId>,
     live_tasks: Cell<usize>,
     polls: Cell<u64>,
     rng: Rng,
+}
+
+/// A task's timer: due at the high 64 bits of `key`, set `seq`-th (the low 64 bits), so timers
+/// order by time then by setting order in one integer comparison.
+#[derive(Clone, Copy, Debug)]
+struct Timer {
+    key: u128,
+    task: TaskId,
+}
+
+impl Timer {
+    fn due(&self) -> u64 {
+        (self.key >> 64) as u64
+    }
+}
+
+impl PartialEq for Timer {
+    fn eq(&self, other: &Timer) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Timer {}
+impl PartialOrd for Timer {
+    fn partial_cmp(&self, other: &Timer) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Timer {
+    fn cmp(&self, other: &Timer) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
 }
 
 /// Handle to one simulation: its clock, its tasks and its root RNG. Cheap to clone.
@@ -88,7 +132,8 @@ impl Sim {
                 slots: RefCell::new(Vec::new()),
                 free_slots: RefCell::new(Vec::new()),
                 ready: RefCell::new(VecDeque::new()),
-                woken: Arc::new(Mutex::new(Vec::new())),
+                woken: Arc::new(WokenQueue::default()),
+                draining: RefCell::new(Vec::new()),
                 current: Cell::new(u64::MAX),
                 live_tasks: Cell::new(0),
                 polls: Cell::new(0),
@@ -202,10 +247,21 @@ impl Sim {
     }
 
     fn drain_woken(&self) {
-        let woken = std::mem::take(&mut *self.core.woken.lock().expect("waker queue poisoned"));
-        for id in woken {
+        let queue = &self.core.woken;
+        // A plain load first: most polls woke nobody, and a swap is a locked instruction.
+        if !queue.any.load(Ordering::Relaxed) || !queue.any.swap(false, Ordering::Acquire) {
+            return;
+        }
+        let mut ids = self.core.draining.take();
+        std::mem::swap(
+            &mut ids,
+            &mut queue.ids.lock().expect("waker queue poisoned"),
+        );
+        for &id in &ids {
             self.enqueue(id);
         }
+        ids.clear();
+        *self.core.draining.borrow_mut() = ids;
     }
 
     fn poll_task(&self, id: TaskId) {
@@ -218,7 +274,9 @@ impl Sim {
             }
             slot.queued = false;
             match slot.future.take() {
-                Some(f) => (f, slot.waker.clone().expect("live task has a waker")),
+                // The waker is moved out for the poll and back after: no reference count
+                // traffic per poll.
+                Some(f) => (f, slot.waker.take().expect("live task has a waker")),
                 None => return,
             }
         };
@@ -229,14 +287,18 @@ impl Sim {
         core.current.set(u64::MAX);
         let mut slots = core.slots.borrow_mut();
         let slot = &mut slots[slot_of(id)];
+        // A power cut during the poll dropped the task already (and may have freed its slot).
+        if !slot.live || (id >> 32) as u32 != slot.generation {
+            return; // `future` is dropped after the borrow (a destructor may wake a task)
+        }
         if done {
             slot.live = false;
-            slot.waker = None;
             slot.queued = false;
             core.free_slots.borrow_mut().push(slot_of(id));
             core.live_tasks.set(core.live_tasks.get() - 1);
         } else {
             slot.future = Some(future);
+            slot.waker = Some(waker);
         }
     }
 
@@ -252,7 +314,7 @@ impl Sim {
             }
             // Nothing is ready: move the clock to the next timer.
             let t = match self.core.timers.borrow().peek() {
-                Some(Reverse((t, _, _))) => *t,
+                Some(Reverse(timer)) => timer.due(),
                 None => break,
             };
             if let Some(limit) = limit {
@@ -267,8 +329,8 @@ impl Sim {
                 let due = {
                     let mut timers = self.core.timers.borrow_mut();
                     match timers.peek() {
-                        Some(Reverse((tt, _, _))) if *tt == t => {
-                            timers.pop().map(|Reverse((_, _, id))| id)
+                        Some(Reverse(timer)) if timer.due() == t => {
+                            timers.pop().map(|Reverse(timer)| timer.task)
                         }
                         _ => None,
                     }
@@ -309,7 +371,8 @@ impl Sim {
         drop(futures);
         core.timers.borrow_mut().clear();
         core.ready.borrow_mut().clear();
-        core.woken.lock().expect("waker queue poisoned").clear();
+        core.woken.ids.lock().expect("waker queue poisoned").clear();
+        core.woken.any.store(false, Ordering::Release);
     }
 
     /// Run until no task can make progress.
@@ -389,10 +452,10 @@ impl Future for Sleep {
             assert!(task != u64::MAX, "Sleep polled outside a task of its Sim");
             let seq = self.core.timer_seq.get();
             self.core.timer_seq.set(seq + 1);
-            self.core
-                .timers
-                .borrow_mut()
-                .push(Reverse((self.deadline, seq, task)));
+            self.core.timers.borrow_mut().push(Reverse(Timer {
+                key: (self.deadline as u128) << 64 | seq as u128,
+                task,
+            }));
             self.registered = true;
         }
         Poll::Pending

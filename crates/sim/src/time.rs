@@ -57,6 +57,11 @@ impl SimDuration {
     /// Time to move `bytes` at `bytes_per_s`, rounded up to whole nanoseconds.
     pub fn for_bytes(bytes: u64, bytes_per_s: u64) -> Self {
         assert!(bytes_per_s > 0, "bandwidth must be positive");
+        // The 64-bit division when the product fits (every transfer but 18 GB ones): a
+        // 128-bit one is a library call on the hot path of every command.
+        if let Some(p) = bytes.checked_mul(1_000_000_000) {
+            return SimDuration(p.div_ceil(bytes_per_s));
+        }
         let ns = (bytes as u128 * 1_000_000_000).div_ceil(bytes_per_s as u128);
         SimDuration(u64::try_from(ns).expect("transfer time overflows u64 ns"))
     }

@@ -108,9 +108,7 @@ impl Media<'_> {
 
 pub(crate) fn transfer(link: &mut Timeline, rate: u64, t: u64, bytes: u64) -> u64 {
     let d = SimDuration::for_bytes(bytes, rate).as_ns();
-    let s = link.fit(t, d);
-    link.reserve(s, d);
-    s + d
+    link.take(t, d) + d
 }
 
 /// A write the controller validated and will apply to zone `zone`: `data` (and `metadata`)
