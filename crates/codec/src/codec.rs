@@ -3,7 +3,11 @@
 use std::fmt;
 use std::str::FromStr;
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
+
+use crate::modeled::{self, Modeled, SizeModel};
 
 /// A codec and its level. Written as `none`, `zstd-1` (any zstd level, negative = fast),
 /// `lz4`, `snappy`, `deflate-1` (libdeflate levels 1-12).
@@ -126,8 +130,12 @@ impl From<Codec> for String {
 
 /// Contexts for every codec, created on first use and reused (a zstd context per call would
 /// cost more than compressing a 4 KiB chunk). One per engine or thread of the simulation.
+///
+/// A coder made by [`Coder::modeled`] runs no codec: sizes come from a measured distribution
+/// and the bytes from a zero-run encoding (see [`crate::modeled`]).
 #[derive(Default)]
 pub struct Coder {
+    model: Option<Arc<SizeModel>>,
     zstd_c: Vec<(i32, zstd::bulk::Compressor<'static>)>,
     zstd_d: Option<zstd::bulk::Decompressor<'static>>,
     snap_e: Option<snap::raw::Encoder>,
@@ -141,9 +149,33 @@ impl Coder {
         Coder::default()
     }
 
+    /// A coder for a modeled payload: `compress` gives sizes drawn from `model`.
+    pub fn modeled(model: Arc<SizeModel>) -> Coder {
+        Coder {
+            model: Some(model),
+            ..Coder::default()
+        }
+    }
+
+    /// A real coder, or a modeled one when `model` is given.
+    pub fn for_payload(model: Option<&Modeled>) -> Coder {
+        model.map_or_else(Coder::new, |m| Coder::modeled(m.0.clone()))
+    }
+
+    /// Whether this coder models sizes instead of running codecs.
+    pub fn is_modeled(&self) -> bool {
+        self.model.is_some()
+    }
+
     /// Compress `src` with `codec`, appending the output to `dst`; returns the output length.
     pub fn compress(&mut self, codec: Codec, src: &[u8], dst: &mut Vec<u8>) -> usize {
         let start = dst.len();
+        if let (Some(m), false) = (&self.model, codec == Codec::None) {
+            modeled::encode(src, dst);
+            let n = m.stored_len(codec, src, dst.len() - start);
+            dst.resize(start + n, 0);
+            return n;
+        }
         dst.resize(start + codec.max_compressed_len(src.len()), 0);
         let out = &mut dst[start..];
         let n = match codec {
@@ -194,6 +226,9 @@ impl Coder {
         src: &[u8],
         dst: &mut [u8],
     ) -> Result<(), CodecError> {
+        if self.model.is_some() && codec != Codec::None {
+            return modeled::decode(src, dst);
+        }
         let corrupt = |detail: String| CodecError::Corrupt {
             codec: codec.name(),
             detail,

@@ -259,6 +259,13 @@ impl Controller {
         }
     }
 
+    /// Model the payload (issue 25): the compression engine draws stored sizes from `model`
+    /// instead of running its codec (see `codec::modeled`); None runs the codec. Set before
+    /// any data is written: chunks stored one way are read back the same way.
+    pub fn set_payload_model(&mut self, model: Option<&codec::Modeled>) {
+        self.engine.coder = codec::Coder::for_payload(model);
+    }
+
     /// Host memory holding the device's bytes (memory storage only).
     pub fn resident_bytes(&self) -> u64 {
         self.storage.resident_bytes()

@@ -135,6 +135,7 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
     let dataset = e.load.recordcount * (e.load.fieldcount * e.load.fieldlength) as u64;
     let mut ctl = ctl;
     ctl.set_decompress_memo_bytes(dataset.clamp(256 << 20, 1 << 30) as usize);
+    ctl.set_payload_model(e.opts.table.payload.as_ref());
     // Removes the image and its phases however the run ends (a killed run leaves them, and
     // so does one stopped by `stop_after`).
     struct RemoveOnDrop(Option<std::path::PathBuf>, Rc<std::cell::Cell<bool>>);

@@ -106,6 +106,42 @@ pub struct YcsbRun {
     /// it (reproduce's --resume), instead of starting over.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub resume: bool,
+    /// `real` (the default: values are the dataset's bytes, codecs run) or `modeled` (values
+    /// are zeros of the same sizes, stored sizes drawn from the codec's measured distribution:
+    /// `codec::modeled`).
+    #[serde(default, skip_serializing_if = "Payload::is_real")]
+    pub payload: Payload,
+}
+
+/// What a run's values are made of.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Payload {
+    #[default]
+    Real,
+    Modeled,
+}
+
+impl Payload {
+    pub fn is_real(&self) -> bool {
+        *self == Payload::Real
+    }
+
+    pub fn parse(s: &str) -> anyhow::Result<Payload> {
+        match s {
+            "real" => Ok(Payload::Real),
+            "modeled" => Ok(Payload::Modeled),
+            _ => anyhow::bail!("payload {s:?}: use real or modeled"),
+        }
+    }
+
+    /// The size model a run with `dataset` uses (None for real bytes).
+    pub fn model(self, dataset: Dataset) -> anyhow::Result<Option<codec::Modeled>> {
+        Ok(match self {
+            Payload::Real => None,
+            Payload::Modeled => Some(codec::Modeled(workload::dataset::size_model(dataset)?)),
+        })
+    }
 }
 
 fn one() -> usize {
@@ -241,10 +277,14 @@ impl RunSpec {
         let mut opts = y.host.store.db_options();
         sch.apply(&mut opts);
         let (records, ops) = (y.records, y.operations);
+        let dataset = Dataset::parse(&y.dataset)?;
+        let payload = y.payload.model(dataset)?;
+        opts.table.payload = payload.clone();
         let mut load = YcsbConfig {
             recordcount: records,
             operationcount: ops,
-            dataset: Dataset::parse(&y.dataset)?,
+            dataset,
+            payload,
             seed: self.seed,
             ..YcsbConfig::default()
         };

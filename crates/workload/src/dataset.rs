@@ -13,7 +13,9 @@
 
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 
+use codec::{Codec, SizeModel};
 use sim::Rng;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,10 +133,13 @@ pub fn corpus_dir() -> PathBuf {
     base.join("znslab").join("corpus")
 }
 
-/// Values of a dataset, from its corpus: each value a slice at a random offset.
+/// Values of a dataset, from its corpus: each value a slice at a random offset. A modeled
+/// payload's values are zeros of the same sizes (no corpus is read).
 pub struct Values {
     dataset: Dataset,
     corpus: Rc<Vec<u8>>,
+    /// Modeled: the length of the corpus offsets were drawn below (the draws stay the same).
+    modeled_len: Option<usize>,
 }
 
 impl Values {
@@ -161,6 +166,7 @@ impl Values {
         Ok(Some(Values {
             dataset,
             corpus: Rc::new(data),
+            modeled_len: None,
         }))
     }
 
@@ -169,19 +175,115 @@ impl Values {
         Values {
             dataset,
             corpus: Rc::new(corpus),
+            modeled_len: None,
+        }
+    }
+
+    /// A modeled payload's values: the sizes and random draws of [`Values::open`]'s, zeros
+    /// for bytes (`model` was measured on the corpus and knows its length).
+    pub fn modeled(dataset: Dataset, model: &SizeModel) -> Values {
+        Values {
+            dataset,
+            corpus: Rc::new(Vec::new()),
+            modeled_len: Some(model.corpus_len as usize),
         }
     }
 
     /// A value: a size from the dataset's distribution, bytes from the corpus.
     pub fn next(&self, rng: &mut Rng) -> Vec<u8> {
-        let len = self
-            .dataset
-            .value_size(rng)
-            .unwrap_or(1024)
-            .min(self.corpus.len());
-        let at = rng.below((self.corpus.len() - len + 1) as u64) as usize;
+        let corpus_len = self.modeled_len.unwrap_or(self.corpus.len());
+        let len = self.dataset.value_size(rng).unwrap_or(1024).min(corpus_len);
+        let at = rng.below((corpus_len - len + 1) as u64) as usize;
+        if self.modeled_len.is_some() {
+            return vec![0; len];
+        }
         self.corpus[at..at + len].to_vec()
     }
+}
+
+/// Codecs a size model measures: every one a scheme or engine uses.
+pub const MODELED_CODECS: [Codec; 5] = [
+    Codec::ZSTD1,
+    Codec::Snappy,
+    Codec::Lz4,
+    Codec::Deflate(1),
+    Codec::None,
+];
+
+/// `len` bytes of records as a store lays them out, with `dataset`'s values from `corpus`:
+/// a few header bytes, a YCSB key (`user` and a number), an 8-byte sequence trailer, the value.
+fn record_bytes(dataset: Dataset, corpus: &[u8], rng: &mut Rng, len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len + 8192);
+    let mut seq = rng.below(1 << 40);
+    while out.len() < len {
+        let key = format!("user{}", rng.below(10_000_000_000_000_000_000));
+        let v = dataset.value_size(rng).unwrap_or(1024).min(corpus.len());
+        let at = rng.below((corpus.len() - v + 1) as u64) as usize;
+        out.extend_from_slice(&[
+            0,
+            (key.len() + 8) as u8,
+            (v & 0x7f) as u8 | 0x80,
+            (v >> 7) as u8,
+        ]);
+        out.extend_from_slice(key.as_bytes());
+        seq += 1;
+        out.extend_from_slice(&(seq << 8 | 1).to_le_bytes());
+        out.extend_from_slice(&corpus[at..at + v]);
+    }
+    out.truncate(len);
+    out
+}
+
+/// The dataset's size model for a modeled payload (issue 25): read from
+/// `CORPUS.sizes.json` beside the corpus when it was measured on the corpus there now, else
+/// measured on it (a few seconds) and written there for next time.
+pub fn size_model(dataset: Dataset) -> Result<Arc<SizeModel>, DatasetError> {
+    let Some(name) = dataset.corpus() else {
+        return Err(DatasetError::Bad {
+            path: dataset.name().into(),
+            why: "a modeled payload needs a corpus dataset (amazon or reddit): YCSB's random \
+                  records have no compressibility to model"
+                .into(),
+        });
+    };
+    let dir = corpus_dir();
+    let corpus_path = dir.join(format!("{name}.txt"));
+    let model_path = dir.join(format!("{name}.sizes.json"));
+    let corpus = std::fs::read(&corpus_path).ok();
+    if let Ok(text) = std::fs::read(&model_path) {
+        if let Ok(m) = serde_json::from_slice::<SizeModel>(&text) {
+            let same = corpus.as_ref().is_none_or(|c| {
+                c.len() as u64 == m.corpus_len && xxhash_rust::xxh3::xxh3_64(c) == m.corpus_xxh3
+            });
+            if same && m.validate().is_ok() && m.dataset == dataset.name() {
+                return Ok(Arc::new(m));
+            }
+        }
+    }
+    let corpus = corpus.ok_or_else(|| DatasetError::Missing {
+        dataset: dataset.name(),
+        corpus: name,
+        path: corpus_path.display().to_string(),
+    })?;
+    if corpus.len() < 64 << 10 {
+        return Err(DatasetError::Bad {
+            path: corpus_path.display().to_string(),
+            why: format!("{} bytes: too small to measure (rebuild it)", corpus.len()),
+        });
+    }
+    let mut rng = Rng::new(0x5151_2025);
+    let m = SizeModel::measure(dataset.name(), &corpus, &MODELED_CODECS, |len, _| {
+        record_bytes(dataset, &corpus, &mut rng, len)
+    });
+    // Written whole under another name, then renamed: a reader never sees half a model. A
+    // corpus directory that cannot be written to only costs measuring again next time.
+    let tmp = model_path.with_extension(format!("json.{}", std::process::id()));
+    if let Ok(text) = serde_json::to_vec_pretty(&m) {
+        if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, &model_path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+    Ok(Arc::new(m))
 }
 
 #[cfg(test)]

@@ -72,6 +72,11 @@ pub struct Args {
     /// `znslab run FILE` or another executor.
     #[arg(long)]
     write_runs: Option<PathBuf>,
+    /// cczns: `real` (the default) or `modeled`: values are zeros of the dataset's sizes and
+    /// every codec is replaced by sizes drawn from its distribution measured on the corpus
+    /// (cached beside it), for sweeps where only sizes matter (see docs/commands/reproduce.md).
+    #[arg(long, default_value = "real", value_parser = ["real", "modeled"])]
+    payload: String,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -95,6 +100,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         scale_device: a.scale_device,
         threads: a.threads as usize,
         write_runs: a.write_runs,
+        payload: lab::spec::Payload::parse(&a.payload)?,
     };
     let hooks = lab::reproduce::Hooks {
         progress: &|line| eprintln!("{line}"),

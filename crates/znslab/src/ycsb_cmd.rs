@@ -73,6 +73,11 @@ pub struct Args {
     /// (Deflate on a QAT 8970), cc (CCZNS: the device compresses), cc-single-dr, cc-single-cw.
     #[arg(long, default_value = "snappy")]
     compression: String,
+    /// real (the default) or modeled: values are zeros of the dataset's sizes and every codec
+    /// (the store's and the device's) gives sizes drawn from its distribution measured on the
+    /// dataset's corpus, cached beside it; needs dataset=amazon or reddit, no --image.
+    #[arg(long, default_value = "real", value_parser = ["real", "modeled"])]
+    payload: String,
     #[arg(long, default_value_t = 8)]
     cores: usize,
     #[command(flatten)]
@@ -233,6 +238,17 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     let mut opts = DbOptions::default();
     crate::set_compression(&a.compression, &mut opts).map_err(|e| anyhow!("--compression {e}"))?;
+    let payload = lab::spec::Payload::parse(&a.payload)?;
+    if !payload.is_real() && a.image.is_some() {
+        // An image does not record how its chunks were made: one loaded modeled and run real
+        // would read as corrupt.
+        bail!("--payload modeled: not with --image (a modeled run keeps its device in memory)");
+    }
+    let model = payload
+        .model(cfg.dataset)
+        .map_err(|e| anyhow!("--payload modeled: {e}"))?;
+    opts.table.payload = model.clone();
+    cfg.payload = model;
 
     let sim = Sim::new(cfg.seed);
     let (mut ctl, fresh) = match (&a.image, loading) {
@@ -266,6 +282,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     };
     ctl.set_sync(a.image_sync);
+    ctl.set_payload_model(opts.table.payload.as_ref());
     let Stack { dev, cpu, io, .. } = Stack::new(&sim, ctl, a.cores);
     // A conventional namespace (tcssd): the zones the host emulates are kept beside the image.
     let zones_file = a.image.as_ref().map(|img| {

@@ -119,6 +119,10 @@ pub const MAGIC: u64 = 0x88e2_41b7_85f4_cff7;
 pub const FORMAT_VERSION: u32 = 5;
 const CHECKSUM_XXH3: u8 = 4;
 
+/// A compression type with this bit is a modeled payload's block (no codec ran: its bytes are
+/// a zero-run encoding, see `codec::modeled`); RocksDB's types stay below it.
+pub const MODELED_TYPE: u8 = 0x80;
+
 /// RocksDB's compression type byte for a codec.
 pub fn compression_type(c: Codec) -> u8 {
     match c {
@@ -157,6 +161,9 @@ pub fn write_block(
         coder.compress(codec, raw, scratch);
         if (scratch.len() as u64) < raw.len() as u64 - raw.len() as u64 / 8 {
             t = compression_type(codec);
+            if coder.is_modeled() {
+                t |= MODELED_TYPE;
+            }
         }
     }
     let contents: &[u8] = if t != 0 { scratch } else { raw };
@@ -211,7 +218,7 @@ pub fn read_block_into<'a>(
     if t == 0 {
         return Ok((contents, false));
     }
-    let codec = codec_of_type(t)
+    let codec = codec_of_type(t & !MODELED_TYPE)
         .ok_or_else(|| corrupt(what, h.offset, format!("unknown compression type {t}")))?;
     let (raw_len, n) =
         get_varint(contents).ok_or_else(|| corrupt(what, h.offset, "bad raw length"))?;
@@ -220,9 +227,12 @@ pub fn read_block_into<'a>(
     }
     scratch.clear();
     scratch.resize(raw_len as usize, 0);
-    coder
-        .decompress(codec, &contents[n..], scratch)
-        .map_err(|e| corrupt(what, h.offset, e.to_string()))?;
+    let done = if t & MODELED_TYPE != 0 {
+        codec::modeled::decode(&contents[n..], scratch)
+    } else {
+        coder.decompress(codec, &contents[n..], scratch)
+    };
+    done.map_err(|e| corrupt(what, h.offset, e.to_string()))?;
     Ok((scratch, true))
 }
 

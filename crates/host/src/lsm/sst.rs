@@ -51,6 +51,9 @@ pub struct TableOptions {
     /// block size makes every block its own single-chunk CW). Index entries are built after
     /// the device has reported each block's stored size. None = a plain table.
     pub cc_write_buffer: Option<usize>,
+    /// A modeled payload's size model (issue 25): blocks are "compressed" to drawn sizes, no
+    /// codec runs. None = real bytes.
+    pub payload: Option<codec::Modeled>,
 }
 
 impl Default for TableOptions {
@@ -62,6 +65,7 @@ impl Default for TableOptions {
             bloom_bits_per_key: None,
             codec: Codec::None,
             cc_write_buffer: None,
+            payload: None,
         }
     }
 }

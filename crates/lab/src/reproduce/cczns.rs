@@ -21,7 +21,7 @@ use workload::scheme;
 use super::cczns_paper::{paper, Plan, Run, MODEL_VERSION};
 use super::cczns_report::Report;
 use super::{execute, Hooks, Options, Printed};
-use crate::spec::{tags, DeviceChoice, HostOptions, RunSpec, StoreOptions, Work, YcsbRun};
+use crate::spec::{tags, DeviceChoice, HostOptions, Payload, RunSpec, StoreOptions, Work, YcsbRun};
 
 impl Run {
     /// Records per Load and operations per workload at scale `s`.
@@ -45,6 +45,7 @@ impl Run {
             && v["device_scaled"].as_bool().unwrap_or(false) == setup.scale_device
             && v["threads"].as_u64().unwrap_or(1) == setup.threads as u64
             && v["model_version"].as_u64().unwrap_or(1) == MODEL_VERSION
+            && (v["payload"] == "modeled") == (setup.payload == Payload::Modeled)
             && v["error"].is_null())
         .then_some(v)
     }
@@ -79,6 +80,7 @@ impl Run {
                 device_scale: setup.scale_device.then_some(s),
                 image: images.map(|d| d.join(self.file_name().replace(".json", ".img"))),
                 resume: setup.resume && images.is_some(),
+                payload: setup.payload,
             }),
             tags: tags(&[
                 ("scheme", json!(sch.name)),
@@ -92,7 +94,11 @@ impl Run {
                 ("device_scaled", json!(setup.scale_device)),
                 ("threads", json!(setup.threads)),
                 ("model_version", json!(MODEL_VERSION)),
-            ]),
+            ])
+            .into_iter()
+            // Only a modeled run says so (real runs' JSON stays as it was).
+            .chain((!setup.payload.is_real()).then(|| ("payload".to_string(), json!("modeled"))))
+            .collect(),
         })
     }
 }
@@ -175,6 +181,7 @@ struct Setup {
     threads: usize,
     /// --resume: a run cut short on its image goes on from the phases it finished.
     resume: bool,
+    payload: Payload,
 }
 
 pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Printed> {
@@ -214,6 +221,7 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
         scale_device: args.scale_device,
         threads: args.threads,
         resume: args.resume,
+        payload: args.payload,
     };
     if let Some(file) = &args.write_runs {
         // The evaluation as data: `znslab run FILE` (or another executor) runs it. With
@@ -339,6 +347,7 @@ mod tests {
             scale_device: true,
             threads: 1,
             resume: false,
+            payload: Payload::Real,
         };
         let list = RunList {
             run: plan(&paper().runs)

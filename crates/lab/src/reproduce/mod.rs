@@ -60,6 +60,8 @@ pub struct Options {
     pub threads: usize,
     /// cczns: run nothing; write the run list (TOML, for `znslab run`) to this file.
     pub write_runs: Option<PathBuf>,
+    /// cczns: real bytes (the default) or a modeled payload (sizes drawn, no codec runs).
+    pub payload: crate::spec::Payload,
 }
 
 /// What the caller lends a reproduction.

@@ -211,7 +211,12 @@ async fn phase(
         why,
     })?;
     let cfg = cfg;
-    let values = crate::dataset::Values::open(cfg.dataset)?.map(Rc::new);
+    let values = match &cfg.payload {
+        Some(m) if cfg.dataset.corpus().is_some() => {
+            Some(Rc::new(crate::dataset::Values::modeled(cfg.dataset, &m.0)))
+        }
+        _ => crate::dataset::Values::open(cfg.dataset)?.map(Rc::new),
+    };
     let keys = Rc::new(RefCell::new(Keys {
         zipf: match cfg.distribution {
             Distribution::Zipfian => Some(scrambled_zipfian()),

@@ -32,6 +32,9 @@ pub struct YcsbConfig {
     /// znslab's `dataset` property: random (YCSB's records), amazon, reddit (values of Table III
     /// sizes drawn from a text corpus; updates replace the whole value).
     pub dataset: crate::dataset::Dataset,
+    /// A modeled payload (issue 25): values are zeros of the dataset's sizes and the store and
+    /// device draw stored sizes from this model. None: real bytes.
+    pub payload: Option<codec::Modeled>,
     /// Every record the load phase writes, `[u32 len][key][u32 len][value]`, for replaying the
     /// same data into real RocksDB (`tools/rocksdb_crosscheck.py`).
     pub dump: Option<Rc<RefCell<Vec<u8>>>>,
@@ -140,6 +143,7 @@ impl Default for YcsbConfig {
             threads: 1,
             seed: 1,
             dataset: crate::dataset::Dataset::Random,
+            payload: None,
             dump: None,
             progress: None,
             insertstart: 0,

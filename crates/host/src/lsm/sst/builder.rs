@@ -87,7 +87,7 @@ impl TableBuilder {
             filter: opts.bloom_bits_per_key.map(|_| BloomBuilder::default()),
             out: Vec::new(),
             taken: 0,
-            coder: Coder::new(),
+            coder: Coder::for_payload(opts.payload.as_ref()),
             scratch: Vec::new(),
             props: TableProperties::default(),
             pending: None,
