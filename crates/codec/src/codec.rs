@@ -171,9 +171,10 @@ impl Coder {
     pub fn compress(&mut self, codec: Codec, src: &[u8], dst: &mut Vec<u8>) -> usize {
         let start = dst.len();
         if let (Some(m), false) = (&self.model, codec == Codec::None) {
-            modeled::encode(src, dst);
-            let n = m.stored_len(codec, src, dst.len() - start);
-            dst.resize(start + n, 0);
+            let census = modeled::encode(src, dst);
+            let hash = xxhash_rust::xxh3::xxh3_64(src);
+            let n = m.stored_len(codec, &census, hash, dst.len() - start);
+            dst.resize(start + n, modeled::PAD);
             return n;
         }
         dst.resize(start + codec.max_compressed_len(src.len()), 0);

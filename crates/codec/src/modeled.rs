@@ -1,18 +1,22 @@
 //! The modeled payload (`--payload=modeled`, issue 25): compressed sizes drawn from a codec's
 //! measured distribution instead of running the codec.
 //!
-//! In a modeled run the values are zeros of the dataset's sizes (keys and every structure
-//! around them stay real), so the bytes a block holds are mostly zero runs. A [`Coder`] built
-//! with a [`SizeModel`] "compresses" a buffer by encoding its zero runs (cheap and exactly
-//! reversible) and padding that to a size drawn from the distribution the real codec gave on
-//! the dataset's own bytes at that input size ([`SizeModel::stored_len`]); it "decompresses"
-//! by decoding the zero runs. Virtual time is charged by the engine profiles on raw sizes as
-//! in a real run, so only the stored sizes differ, and they follow the measured distribution.
+//! In a modeled run the values are runs of one byte ([`VALUE`]) of the dataset's sizes (keys
+//! and every structure around them stay real), so a block is mostly runs. A [`Coder`] built
+//! with a [`SizeModel`] "compresses" a buffer by encoding its runs (cheap and exactly
+//! reversible), counting what its bytes stand for ([`Census`]), and padding the encoding to a
+//! stored size: record bytes (values and literals) at a ratio drawn from the distribution the
+//! real codec gave on the dataset's own records of that size ([`SizeModel::stored_len`]), zero
+//! runs (block and LBA padding, zero in a real run too) as nothing, [`PAD`] runs (compressed
+//! bytes) whole. It "decompresses" by decoding the runs. Virtual time is charged by the
+//! engine profiles on raw sizes as in a real run, so only stored sizes differ, and they follow
+//! the measured distribution.
 //!
 //! The draw is a pure function of the input's bytes (an xxh3 hash picks the quantile), so a
-//! run is as deterministic as a real one. A buffer whose zero-run encoding is longer than the
-//! draw (a Bloom filter, dense metadata) is stored at its encoding's length: incompressible
-//! data stays incompressible.
+//! run is as deterministic as a real one. A buffer whose encoding is longer than the draw (a
+//! Bloom filter, dense metadata) is stored at its encoding's length: incompressible data stays
+//! incompressible, and modeled output compressed again (a host-compressed table on a
+//! compressing device) stays its size, as real compressed data does.
 //!
 //! [`Coder`]: crate::Coder
 
@@ -25,6 +29,13 @@ use crate::{Codec, CodecError, Coder};
 
 /// First byte of every modeled encoding.
 const MAGIC: u8 = 0xA5;
+/// The byte a modeled value is made of (`Values::modeled`): record data whose compressed size
+/// the model draws. Zeros are left for what is zero in a real run too (block and LBA padding),
+/// which real codecs compress to next to nothing.
+pub const VALUE: u8 = 0x56;
+/// What pads an encoding to its drawn size: it stands for compressed bytes, which no codec
+/// shrinks again.
+pub const PAD: u8 = 0xA5;
 /// Quantiles kept per input size: 0, 1/64, ..., 1.
 pub const QUANTILES: usize = 65;
 /// Input sizes the distribution is measured at (bytes); others interpolate in log size.
@@ -194,16 +205,21 @@ impl SizeModel {
         Some(at(c) * (1.0 - f) + at(c + 1) * f)
     }
 
-    /// The stored size of `src` compressed by `codec`: drawn from the measured distribution at
-    /// a quantile its bytes hash to, never below what `encoded` (its zero-run encoding) takes.
-    pub fn stored_len(&self, codec: Codec, src: &[u8], encoded: usize) -> usize {
-        let h = xxh3_64(src);
-        let u = (h >> 11) as f64 / (1u64 << 53) as f64;
-        let drawn = match self.ratio(codec, src.len(), u) {
-            Some(r) => (r * src.len() as f64).ceil() as usize,
-            None => src.len(),
+    /// The stored size of bytes whose [`Census`] is `c` compressed by `codec`: their record
+    /// bytes at a ratio drawn from the measured distribution for that many bytes (at a
+    /// quantile `hash` picks), their padding whole, their zero and other runs as nothing;
+    /// never below what `encoded` (their run encoding) takes. Bytes that hold padding are
+    /// compressed already: their literals are kept whole too.
+    pub fn stored_len(&self, codec: Codec, c: &Census, hash: u64, encoded: usize) -> usize {
+        let u = (hash >> 11) as f64 / (1u64 << 53) as f64;
+        let data = c.data as usize;
+        let drawn = match self.ratio(codec, data, u) {
+            // Bytes beside padding are compressed output too (the encodings it pads).
+            Some(_) if c.padding > 0 => data,
+            Some(r) => (r * data as f64).ceil() as usize,
+            None => data,
         };
-        drawn.max(encoded)
+        (drawn + c.padding as usize).max(encoded)
     }
 }
 
@@ -228,48 +244,74 @@ fn get_varint(src: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
-/// Leading zero bytes of `s`, eight at a time.
-fn zeros_at(s: &[u8]) -> usize {
+/// Leading bytes of `s` equal to `b`, eight at a time.
+fn run_of(s: &[u8], b: u8) -> usize {
+    let word = u64::from_ne_bytes([b; 8]);
     let mut n = 0;
     for w in s.chunks_exact(8) {
-        let x = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        let x = u64::from_ne_bytes(w.try_into().expect("8 bytes")) ^ word;
         if x != 0 {
-            return n + x.trailing_zeros() as usize / 8;
+            return n + (x.to_le().trailing_zeros() / 8) as usize;
         }
         n += 8;
     }
-    n + s[n..].iter().take_while(|&&b| b == 0).count()
+    n + s[n..].iter().take_while(|&&c| c == b).count()
 }
 
-/// Zero runs shorter than this stay inside a literal (a varint pair costs two bytes).
+/// Runs shorter than this stay inside a literal.
 const MIN_RUN: usize = 8;
 
-/// Append the zero-run encoding of `src` to `out`: the magic, the length, then pairs of
-/// (zero run, literal length, literal bytes).
-pub fn encode(src: &[u8], out: &mut Vec<u8>) {
+/// What a modeled buffer's bytes stand for, as its encoder counted them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Census {
+    /// Record bytes: literals (keys, headers) and runs of [`VALUE`] (a value's bytes).
+    pub data: u64,
+    /// Runs of [`PAD`]: compressed bytes, which do not compress again.
+    pub padding: u64,
+    /// Runs of zeros or of another byte: compress to next to nothing in a real codec.
+    pub runs: u64,
+}
+
+const T_RUN: u8 = 0;
+const T_LITERAL: u8 = 1;
+
+/// Append the run encoding of `src` to `out`: the magic, the length, then tokens (a run:
+/// 0, its byte, its length; a literal: 1, its length, its bytes). Returns what the bytes
+/// stand for.
+pub fn encode(src: &[u8], out: &mut Vec<u8>) -> Census {
     out.push(MAGIC);
     put_varint(out, src.len() as u64);
-    let mut i = 0;
-    while i < src.len() {
-        let run = zeros_at(&src[i..]);
-        let lit = i + run;
-        let mut j = lit;
-        while j < src.len() {
-            if src[j] != 0 {
-                j += 1;
-                continue;
-            }
-            let z = zeros_at(&src[j..]);
-            if z >= MIN_RUN || j + z == src.len() {
-                break;
-            }
-            j += z;
+    let mut c = Census::default();
+    let (mut i, mut lit) = (0, 0);
+    let flush = |out: &mut Vec<u8>, c: &mut Census, from: usize, to: usize| {
+        if from < to {
+            out.push(T_LITERAL);
+            put_varint(out, (to - from) as u64);
+            out.extend_from_slice(&src[from..to]);
+            c.data += (to - from) as u64;
         }
+    };
+    while i < src.len() {
+        let b = src[i];
+        let run = run_of(&src[i..], b);
+        if run < MIN_RUN {
+            i += run;
+            continue;
+        }
+        flush(out, &mut c, lit, i);
+        out.push(T_RUN);
+        out.push(b);
         put_varint(out, run as u64);
-        put_varint(out, (j - lit) as u64);
-        out.extend_from_slice(&src[lit..j]);
-        i = j;
+        match b {
+            VALUE => c.data += run as u64,
+            PAD => c.padding += run as u64,
+            _ => c.runs += run as u64,
+        }
+        i += run;
+        lit = i;
     }
+    flush(out, &mut c, lit, src.len());
+    c
 }
 
 /// Decode what [`encode`] wrote (padding after it is ignored) into exactly `dst`.
@@ -292,24 +334,32 @@ pub fn decode(src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
     }
     let mut o = 0;
     while o < dst.len() {
-        let run = get_varint(src, &mut at).ok_or_else(|| bad("bad run"))?;
-        let lit = get_varint(src, &mut at).ok_or_else(|| bad("bad literal"))?;
-        let end_run = (o as u64)
-            .checked_add(run)
-            .filter(|&e| e <= dst.len() as u64)
-            .ok_or_else(|| bad("run past the end"))? as usize;
-        dst[o..end_run].fill(0);
-        o = end_run;
-        let lit = lit as usize;
-        if lit > dst.len() - o || lit > src.len() - at {
-            return Err(bad("literal past the end"));
+        let t = *src.get(at).ok_or_else(|| bad("cut short"))?;
+        at += 1;
+        let byte = match t {
+            T_RUN => {
+                at += 1;
+                Some(*src.get(at - 1).ok_or_else(|| bad("cut short"))?)
+            }
+            T_LITERAL => None,
+            _ => return Err(bad("unknown token")),
+        };
+        let n = get_varint(src, &mut at).ok_or_else(|| bad("bad length"))?;
+        if n == 0 || n > (dst.len() - o) as u64 {
+            return Err(bad("token past the end"));
         }
-        dst[o..o + lit].copy_from_slice(&src[at..at + lit]);
-        o += lit;
-        at += lit;
-        if run == 0 && lit == 0 {
-            return Err(bad("empty pair"));
+        let n = n as usize;
+        match byte {
+            Some(b) => dst[o..o + n].fill(b),
+            None => {
+                let lit = src
+                    .get(at..at + n)
+                    .ok_or_else(|| bad("literal cut short"))?;
+                dst[o..o + n].copy_from_slice(lit);
+                at += n;
+            }
         }
+        o += n;
     }
     Ok(())
 }
@@ -318,27 +368,29 @@ pub fn decode(src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
 mod tests {
     use super::*;
 
+    /// Modeled records: keys, then values of VALUE bytes.
     fn record_stream(len: usize, seed: usize) -> Vec<u8> {
         let mut out = Vec::with_capacity(len);
         let mut k = seed as u64 * 7919;
         while out.len() < len {
             k = k.wrapping_mul(6364136223846793005).wrapping_add(1);
-            out.extend_from_slice(format!("user{:020}", k % 1_000_000_007).as_bytes());
-            out.resize(out.len() + 300 + (k % 900) as usize, 0);
+            out.extend_from_slice(format!("user{}", k % 1_000_000_007).as_bytes());
+            out.resize(out.len() + 300 + (k % 900) as usize, VALUE);
         }
         out.truncate(len);
         out
     }
 
     #[test]
-    fn zero_runs_round_trip_and_are_small() {
+    fn runs_round_trip_and_are_small() {
         for (i, len) in [0usize, 1, 7, 8, 9, 100, 4096, 65536]
             .into_iter()
             .enumerate()
         {
             let src = record_stream(len, i);
             let mut enc = vec![0xEE]; // appends after what is there
-            encode(&src, &mut enc);
+            let c = encode(&src, &mut enc);
+            assert_eq!(c.data, len as u64, "keys and values are record data");
             let mut back = vec![0x11; len];
             decode(&enc[1..], &mut back).unwrap();
             assert_eq!(back, src, "len {len}");
@@ -373,8 +425,10 @@ mod tests {
         let mut flipped = enc.clone();
         flipped[3] ^= 0x7f;
         let _ = decode(&flipped, &mut out); // no panic
-        assert!(decode(&[MAGIC, 4, 0, 0], &mut [0; 4]).is_err());
-        assert!(decode(&[MAGIC, 4, 0xff, 0xff, 0xff, 0x0f, 0], &mut [0; 4]).is_err());
+        assert!(decode(&[MAGIC, 4, T_RUN, 0, 0], &mut [0; 4]).is_err());
+        assert!(decode(&[MAGIC, 4, T_RUN, 0, 0xff, 0xff, 0x0f], &mut [0; 4]).is_err());
+        assert!(decode(&[MAGIC, 4, 7, 0, 4], &mut [0; 4]).is_err());
+        assert!(decode(&[MAGIC, 4, T_LITERAL, 4, 1, 2], &mut [0; 4]).is_err());
     }
 
     fn text(len: usize, i: usize) -> Vec<u8> {
@@ -392,9 +446,20 @@ mod tests {
         // The draw's quantile comes from the bytes: the same input, the same size.
         let src = record_stream(4096, 1);
         let mut enc = Vec::new();
-        encode(&src, &mut enc);
-        let a = m.stored_len(Codec::ZSTD1, &src, enc.len());
-        assert_eq!(a, m.stored_len(Codec::ZSTD1, &src, enc.len()));
+        let c = encode(&src, &mut enc);
+        let h = xxh3_64(&src);
+        let a = m.stored_len(Codec::ZSTD1, &c, h, enc.len());
+        // Zeros (block padding) add nothing; PAD (compressed bytes) adds itself.
+        let mut padded = src.clone();
+        padded.extend([0u8; 4096]);
+        padded.extend([PAD; 100]);
+        let c2 = encode(&padded, &mut Vec::new());
+        assert_eq!((c2.data, c2.runs, c2.padding), (4096, 4096, 100));
+        assert_eq!(m.stored_len(Codec::ZSTD1, &c2, h, 0), 4096 + 100);
+        let mut zeros = src.clone();
+        zeros.extend([0u8; 4096]);
+        let c3 = encode(&zeros, &mut Vec::new());
+        assert_eq!(m.stored_len(Codec::ZSTD1, &c3, h, 0), a);
         let lo = m.ratio(Codec::ZSTD1, 4096, 0.0).unwrap() * 4096.0;
         let hi = m.ratio(Codec::ZSTD1, 4096, 1.0).unwrap() * 4096.0;
         assert!((lo.floor() as usize..=hi.ceil() as usize).contains(&a));
@@ -406,7 +471,7 @@ mod tests {
         );
         assert_eq!(m.ratio(Codec::Lz4, 4096, 0.3), None);
         // Never below the encoding's length.
-        assert_eq!(m.stored_len(Codec::ZSTD1, &src, 4000), 4000);
+        assert_eq!(m.stored_len(Codec::ZSTD1, &c, h, 4000), 4000);
         // The mean of many draws is near the measured mean ratio.
         let mut coder = Coder::new();
         let (mut real, mut drawn) = (0usize, 0usize);
@@ -425,6 +490,22 @@ mod tests {
         }
         let r = drawn as f64 / real as f64;
         assert!((0.8..1.25).contains(&r), "{r}");
+        // Through a Coder: round trip, and modeled output compressed again stays its size.
+        let mut coder = Coder::modeled(Arc::new(m.clone()));
+        assert!(coder.is_modeled());
+        let mut once = Vec::new();
+        let n = coder.compress(Codec::ZSTD1, &src, &mut once);
+        assert_eq!(n, a);
+        assert!(n < src.len() / 2, "{n}");
+        let mut back = vec![0; src.len()];
+        coder.decompress(Codec::ZSTD1, &once, &mut back).unwrap();
+        assert_eq!(back, src);
+        let mut twice = Vec::new();
+        let again = coder.compress(Codec::ZSTD1, &once, &mut twice);
+        assert!(again >= once.len(), "{again} < {}", once.len());
+        let mut back2 = vec![0; once.len()];
+        coder.decompress(Codec::ZSTD1, &twice, &mut back2).unwrap();
+        assert_eq!(back2, once);
         // A damaged table is refused.
         let mut bad = m.clone();
         bad.codecs[0].ratios[2].pop();

@@ -62,8 +62,11 @@
 
 use std::io;
 
+mod sparse;
+
 pub(crate) use crate::image::ImageFile;
 use crate::layout::Layout;
+use sparse::SparseBytes;
 
 pub(crate) enum Storage {
     /// Per zone bytes, and the zone capacity in bytes and metadata bytes (reserved on first
@@ -80,12 +83,33 @@ pub(crate) struct MemoryBudget {
     /// The most `held` has been.
     pub peak: u64,
     pub limit: u64,
+    /// Zones written from now on keep their bytes page-encoded ([`SparseBytes`]): a modeled
+    /// payload's zero and padding runs then cost no memory.
+    pub sparse: bool,
 }
 
 #[derive(Default)]
 pub(crate) struct ZoneBytes {
     data: Vec<u8>,
+    /// The zone's bytes when kept sparse (then `data` is empty).
+    sparse: Option<SparseBytes>,
     metadata: Vec<u8>,
+}
+
+impl ZoneBytes {
+    fn len(&self) -> u64 {
+        self.sparse
+            .as_ref()
+            .map_or(self.data.len() as u64, SparseBytes::len)
+    }
+
+    /// Host memory held.
+    fn held(&self) -> u64 {
+        self.sparse
+            .as_ref()
+            .map_or(self.data.len() as u64, SparseBytes::held)
+            + self.metadata.len() as u64
+    }
 }
 
 /// In-memory bytes of an `AppendBytes` past which an image-backed device moves them to the
@@ -217,6 +241,7 @@ impl Storage {
                 held: 0,
                 peak: 0,
                 limit: crate::layout::default_memory_budget(),
+                sparse: false,
             },
         )
     }
@@ -248,14 +273,21 @@ impl Storage {
                         crate::layout::human_bytes(budget.limit)
                     )));
                 }
+                let z = &mut zones[zone as usize];
+                assert_eq!(z.len(), offset, "zone data is written sequentially");
+                if budget.sparse && z.data.is_empty() {
+                    let before = z.held();
+                    z.sparse.get_or_insert_default().extend(data);
+                    if !metadata.is_empty() {
+                        z.metadata.resize(meta_offset as usize, 0);
+                        z.metadata.extend_from_slice(metadata);
+                    }
+                    budget.held += z.held() - before;
+                    budget.peak = budget.peak.max(budget.held);
+                    return Ok(());
+                }
                 budget.held += more;
                 budget.peak = budget.peak.max(budget.held);
-                let z = &mut zones[zone as usize];
-                assert_eq!(
-                    z.data.len() as u64,
-                    offset,
-                    "zone data is written sequentially"
-                );
                 if z.data.capacity() == 0 {
                     // Untouched pages cost nothing until written; no reallocation copies later.
                     z.data.reserve_exact(*cap as usize);
@@ -289,8 +321,16 @@ impl Storage {
         metadata: &[u8],
     ) -> io::Result<()> {
         match self {
-            Storage::Memory(zones, ..) => {
-                let len = zones[zone as usize].data.len() as u64;
+            Storage::Memory(zones, _, _, budget) => {
+                let z = &mut zones[zone as usize];
+                if let Some(sp) = z.sparse.take() {
+                    // Overwritten in place (a ZNS+ TL-open zone): back to plain bytes.
+                    let before = sp.held();
+                    z.data = sp.to_vec();
+                    budget.held = budget.held - before + z.data.len() as u64;
+                    budget.peak = budget.peak.max(budget.held);
+                }
+                let len = z.data.len() as u64;
                 let end = offset + data.len() as u64;
                 if end > len {
                     // Past the written end: grow with zeros first (counted against the budget).
@@ -345,7 +385,10 @@ impl Storage {
             Storage::Memory(zones, ..) => {
                 let z = &zones[zone as usize];
                 let o = offset as usize;
-                buf.copy_from_slice(&z.data[o..o + buf.len()]);
+                match &z.sparse {
+                    Some(sp) => sp.read(offset, buf),
+                    None => buf.copy_from_slice(&z.data[o..o + buf.len()]),
+                }
                 if !metadata.is_empty() {
                     let mo = meta_offset as usize;
                     // Blocks written without metadata read it back as zeros.
@@ -376,12 +419,17 @@ impl Storage {
         match self {
             Storage::Memory(zones, _, _, budget) => {
                 let z = std::mem::take(&mut zones[zone as usize]);
-                budget.held = budget
-                    .held
-                    .saturating_sub((z.data.len() + z.metadata.len()) as u64);
+                budget.held = budget.held.saturating_sub(z.held());
                 Ok(())
             }
             Storage::Image(img) => img.punch_zone(zone),
+        }
+    }
+
+    /// Keep zones written from now on page-encoded (in memory; no effect on an image).
+    pub fn set_sparse(&mut self, sparse: bool) {
+        if let Storage::Memory(_, _, _, budget) = self {
+            budget.sparse = sparse;
         }
     }
 

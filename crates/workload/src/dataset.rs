@@ -179,8 +179,8 @@ impl Values {
         }
     }
 
-    /// A modeled payload's values: the sizes and random draws of [`Values::open`]'s, zeros
-    /// for bytes (`model` was measured on the corpus and knows its length).
+    /// A modeled payload's values: the sizes and random draws of [`Values::open`]'s, made of
+    /// the byte `codec::modeled::VALUE` (`model` was measured on the corpus and knows its length).
     pub fn modeled(dataset: Dataset, model: &SizeModel) -> Values {
         Values {
             dataset,
@@ -195,7 +195,7 @@ impl Values {
         let len = self.dataset.value_size(rng).unwrap_or(1024).min(corpus_len);
         let at = rng.below((corpus_len - len + 1) as u64) as usize;
         if self.modeled_len.is_some() {
-            return vec![0; len];
+            return vec![codec::modeled::VALUE; len];
         }
         self.corpus[at..at + len].to_vec()
     }
