@@ -125,6 +125,9 @@ pub(crate) struct AppendBytes {
     tail: Vec<u8>,
     spilled: u64,
     persisted: u64,
+    /// In memory with a modeled payload: the bytes from `spilled` on whose pages went
+    /// page-encoded ([`SparseBytes`]); `tail` follows them.
+    packed: SparseBytes,
 }
 
 impl AppendBytes {
@@ -134,16 +137,22 @@ impl AppendBytes {
             tail: Vec::new(),
             spilled: len,
             persisted: len,
+            packed: SparseBytes::default(),
         }
     }
 
     pub fn len(&self) -> u64 {
-        self.spilled + self.tail.len() as u64
+        self.tail_start() + self.tail.len() as u64
+    }
+
+    /// Where `tail` starts.
+    fn tail_start(&self) -> u64 {
+        self.spilled + self.packed.len()
     }
 
     /// Bytes held in memory.
     pub fn resident(&self) -> u64 {
-        self.tail.len() as u64
+        self.tail.len() as u64 + self.packed.held()
     }
 
     pub fn extend(&mut self, bytes: &[u8]) {
@@ -152,7 +161,7 @@ impl AppendBytes {
 
     /// Grow with zeros to `len` bytes (a gap before the next slot or unit).
     pub fn zero_to(&mut self, len: u64) {
-        self.tail.resize((len - self.spilled) as usize, 0);
+        self.tail.resize((len - self.tail_start()) as usize, 0);
     }
 
     /// Copy bytes [off, off + out.len()) into `out`: the part before `spilled` from the image
@@ -177,10 +186,18 @@ impl AppendBytes {
             img.read_flash(addr + off, &mut out[..split])
                 .map_err(|_| Status::UNRECOVERED_READ_ERROR)?;
         }
-        if split < out.len() {
-            let from = (off + split as u64 - self.spilled) as usize;
-            let rest = out.len() - split;
-            out[split..].copy_from_slice(&self.tail[from..from + rest]);
+        // Then the packed pages, then the tail.
+        let (packed_end, mut at) = (self.tail_start(), split);
+        if at < out.len() && off + (at as u64) < packed_end {
+            let from = off + at as u64 - self.spilled;
+            let n = ((packed_end - (off + at as u64)) as usize).min(out.len() - at);
+            self.packed.read(from, &mut out[at..at + n]);
+            at += n;
+        }
+        if at < out.len() {
+            let from = (off + at as u64 - packed_end) as usize;
+            let rest = out.len() - at;
+            out[at..].copy_from_slice(&self.tail[from..from + rest]);
         }
         Ok(())
     }
@@ -188,8 +205,17 @@ impl AppendBytes {
     /// On an image, move the bytes in memory there once they pass a quarter of the region's
     /// `cap` (at most SPILL_BYTES) or fill it. A failed write keeps them in memory.
     pub fn spill(&mut self, storage: &Storage, addr: u64, cap: u64) {
-        let Storage::Image(img) = storage else {
-            return;
+        let img = match storage {
+            Storage::Image(img) => img,
+            Storage::Memory(_, _, _, budget) => {
+                // A modeled payload in memory: whole pages of the tail go page-encoded.
+                let whole = self.tail.len() / sparse::PAGE * sparse::PAGE;
+                if budget.sparse && whole >= 16 * sparse::PAGE {
+                    self.packed.extend(&self.tail[..whole]);
+                    self.tail.drain(..whole);
+                }
+                return;
+            }
         };
         let limit = SPILL_BYTES.min(cap / 4);
         let full = self.len() == cap && !self.tail.is_empty();
@@ -461,6 +487,49 @@ impl Storage {
         match self {
             Storage::Memory(_, _, _, budget) => budget.peak,
             Storage::Image(_) => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A modeled payload's region in memory: whole pages go page-encoded as it grows, reads
+    /// across the packed pages and the tail give back what was appended.
+    #[test]
+    fn a_packed_region_reads_back_what_was_appended() {
+        let layout = crate::presets::test_min().layout().expect("layout");
+        let mut storage = Storage::memory(&layout);
+        storage.set_sparse(true);
+        let mut region = AppendBytes::default();
+        let mut want = Vec::new();
+        for i in 0..40u32 {
+            let mut piece = format!("key{i}").into_bytes();
+            piece.resize(
+                3000 + (i as usize * 37) % 2000,
+                if i % 2 == 0 { 0x56 } else { 0 },
+            );
+            region.extend(&piece);
+            want.extend(&piece);
+            region.zero_to(want.len() as u64 + 100);
+            want.resize(want.len() + 100, 0);
+            region.spill(&storage, 0, 1 << 30);
+        }
+        assert!(region.packed.len() > 0, "pages were packed");
+        assert!(region.resident() < want.len() as u64 / 4);
+        assert_eq!(region.len(), want.len() as u64);
+        for (off, len) in [
+            (0, want.len()),
+            (4000, 9000),
+            (want.len() - 5000, 5000),
+            (7, 1),
+        ] {
+            let mut out = vec![0xEE; len];
+            region
+                .read(&storage, 0, off as u64, &mut out)
+                .expect("read");
+            assert_eq!(out, &want[off..off + len], "{off}+{len}");
         }
     }
 }

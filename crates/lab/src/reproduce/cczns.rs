@@ -271,7 +271,8 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
         let images = args
             .image_dir
             .clone()
-            .or_else(|| (s > 0.02).then(|| out.join("images")));
+            // A modeled payload's device holds keys and structures only: memory suffices.
+            .or_else(|| (s > 0.02 && args.payload.is_real()).then(|| out.join("images")));
         if let Some(d) = &images {
             std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
             (hooks.progress)(&format!(

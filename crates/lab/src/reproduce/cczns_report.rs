@@ -143,6 +143,27 @@ impl Report<'_> {
                  (`MODEL_VERSION`: --resume would run them again)."
             )
         };
+        // Runs made with a modeled payload (sizes drawn, no codec) say so here, for every
+        // figure below.
+        let modeled = self
+            .results
+            .iter()
+            .filter(|v| v["payload"] == "modeled")
+            .count();
+        let payload = match modeled {
+            0 => String::new(),
+            n if n == present => {
+                "**Payload: modeled** (`--payload modeled`): every run's values are \
+                 runs of one byte and every codec's stored sizes are drawn from its distribution \
+                 measured on the dataset's corpus (`znslab corpus model`); no codec ran. Every \
+                 figure below is a modeled one."
+                    .to_string()
+            }
+            n => format!(
+                "**Payload: mixed**: {n} of these runs had a modeled payload (sizes drawn, no \
+                 codec: their JSON says `\"payload\": \"modeled\"`), the others real bytes."
+            ),
+        };
         // With --resume, runs from earlier invocations are not in the last one's wall time.
         let last = if wall_s.is_finite() {
             format!(
@@ -163,7 +184,7 @@ impl Report<'_> {
             (20e6 * s).round(),
             (5e6 * s).round(),
             self.runs.len(),
-            [last, model]
+            [last, model, payload]
                 .iter()
                 .filter(|t| !t.is_empty())
                 .cloned()
