@@ -270,3 +270,38 @@ fn reproduce_cczns_only_an_unknown_run_makes_nothing_and_lists_the_names() {
     refused(&o, "--jobs 0");
     assert!(!std::path::Path::new(&out).exists());
 }
+
+#[test]
+fn a_modeled_payload_is_refused_where_it_cannot_work_and_says_so_where_it_ran() {
+    let wa = workload("workloada");
+    let load = |extra: &[&str]| {
+        let mut args = vec!["ycsb", "load", "-P", &wa, "-p", "recordcount=2000"];
+        args.extend_from_slice(extra);
+        znslab_within(60, &args)
+    };
+    refused(&load(&["--payload", "bytes"]), "--payload");
+    // YCSB's own random records have no corpus to measure.
+    refused(&load(&["--payload", "modeled"]), "corpus dataset");
+    let dir = TempDir::new("modeled");
+    let img = dir.path("m.img");
+    refused(
+        &load(&[
+            "-p",
+            "dataset=amazon",
+            "--payload",
+            "modeled",
+            "--image",
+            &img,
+        ]),
+        "--image",
+    );
+    assert!(
+        !std::path::Path::new(&img).exists(),
+        "refused before the image is made"
+    );
+    let o = load(&["-p", "dataset=amazon", "--payload", "modeled", "--json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["payload"], "modeled");
+    assert_eq!(v["phases"][0]["operations"]["INSERT"]["ok"], 2000);
+}
