@@ -244,8 +244,8 @@ fn get_varint(src: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
-/// Leading bytes of `s` equal to `b`, eight at a time.
-fn run_of(s: &[u8], b: u8) -> usize {
+/// Leading bytes of `s` equal to `b`, eight at a time (also the device's page encoding's).
+pub fn run_of(s: &[u8], b: u8) -> usize {
     let word = u64::from_ne_bytes([b; 8]);
     let mut n = 0;
     for w in s.chunks_exact(8) {

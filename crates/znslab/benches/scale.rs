@@ -1,7 +1,8 @@
 //! How the emulator's cost follows the work (issue 25): for YCSB Loads on `amazon` (ZSTD and
 //! CCZNS), wall time against the pure codec time of the bytes the run compressed and
 //! decompressed, peak RSS against the bytes the device held, and simulated seconds per wall
-//! second; then fio 4 KiB random reads in device commands per wall second.
+//! second; the same Loads with a modeled payload (`--payload modeled`) beside real bytes; then
+//! fio 4 KiB random reads in device commands per wall second.
 //!
 //! `cargo bench -p znslab --bench scale` (200 k and 2 M records; about 4 minutes), or
 //! `cargo bench -p znslab --bench scale -- 200000 500000` for other record counts. Each run is
@@ -87,6 +88,26 @@ fn codec_seconds(values: &[u8], compress: u64, decompress: u64) -> f64 {
     t_compress + t0.elapsed().as_secs_f64()
 }
 
+/// YCSB Load of `n` amazon records with `scheme` and `payload` (real or modeled).
+fn ycsb_load(n: u64, scheme: &str, payload: &str) -> (Value, f64, u64) {
+    let count = format!("recordcount={n}");
+    run(&[
+        "ycsb",
+        "load",
+        "-P",
+        "workloads/workloada",
+        "-p",
+        &count,
+        "-p",
+        "dataset=amazon",
+        "--compression",
+        scheme,
+        "--payload",
+        payload,
+        "--json",
+    ])
+}
+
 fn main() {
     let mut records: Vec<u64> = std::env::args()
         .skip(1)
@@ -110,20 +131,7 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for &n in &records {
         for scheme in ["zstd", "cc"] {
-            let count = format!("recordcount={n}");
-            let (v, wall, rss) = run(&[
-                "ycsb",
-                "load",
-                "-P",
-                "workloads/workloada",
-                "-p",
-                &count,
-                "-p",
-                "dataset=amazon",
-                "--compression",
-                scheme,
-                "--json",
-            ]);
+            let (v, wall, rss) = ycsb_load(n, scheme, "real");
             let (compress, decompress) = if scheme == "cc" {
                 let d = &v["device_compression"];
                 (
@@ -151,6 +159,35 @@ fn main() {
                 live as f64 / MIB,
                 rss as f64 / (held.max(1)) as f64,
                 sim_s / wall,
+            );
+        }
+    }
+    // The modeled payload beside real bytes: the same Loads, wall time and figures.
+    println!(
+        "\n| records | scheme | real wall s | modeled wall s | real/modeled | real RSS MiB | modeled RSS MiB | flash bytes modeled/real | kops/s modeled/real |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for &n in &records {
+        for scheme in ["zstd", "cc"] {
+            let (r, r_wall, r_rss) = ycsb_load(n, scheme, "real");
+            let (m, m_wall, m_rss) = ycsb_load(n, scheme, "modeled");
+            let ratio = |key: &str| {
+                m["phases"][0][key]
+                    .as_f64()
+                    .or_else(|| m[key].as_f64())
+                    .unwrap_or(0.0)
+                    / r["phases"][0][key]
+                        .as_f64()
+                        .or_else(|| r[key].as_f64())
+                        .unwrap_or(f64::NAN)
+            };
+            println!(
+                "| {n} | {scheme} | {r_wall:.2} | {m_wall:.2} | {:.1} | {:.0} | {:.0} | {:.3} | {:.3} |",
+                r_wall / m_wall.max(1e-9),
+                r_rss as f64 / MIB,
+                m_rss as f64 / MIB,
+                ratio("flash_bytes_programmed"),
+                ratio("throughput_ops_per_s"),
             );
         }
     }

@@ -4,6 +4,8 @@
 //! memory for the keys and structures only, not for the bytes it pretends to store. Written
 //! in order (zones are), read anywhere; the last partial page stays raw until it fills.
 
+use codec::modeled::run_of;
+
 /// Bytes per encoded page.
 pub(crate) const PAGE: usize = 4096;
 
@@ -22,20 +24,6 @@ pub(crate) struct SparseBytes {
     starts: Vec<u64>,
     /// The bytes after the last whole page, raw.
     tail: Vec<u8>,
-}
-
-/// Leading bytes of `s` equal to `b`, eight at a time.
-fn run_of(s: &[u8], b: u8) -> usize {
-    let word = u64::from_ne_bytes([b; 8]);
-    let mut n = 0;
-    for w in s.chunks_exact(8) {
-        let x = u64::from_ne_bytes(w.try_into().expect("8 bytes")) ^ word;
-        if x != 0 {
-            return n + (x.to_le().trailing_zeros() / 8) as usize;
-        }
-        n += 8;
-    }
-    n + s[n..].iter().take_while(|&&c| c == b).count()
 }
 
 /// Append the encoding of one page (at most 64 KiB: lengths are u16) to `out`.
