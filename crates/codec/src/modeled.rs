@@ -12,7 +12,8 @@
 //! engine profiles on raw sizes as in a real run, so only stored sizes differ, and they follow
 //! the measured distribution.
 //!
-//! The draw is a pure function of the input's bytes (an xxh3 hash picks the quantile), so a
+//! The draw is a pure function of the input's bytes (an xxh3 hash of their encoding picks the
+//! quantile), so a
 //! run is as deterministic as a real one. A buffer whose encoding is longer than the draw (a
 //! Bloom filter, dense metadata) is stored at its encoding's length: incompressible data stays
 //! incompressible, and modeled output compressed again (a host-compressed table on a
@@ -447,7 +448,7 @@ mod tests {
         let src = record_stream(4096, 1);
         let mut enc = Vec::new();
         let c = encode(&src, &mut enc);
-        let h = xxh3_64(&src);
+        let h = xxh3_64(&enc);
         let a = m.stored_len(Codec::ZSTD1, &c, h, enc.len());
         // Zeros (block padding) add nothing; PAD (compressed bytes) adds itself.
         let mut padded = src.clone();
