@@ -373,11 +373,23 @@ mod tests {
                 device_scale: None,
                 image: None,
                 resume: false,
+                payload: Payload::Real,
             }),
             tags: tags(&[("scheme", json!("cc")), ("records", json!(40_000))]),
         };
-        let list = RunList { run: vec![spec] };
+        let mut list = RunList { run: vec![spec] };
         let text = list.to_toml().expect("to toml");
+        assert!(
+            !text.contains("payload"),
+            "real bytes are the default: {text}"
+        );
+        assert_eq!(RunList::from_toml(&text).expect("from toml"), list);
+        // A modeled payload goes through the list too.
+        if let Work::Ycsb(y) = &mut list.run[0].work {
+            y.payload = Payload::Modeled;
+        }
+        let text = list.to_toml().expect("to toml");
+        assert!(text.contains("payload = \"modeled\""), "{text}");
         assert_eq!(RunList::from_toml(&text).expect("from toml"), list);
     }
 

@@ -167,7 +167,7 @@ mod tests {
             x ^= x << 17;
             out.extend_from_slice(format!("user{}", x % 1_000_000_007).as_bytes());
             let run = (x % 1500) as usize;
-            let b = if x % 3 == 0 { 0xA5 } else { 0 };
+            let b = if x.is_multiple_of(3) { 0xA5 } else { 0 };
             out.resize(out.len() + run, b);
             out.extend_from_slice(&x.to_le_bytes()[..(x % 9) as usize]);
         }
