@@ -2,7 +2,6 @@
 
 use std::fmt;
 use std::str::FromStr;
-
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -132,7 +131,7 @@ impl From<Codec> for String {
 /// cost more than compressing a 4 KiB chunk). One per engine or thread of the simulation.
 ///
 /// A coder made by [`Coder::modeled`] runs no codec: sizes come from a measured distribution
-/// and the bytes from a zero-run encoding (see [`crate::modeled`]).
+/// and the bytes from a run encoding (see [`crate::modeled`]).
 #[derive(Default)]
 pub struct Coder {
     model: Option<Arc<SizeModel>>,

@@ -13,8 +13,7 @@
 //! the measured distribution.
 //!
 //! The draw is a pure function of the input's bytes (an xxh3 hash of their encoding picks the
-//! quantile), so a
-//! run is as deterministic as a real one. A buffer whose encoding is longer than the draw (a
+//! quantile), so a run is as deterministic as a real one. A buffer whose encoding is longer than the draw (a
 //! Bloom filter, dense metadata) is stored at its encoding's length: incompressible data stays
 //! incompressible, and modeled output compressed again (a host-compressed table on a
 //! compressing device) stays its size, as real compressed data does.
@@ -37,9 +36,12 @@ pub const VALUE: u8 = 0x56;
 /// What pads an encoding to its drawn size: it stands for compressed bytes, which no codec
 /// shrinks again.
 pub const PAD: u8 = 0xA5;
+/// log2 of the smallest size class.
+const FIRST_CLASS_LOG2: u32 = 8;
 /// Quantiles kept per input size: 0, 1/64, ..., 1.
 pub const QUANTILES: usize = 65;
-/// Input sizes the distribution is measured at (bytes); others interpolate in log size.
+/// Input sizes the distribution is measured at (bytes): powers of two from 2^FIRST_CLASS_LOG2;
+/// others interpolate in log size.
 pub const SIZE_CLASSES: [u32; 11] = [
     256,
     512,
@@ -188,21 +190,17 @@ impl SizeModel {
             let f = x - i as f64;
             q[i] as f64 * (1.0 - f) + q[i + 1] as f64 * f
         };
+        // Size classes are consecutive powers of two: class c at log2 = FIRST_CLASS_LOG2 + c.
         let len = (raw_len.max(1) as f64).log2();
-        let first = (SIZE_CLASSES[0] as f64).log2();
-        let last = (SIZE_CLASSES[SIZE_CLASSES.len() - 1] as f64).log2();
-        if len <= first {
+        let last = SIZE_CLASSES.len() - 1;
+        if len <= FIRST_CLASS_LOG2 as f64 {
             return Some(at(0));
         }
-        if len >= last {
-            return Some(at(SIZE_CLASSES.len() - 1));
+        if len >= (FIRST_CLASS_LOG2 as usize + last) as f64 {
+            return Some(at(last));
         }
-        let c = SIZE_CLASSES.partition_point(|&s| (s as f64).log2() <= len) - 1;
-        let (l0, l1) = (
-            (SIZE_CLASSES[c] as f64).log2(),
-            (SIZE_CLASSES[c + 1] as f64).log2(),
-        );
-        let f = (len - l0) / (l1 - l0);
+        let c = len.floor() as usize - FIRST_CLASS_LOG2 as usize;
+        let f = len - (FIRST_CLASS_LOG2 as usize + c) as f64;
         Some(at(c) * (1.0 - f) + at(c + 1) * f)
     }
 
@@ -214,11 +212,10 @@ impl SizeModel {
     pub fn stored_len(&self, codec: Codec, c: &Census, hash: u64, encoded: usize) -> usize {
         let u = (hash >> 11) as f64 / (1u64 << 53) as f64;
         let data = c.data as usize;
+        // Bytes beside padding are compressed output too (the encodings it pads).
         let drawn = match self.ratio(codec, data, u) {
-            // Bytes beside padding are compressed output too (the encodings it pads).
-            Some(_) if c.padding > 0 => data,
-            Some(r) => (r * data as f64).ceil() as usize,
-            None => data,
+            Some(r) if c.padding == 0 => (r * data as f64).ceil() as usize,
+            _ => data,
         };
         (drawn + c.padding as usize).max(encoded)
     }
@@ -245,8 +242,8 @@ fn get_varint(src: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
-/// Leading bytes of `s` equal to `b`, eight at a time (also the device's page encoding's).
-pub fn run_of(s: &[u8], b: u8) -> usize {
+/// Leading bytes of `s` equal to `b`, eight at a time.
+fn run_of(s: &[u8], b: u8) -> usize {
     let word = u64::from_ne_bytes([b; 8]);
     let mut n = 0;
     for w in s.chunks_exact(8) {
@@ -410,6 +407,13 @@ mod tests {
         let mut back = vec![0; 4096];
         decode(&enc, &mut back).unwrap();
         assert_eq!(back, dense);
+    }
+
+    #[test]
+    fn size_classes_are_the_powers_of_two_ratio_assumes() {
+        for (i, &s) in SIZE_CLASSES.iter().enumerate() {
+            assert_eq!(s, 1 << (FIRST_CLASS_LOG2 as usize + i));
+        }
     }
 
     #[test]

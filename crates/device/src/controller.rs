@@ -264,7 +264,7 @@ impl Controller {
     /// any data is written: chunks stored one way are read back the same way.
     pub fn set_payload_model(&mut self, model: Option<&codec::Modeled>) {
         self.engine.coder = codec::Coder::for_payload(model);
-        // Its zero and padding runs would otherwise take the memory real bytes take.
+        // Its runs (values, padding) would otherwise take the memory real bytes take.
         self.storage.set_sparse(model.is_some());
     }
 

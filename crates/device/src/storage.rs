@@ -84,7 +84,7 @@ pub(crate) struct MemoryBudget {
     pub peak: u64,
     pub limit: u64,
     /// Zones written from now on keep their bytes page-encoded ([`SparseBytes`]): a modeled
-    /// payload's zero and padding runs then cost no memory.
+    /// payload's runs (values, padding) then cost next to no memory.
     pub sparse: bool,
 }
 

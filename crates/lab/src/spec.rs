@@ -107,8 +107,8 @@ pub struct YcsbRun {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub resume: bool,
     /// `real` (the default: values are the dataset's bytes, codecs run) or `modeled` (values
-    /// are zeros of the same sizes, stored sizes drawn from the codec's measured distribution:
-    /// `codec::modeled`).
+    /// are runs of one byte of the same sizes, stored sizes drawn from the codec's measured
+    /// distribution: `codec::modeled`).
     #[serde(default, skip_serializing_if = "Payload::is_real")]
     pub payload: Payload,
 }

@@ -134,48 +134,52 @@ pub fn corpus_dir() -> PathBuf {
 }
 
 /// Values of a dataset, from its corpus: each value a slice at a random offset. A modeled
-/// payload's values are zeros of the same sizes (no corpus is read).
+/// payload's values are runs of one byte of the same sizes (no corpus is read).
 pub struct Values {
     dataset: Dataset,
-    corpus: Rc<Vec<u8>>,
-    /// Modeled: the length of the corpus offsets were drawn below (the draws stay the same).
-    modeled_len: Option<usize>,
+    /// The corpus; None for a modeled payload.
+    corpus: Option<Rc<Vec<u8>>>,
+    /// The length offsets are drawn below (the corpus's, or the one the model was measured
+    /// on: the draws stay the same).
+    corpus_len: usize,
+}
+
+/// A dataset's corpus, read whole (None for `random`); an error names the build step when it
+/// is missing, and refuses one too small to draw values from.
+fn read_corpus(dataset: Dataset) -> Result<Option<Vec<u8>>, DatasetError> {
+    let Some(name) = dataset.corpus() else {
+        return Ok(None);
+    };
+    let path = corpus_dir().join(format!("{name}.txt"));
+    let data = std::fs::read(&path).map_err(|_| DatasetError::Missing {
+        dataset: dataset.name(),
+        corpus: name,
+        path: path.display().to_string(),
+    })?;
+    if data.len() < 64 << 10 {
+        return Err(DatasetError::Bad {
+            path: path.display().to_string(),
+            why: format!(
+                "{} bytes: too small to draw values from (rebuild it)",
+                data.len()
+            ),
+        });
+    }
+    Ok(Some(data))
 }
 
 impl Values {
     /// Load the dataset's corpus (None for `random`, whose values the workload makes itself).
     pub fn open(dataset: Dataset) -> Result<Option<Values>, DatasetError> {
-        let Some(name) = dataset.corpus() else {
-            return Ok(None);
-        };
-        let path = corpus_dir().join(format!("{name}.txt"));
-        let data = std::fs::read(&path).map_err(|_| DatasetError::Missing {
-            dataset: dataset.name(),
-            corpus: name,
-            path: path.display().to_string(),
-        })?;
-        if data.len() < 64 << 10 {
-            return Err(DatasetError::Bad {
-                path: path.display().to_string(),
-                why: format!(
-                    "{} bytes: too small to draw values from (rebuild it)",
-                    data.len()
-                ),
-            });
-        }
-        Ok(Some(Values {
-            dataset,
-            corpus: Rc::new(data),
-            modeled_len: None,
-        }))
+        Ok(read_corpus(dataset)?.map(|data| Values::from_bytes(dataset, data)))
     }
 
     /// From bytes already in memory (tests).
     pub fn from_bytes(dataset: Dataset, corpus: Vec<u8>) -> Values {
         Values {
             dataset,
-            corpus: Rc::new(corpus),
-            modeled_len: None,
+            corpus_len: corpus.len(),
+            corpus: Some(Rc::new(corpus)),
         }
     }
 
@@ -184,20 +188,23 @@ impl Values {
     pub fn modeled(dataset: Dataset, model: &SizeModel) -> Values {
         Values {
             dataset,
-            corpus: Rc::new(Vec::new()),
-            modeled_len: Some(model.corpus_len as usize),
+            corpus: None,
+            corpus_len: model.corpus_len as usize,
         }
     }
 
     /// A value: a size from the dataset's distribution, bytes from the corpus.
     pub fn next(&self, rng: &mut Rng) -> Vec<u8> {
-        let corpus_len = self.modeled_len.unwrap_or(self.corpus.len());
-        let len = self.dataset.value_size(rng).unwrap_or(1024).min(corpus_len);
-        let at = rng.below((corpus_len - len + 1) as u64) as usize;
-        if self.modeled_len.is_some() {
-            return vec![codec::modeled::VALUE; len];
+        let len = self
+            .dataset
+            .value_size(rng)
+            .unwrap_or(1024)
+            .min(self.corpus_len);
+        let at = rng.below((self.corpus_len - len + 1) as u64) as usize;
+        match &self.corpus {
+            Some(c) => c[at..at + len].to_vec(),
+            None => vec![codec::modeled::VALUE; len],
         }
-        self.corpus[at..at + len].to_vec()
     }
 }
 
@@ -246,31 +253,24 @@ pub fn size_model(dataset: Dataset) -> Result<Arc<SizeModel>, DatasetError> {
                 .into(),
         });
     };
-    let dir = corpus_dir();
-    let corpus_path = dir.join(format!("{name}.txt"));
-    let model_path = dir.join(format!("{name}.sizes.json"));
-    let corpus = std::fs::read(&corpus_path).ok();
+    let model_path = corpus_dir().join(format!("{name}.sizes.json"));
+    // A cached model serves without its corpus; with it, only if measured on these bytes.
+    let corpus = read_corpus(dataset);
     if let Ok(text) = std::fs::read(&model_path) {
         if let Ok(m) = serde_json::from_slice::<SizeModel>(&text) {
-            let same = corpus.as_ref().is_none_or(|c| {
-                c.len() as u64 == m.corpus_len && xxhash_rust::xxh3::xxh3_64(c) == m.corpus_xxh3
-            });
+            let same = corpus
+                .as_ref()
+                .ok()
+                .and_then(Option::as_ref)
+                .is_none_or(|c| {
+                    c.len() as u64 == m.corpus_len && xxhash_rust::xxh3::xxh3_64(c) == m.corpus_xxh3
+                });
             if same && m.validate().is_ok() && m.dataset == dataset.name() {
                 return Ok(Arc::new(m));
             }
         }
     }
-    let corpus = corpus.ok_or_else(|| DatasetError::Missing {
-        dataset: dataset.name(),
-        corpus: name,
-        path: corpus_path.display().to_string(),
-    })?;
-    if corpus.len() < 64 << 10 {
-        return Err(DatasetError::Bad {
-            path: corpus_path.display().to_string(),
-            why: format!("{} bytes: too small to measure (rebuild it)", corpus.len()),
-        });
-    }
+    let corpus = corpus?.expect("a corpus dataset has a corpus");
     let mut rng = Rng::new(0x5151_2025);
     let m = SizeModel::measure(dataset.name(), &corpus, &MODELED_CODECS, |len, _| {
         record_bytes(dataset, &corpus, &mut rng, len)

@@ -72,9 +72,9 @@ pub struct Args {
     /// `znslab run FILE` or another executor.
     #[arg(long)]
     write_runs: Option<PathBuf>,
-    /// cczns: `real` (the default) or `modeled`: values are zeros of the dataset's sizes and
-    /// every codec is replaced by sizes drawn from its distribution measured on the corpus
-    /// (cached beside it), for sweeps where only sizes matter (see docs/commands/reproduce.md).
+    /// cczns: `real` (the default) or `modeled`: values are runs of one byte of the dataset's
+    /// sizes and every codec is replaced by sizes drawn from its distribution measured on the
+    /// corpus (cached beside it), for sweeps where only sizes matter (docs/commands/reproduce.md).
     #[arg(long, default_value = "real", value_parser = ["real", "modeled"])]
     payload: String,
 }

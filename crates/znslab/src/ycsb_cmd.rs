@@ -73,9 +73,10 @@ pub struct Args {
     /// (Deflate on a QAT 8970), cc (CCZNS: the device compresses), cc-single-dr, cc-single-cw.
     #[arg(long, default_value = "snappy")]
     compression: String,
-    /// real (the default) or modeled: values are zeros of the dataset's sizes and every codec
-    /// (the store's and the device's) gives sizes drawn from its distribution measured on the
-    /// dataset's corpus, cached beside it; needs dataset=amazon or reddit, no --image.
+    /// real (the default) or modeled: values are runs of one byte of the dataset's sizes and
+    /// every codec (the store's and the device's) gives sizes drawn from its distribution
+    /// measured on the dataset's corpus, cached beside it; needs dataset=amazon or reddit, no
+    /// --image.
     #[arg(long, default_value = "real", value_parser = ["real", "modeled"])]
     payload: String,
     #[arg(long, default_value_t = 8)]

@@ -1,20 +1,13 @@
-//! A zone's bytes kept compact: each whole 4 KiB page encoded as runs of zeros, runs of one
-//! other repeated byte and literals. A modeled payload (`codec::modeled`) writes mostly zero
-//! runs (values) and padding runs (compressed bytes), so an in-memory device holding one needs
-//! memory for the keys and structures only, not for the bytes it pretends to store. Written
-//! in order (zones are), read anywhere; the last partial page stays raw until it fills.
+//! A zone's bytes kept compact: each whole 4 KiB page in the run encoding of
+//! `codec::modeled` (runs of one byte, literals). A modeled payload writes mostly runs (values,
+//! block padding, compressed bytes' padding), so an in-memory device holding one needs memory
+//! for the keys and structures only, not for the bytes it pretends to store. Written in order
+//! (zones are), read anywhere; the last partial page stays raw until it fills.
 
-use codec::modeled::run_of;
+use codec::modeled;
 
 /// Bytes per encoded page.
 pub(crate) const PAGE: usize = 4096;
-
-/// Runs shorter than this stay inside a literal.
-const MIN_RUN: usize = 8;
-
-const ZEROS: u8 = 0;
-const REPEAT: u8 = 1;
-const LITERAL: u8 = 2;
 
 #[derive(Debug, Default)]
 pub(crate) struct SparseBytes {
@@ -24,60 +17,6 @@ pub(crate) struct SparseBytes {
     starts: Vec<u64>,
     /// The bytes after the last whole page, raw.
     tail: Vec<u8>,
-}
-
-/// Append the encoding of one page (at most 64 KiB: lengths are u16) to `out`.
-fn encode_page(page: &[u8], out: &mut Vec<u8>) {
-    let mut i = 0;
-    let mut lit = 0; // start of the pending literal
-    while i < page.len() {
-        let b = page[i];
-        let run = run_of(&page[i..], b);
-        if run >= MIN_RUN || i + run == page.len() && lit == i {
-            if lit < i {
-                out.push(LITERAL);
-                out.extend_from_slice(&((i - lit) as u16).to_le_bytes());
-                out.extend_from_slice(&page[lit..i]);
-            }
-            if b == 0 {
-                out.push(ZEROS);
-            } else {
-                out.push(REPEAT);
-                out.push(b);
-            }
-            out.extend_from_slice(&(run as u16).to_le_bytes());
-            i += run;
-            lit = i;
-        } else {
-            i += run;
-        }
-    }
-    if lit < page.len() {
-        out.push(LITERAL);
-        out.extend_from_slice(&((page.len() - lit) as u16).to_le_bytes());
-        out.extend_from_slice(&page[lit..]);
-    }
-}
-
-/// Decode one page's encoding into `out` (exactly its length: the encoder wrote it).
-fn decode_page(mut enc: &[u8], out: &mut [u8]) {
-    let mut o = 0;
-    while o < out.len() {
-        let kind = enc[0];
-        let (byte, at) = match kind {
-            REPEAT => (enc[1], 2),
-            _ => (0, 1),
-        };
-        let n = u16::from_le_bytes([enc[at], enc[at + 1]]) as usize;
-        enc = &enc[at + 2..];
-        if kind == LITERAL {
-            out[o..o + n].copy_from_slice(&enc[..n]);
-            enc = &enc[n..];
-        } else {
-            out[o..o + n].fill(byte);
-        }
-        o += n;
-    }
 }
 
 impl SparseBytes {
@@ -111,7 +50,17 @@ impl SparseBytes {
 
     fn push_page(&mut self, page: &[u8]) {
         self.starts.push(self.arena.len() as u64);
-        encode_page(page, &mut self.arena);
+        modeled::encode(page, &mut self.arena);
+    }
+
+    /// Decode whole page `p` into `out` (PAGE bytes).
+    fn decode_page(&self, p: usize, out: &mut [u8]) {
+        let start = self.starts[p] as usize;
+        let end = self
+            .starts
+            .get(p + 1)
+            .map_or(self.arena.len(), |&e| e as usize);
+        modeled::decode(&self.arena[start..end], out).expect("a page its encoder wrote");
     }
 
     /// Copy bytes [off, off + out.len()) into `out` (the caller checked the range).
@@ -130,15 +79,10 @@ impl SparseBytes {
             let p = (at / PAGE as u64) as usize;
             let in_page = (at % PAGE as u64) as usize;
             let n = (PAGE - in_page).min(left);
-            let start = self.starts[p] as usize;
-            let end = self
-                .starts
-                .get(p + 1)
-                .map_or(self.arena.len(), |&e| e as usize);
             if n == PAGE {
-                decode_page(&self.arena[start..end], &mut out[o..o + PAGE]);
+                self.decode_page(p, &mut out[o..o + PAGE]);
             } else {
-                decode_page(&self.arena[start..end], &mut page_buf);
+                self.decode_page(p, &mut page_buf);
                 out[o..o + n].copy_from_slice(&page_buf[in_page..in_page + n]);
             }
             o += n;

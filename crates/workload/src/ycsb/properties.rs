@@ -32,8 +32,8 @@ pub struct YcsbConfig {
     /// znslab's `dataset` property: random (YCSB's records), amazon, reddit (values of Table III
     /// sizes drawn from a text corpus; updates replace the whole value).
     pub dataset: crate::dataset::Dataset,
-    /// A modeled payload (issue 25): values are zeros of the dataset's sizes and the store and
-    /// device draw stored sizes from this model. None: real bytes.
+    /// A modeled payload (issue 25): values are runs of one byte of the dataset's sizes and the
+    /// store and device draw stored sizes from this model. None: real bytes.
     pub payload: Option<codec::Modeled>,
     /// Every record the load phase writes, `[u32 len][key][u32 len][value]`, for replaying the
     /// same data into real RocksDB (`tools/rocksdb_crosscheck.py`).
