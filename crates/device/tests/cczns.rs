@@ -759,3 +759,55 @@ fn decompress_memo_changes_neither_bytes_nor_time_and_forgets_reset_zones() {
     // third hits both; after the reset, 2 misses.
     assert_eq!((hits, misses), (2, 6));
 }
+
+/// With a modeled payload (values are runs of one byte, sizes drawn from a codec's measured
+/// distribution) a DR decodes the stored encoding every time instead of keeping chunks in the
+/// memo (decoding runs costs what copying from the memo would, and the memo's copies were
+/// most of a modeled scan's wall time); the bytes come back the same on every read.
+#[test]
+fn a_modeled_payload_reads_back_without_the_memo() {
+    use codec::modeled::{CodecSizes, SizeModel, VALUE};
+    use codec::{Codec, Modeled};
+    use std::sync::Arc;
+    // Every codec stores half of what it is given, at every size and quantile.
+    let model = SizeModel {
+        dataset: "test".into(),
+        corpus_len: 0,
+        corpus_xxh3: 0,
+        codecs: [Codec::ZSTD1, Codec::Deflate(1), Codec::Lz4, Codec::Snappy]
+            .into_iter()
+            .map(|codec| CodecSizes {
+                codec,
+                ratios: vec![vec![0.5; 65]; 11],
+            })
+            .collect(),
+    };
+    model.validate().unwrap();
+    let mut d = cczns();
+    d.c.set_decompress_memo_bytes(1 << 20);
+    d.c.set_payload_model(Some(&Modeled(Arc::new(model))));
+    // Records: a key, then a value that is a run of VALUE.
+    let chunk = |k: u8| {
+        let mut v = Vec::new();
+        while v.len() < 4096 {
+            v.extend_from_slice(&[k, k.wrapping_mul(7), 1, 2, 3, 4, 5]);
+            v.extend(std::iter::repeat_n(VALUE, 200.min(4096 - v.len())));
+        }
+        v.truncate(4096);
+        v
+    };
+    let chunks = vec![chunk(1), chunk(2), chunk(3)];
+    let w = cw(&mut d, 0, 0, &chunks);
+    assert_eq!(w.comp.status, Status::SUCCESS);
+    let len = w.feedback.unwrap().written;
+    assert!(
+        len < 3 * 4096,
+        "stored {len} bytes: the model's sizes, not the raw ones"
+    );
+    for _ in 0..3 {
+        let r = dr(&mut d, 0, 0, len, true, 3);
+        assert_eq!((r.status, r.result), (Status::SUCCESS, 3));
+        assert_eq!(r.data, chunks.concat());
+    }
+    assert_eq!(d.c.decompress_memo_hits(), (0, 0), "the memo is not used");
+}
