@@ -50,9 +50,14 @@ fn free_overlap(
     let (lo, hi) = key_range(st, &[(level, &ins)]);
     let mut next = Vec::new();
     let (mut all_lo, mut all_hi) = (lo.clone(), hi.clone());
-    for g in &st.levels[out_level] {
-        if g.largest.as_slice() < lo.as_slice() || g.smallest.as_slice() > hi.as_slice() {
-            continue;
+    // The output level (below L0) is sorted and disjoint: the files overlapping [lo, hi]
+    // are consecutive, from the first whose largest key is not below lo.
+    let files = &st.levels[out_level];
+    debug_assert!(out_level > 0);
+    let first = files.partition_point(|g| g.largest.as_slice() < lo.as_slice());
+    for g in &files[first..] {
+        if g.smallest.as_slice() > hi.as_slice() {
+            break;
         }
         if busy.contains(&g.number) {
             return None;

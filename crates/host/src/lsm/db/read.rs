@@ -69,15 +69,16 @@ impl Inner {
             }
             let mut tables = Vec::new();
             if found.is_none() {
+                let covers = |f: &Rc<Sst>| f.smallest.as_slice() <= k && k <= f.largest.as_slice();
                 for (l, files) in st.levels.iter().enumerate() {
-                    let mut covering = files
-                        .iter()
-                        .filter(|f| f.smallest.as_slice() <= k && k <= f.largest.as_slice());
                     if l == 0 {
-                        tables.extend(covering.cloned());
-                    } else if let Some(f) = covering.next() {
-                        // Levels below L0 hold at most one file for a key.
-                        tables.push(f.clone());
+                        tables.extend(files.iter().filter(|f| covers(f)).cloned());
+                    } else {
+                        // Levels below L0 are sorted and disjoint: at most one file holds the
+                        // key, the first whose largest key is not below it (a binary search;
+                        // a level of S = 1 holds thousands of files).
+                        let i = files.partition_point(|f| f.largest.as_slice() < k);
+                        tables.extend(files.get(i).filter(|f| covers(f)).cloned());
                     }
                 }
             }

@@ -100,12 +100,23 @@ pub(super) fn compaction_needed_bytes(opts: &DbOptions, st: &State) -> u64 {
 pub(super) fn bottommost_bytes(st: &State) -> u64 {
     let overlaps =
         |a: &super::Sst, b: &super::Sst| !(a.largest < b.smallest || a.smallest > b.largest);
+    // Levels below L0 are sorted and disjoint: the only file of one that may overlap `f` is
+    // the first whose largest key is not below f's smallest (a binary search, so this stays
+    // O(files · levels · log files): S = 1 has thousands of files and asks this often).
+    let level_overlaps = |l: usize, f: &super::Sst| {
+        let files = &st.levels[l];
+        if l == 0 {
+            return files.iter().any(|g| overlaps(f, g));
+        }
+        let i = files.partition_point(|g| g.largest < f.smallest);
+        files.get(i).is_some_and(|g| overlaps(f, g))
+    };
     let mut total = 0;
     for (l, files) in st.levels.iter().enumerate() {
         for (i, f) in files.iter().enumerate() {
             // L0 is newest first: the older L0 tables come after it.
             let older_l0 = l == 0 && files[i + 1..].iter().any(|g| overlaps(f, g));
-            let deeper = st.levels[l + 1..].iter().flatten().any(|g| overlaps(f, g));
+            let deeper = (l + 1..st.levels.len()).any(|m| level_overlaps(m, f));
             if !older_l0 && !deeper {
                 total += f.size;
             }
