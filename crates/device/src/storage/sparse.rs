@@ -9,12 +9,22 @@ use codec::modeled;
 /// Bytes per encoded page.
 pub(crate) const PAGE: usize = 4096;
 
+/// The most a page's run encoding takes: the page as one literal, its header and the
+/// token's (runs are at least 8 bytes and take at most 4 to say).
+const MAX_PAGE_ENCODING: usize = PAGE + 16;
+
+/// Segments grow from this size to the largest, doubling: a zone's encodings are never
+/// copied to grow (one growing buffer was reallocated and its pages faulted in again at every
+/// doubling: 8 % of a modeled CC run at S = 1).
+const FIRST_SEGMENT: usize = 64 << 10;
+const LAST_SEGMENT: usize = 1 << 20;
+
 #[derive(Debug, Default)]
 pub(crate) struct SparseBytes {
-    /// Whole pages, encoded back to back.
-    arena: Vec<u8>,
-    /// Where each whole page's encoding starts in `arena`.
-    starts: Vec<u64>,
+    /// Whole pages, encoded back to back in segments (a page never spans two).
+    segments: Vec<Vec<u8>>,
+    /// Where each whole page's encoding starts: segment, offset in it.
+    starts: Vec<(u32, u32)>,
     /// The bytes after the last whole page, raw.
     tail: Vec<u8>,
 }
@@ -26,7 +36,8 @@ impl SparseBytes {
 
     /// Host memory held.
     pub fn held(&self) -> u64 {
-        (self.arena.len() + self.tail.len() + self.starts.len() * 8) as u64
+        let encoded: usize = self.segments.iter().map(Vec::len).sum();
+        (encoded + self.tail.len() + self.starts.len() * 8) as u64
     }
 
     pub fn extend(&mut self, mut data: &[u8]) {
@@ -49,18 +60,29 @@ impl SparseBytes {
     }
 
     fn push_page(&mut self, page: &[u8]) {
-        self.starts.push(self.arena.len() as u64);
-        modeled::encode(page, &mut self.arena);
+        let room = self.segments.last().map_or(0, |s| s.capacity() - s.len());
+        if room < MAX_PAGE_ENCODING {
+            let size = self
+                .segments
+                .last()
+                .map_or(FIRST_SEGMENT, |s| (2 * s.capacity()).min(LAST_SEGMENT));
+            self.segments.push(Vec::with_capacity(size));
+        }
+        let seg = self.segments.len() - 1;
+        let arena = &mut self.segments[seg];
+        self.starts.push((seg as u32, arena.len() as u32));
+        modeled::encode(page, arena);
     }
 
     /// Decode whole page `p` into `out` (PAGE bytes).
     fn decode_page(&self, p: usize, out: &mut [u8]) {
-        let start = self.starts[p] as usize;
-        let end = self
-            .starts
-            .get(p + 1)
-            .map_or(self.arena.len(), |&e| e as usize);
-        modeled::decode(&self.arena[start..end], out).expect("a page its encoder wrote");
+        let (seg, start) = self.starts[p];
+        let arena = &self.segments[seg as usize];
+        let end = match self.starts.get(p + 1) {
+            Some(&(next_seg, next)) if next_seg == seg => next as usize,
+            _ => arena.len(),
+        };
+        modeled::decode(&arena[start as usize..end], out).expect("a page its encoder wrote");
     }
 
     /// Copy bytes [off, off + out.len()) into `out` (the caller checked the range).
@@ -144,6 +166,35 @@ mod tests {
             assert_eq!(out, &data[off..off + len], "{off}+{len}");
         }
         assert!(s.held() < data.len() as u64 / 4, "{}", s.held());
+    }
+
+    #[test]
+    fn pages_across_segments_read_back() {
+        // Dense pages take a whole page each: 64 KiB holds 15, so 300 pages fill segments of
+        // 64 KiB, 128 KiB, ... 1 MiB; mixed with sparse ones so segments end unevenly.
+        let mut data = Vec::new();
+        for i in 0..300u32 {
+            if i % 7 == 3 {
+                data.extend(modeled_like(PAGE, i as u64));
+            } else {
+                data.extend((0..PAGE as u32).map(|j| ((j * 31 + i * 17) % 251) as u8));
+            }
+        }
+        let mut s = SparseBytes::default();
+        s.extend(&data);
+        assert!(s.segments.len() > 3, "{} segments", s.segments.len());
+        assert!(s.segments.iter().all(|g| g.capacity() <= LAST_SEGMENT));
+        assert_eq!(s.to_vec(), data);
+        let mut out = vec![0; 3 * PAGE];
+        for p in [0, 14, 15, 16, 45, 46, 298] {
+            let len = (3 * PAGE).min(data.len() - p * PAGE - 10);
+            s.read((p * PAGE + 10) as u64, &mut out[..len]);
+            assert_eq!(
+                &out[..len],
+                &data[p * PAGE + 10..p * PAGE + 10 + len],
+                "page {p}"
+            );
+        }
     }
 
     #[test]
