@@ -277,7 +277,11 @@ impl Inner {
         h: BlockRead,
         bytes: Vec<u8>,
     ) -> Result<DataBlock, DbError> {
-        let (block, decompressed) = decode_block(h, bytes, &mut self.coder.borrow_mut())?;
+        let (mut block, decompressed) = decode_block(h, bytes, &mut self.coder.borrow_mut())?;
+        // The cache charges a block its length: it must not hold more (a CCZNS chunk's read
+        // buffer is rounded up to whole LBAs, a decompression's grows by doubling; cached
+        // as they were, a CC run at S = 1 held 8 GB for a 4 GiB cache).
+        block.shrink_to_fit();
         if decompressed {
             self.stats.borrow_mut().host_decompressed_bytes += block.len() as u64;
         }
