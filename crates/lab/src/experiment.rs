@@ -95,6 +95,14 @@ fn keep_phases(image: &std::path::Path, print: &str, phases: &[Value]) -> std::i
     std::fs::rename(&tmp, &path)
 }
 
+/// The process's peak resident set so far (Linux's VmHWM), if the system says.
+fn process_peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// What one sample saw: time, CPU busy so far (all cores), store memory.
 #[derive(Clone, Copy)]
 struct Sample {
@@ -232,14 +240,19 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
                 e.cores,
                 &db,
             ));
-            // The emulator's own cost of the phase (not a figure: the machine's wall time, and
-            // how often the device's memo spared it the real codec).
+            // The emulator's own cost of the phase (not a figure: the machine's wall time, how
+            // often the device's memo spared it the real codec, the most host memory the
+            // device's bytes took so far, and the process's peak RSS so far: with --jobs
+            // above 1 that is every run's in the process together).
             let memo = dev2.with(|c| c.decompress_memo_hits());
+            let device_peak = dev2.with(|c| c.peak_resident_bytes());
             if let Some(p) = phases.last_mut() {
                 p["emulator"] = json!({
                     "wall_s": wall_before.elapsed().as_secs_f64(),
                     "decompress_memo_hits": memo.0 - memo_before.0,
                     "decompress_memo_misses": memo.1 - memo_before.1,
+                    "device_memory_peak_bytes": device_peak,
+                    "process_peak_rss_bytes": process_peak_rss(),
                 });
             }
             if let Some(path) = &e.image {
