@@ -76,7 +76,7 @@ impl Inner {
                     } else {
                         // Levels below L0 are sorted and disjoint: at most one file holds the
                         // key, the first whose largest key is not below it (a binary search;
-                        // a level of S = 1 holds thousands of files).
+                        // O(log files) rather than O(files) per get).
                         let i = files.partition_point(|f| f.largest.as_slice() < k);
                         tables.extend(files.get(i).filter(|f| covers(f)).cloned());
                     }

@@ -102,7 +102,7 @@ pub(super) fn bottommost_bytes(st: &State) -> u64 {
         |a: &super::Sst, b: &super::Sst| !(a.largest < b.smallest || a.smallest > b.largest);
     // Levels below L0 are sorted and disjoint: the only file of one that may overlap `f` is
     // the first whose largest key is not below f's smallest (a binary search, so this stays
-    // O(files · levels · log files): S = 1 has thousands of files and asks this often).
+    // O(files · levels · log files): it is asked at every version change).
     let level_overlaps = |l: usize, f: &super::Sst| {
         let files = &st.levels[l];
         if l == 0 {
