@@ -266,6 +266,13 @@ impl Controller {
         self.engine.coder = codec::Coder::for_payload(model);
         // Its runs (values, padding) would otherwise take the memory real bytes take.
         self.storage.set_sparse(model.is_some());
+        if model.is_some() {
+            // A modeled payload decodes as fast as the memo would copy: no memo.
+            let zones = self.zones.len();
+            if let Some(t) = self.design.chunk_table() {
+                t.memo = design::cczns::memo::DecompressMemo::off(zones);
+            }
+        }
     }
 
     /// Host memory holding the device's bytes (memory storage only).
@@ -536,8 +543,13 @@ impl Controller {
     /// Bytes of decompressed chunks this device may remember (0: none); see `memo.rs`.
     pub fn set_decompress_memo_bytes(&mut self, bytes: usize) {
         let zones = self.zones.len();
+        let memo = if self.engine.coder.is_modeled() {
+            design::cczns::memo::DecompressMemo::off(zones)
+        } else {
+            design::cczns::memo::DecompressMemo::new(zones, bytes)
+        };
         if let Some(t) = self.design.chunk_table() {
-            t.memo = design::cczns::memo::DecompressMemo::new(zones, bytes);
+            t.memo = memo;
         }
     }
 

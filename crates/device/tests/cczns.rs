@@ -786,6 +786,8 @@ fn a_modeled_payload_reads_back_without_the_memo() {
     let mut d = cczns();
     d.c.set_decompress_memo_bytes(1 << 20);
     d.c.set_payload_model(Some(&Modeled(Arc::new(model))));
+    // Sizing the memo after the model leaves it off too (either order).
+    d.c.set_decompress_memo_bytes(1 << 20);
     // Records: a key, then a value that is a run of VALUE.
     let chunk = |k: u8| {
         let mut v = Vec::new();

@@ -152,12 +152,10 @@ impl Controller {
 
         // Apply: decompress each chunk into the output, or copy it from the memo; the stored
         // bytes are read only when some chunk is not there.
-        // A modeled payload decodes as fast as the memo would copy: no memo then.
-        let memo = !self.engine.coder.is_modeled();
         let table = self.table();
         let all_remembered = table.chunks[zi][first..first + take]
             .iter()
-            .all(|r| r.raw || (memo && table.memo.contains(zi, r.offset)));
+            .all(|r| r.raw || table.memo.contains(zi, r.offset));
         let mut staged = std::mem::take(&mut self.staging);
         staged.clear();
         if !all_remembered {
@@ -189,7 +187,7 @@ impl Controller {
             let src = staged.get(src_at..src_at + r.post as usize);
             if r.raw {
                 dst.copy_from_slice(src.expect("stored bytes read"));
-            } else if let Some(b) = memo.then(|| self.table().memo.get(zi, r.offset)).flatten() {
+            } else if let Some(b) = self.table().memo.get(zi, r.offset) {
                 dst.copy_from_slice(b);
             } else {
                 let src = src.expect("stored bytes read");
@@ -202,9 +200,7 @@ impl Controller {
                     failed = true;
                     break;
                 }
-                if memo {
-                    self.table().memo.offer(zi, r.offset, dst);
-                }
+                self.table().memo.offer(zi, r.offset, dst);
             }
         }
         self.staging = staged;

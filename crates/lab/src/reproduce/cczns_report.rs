@@ -28,6 +28,19 @@ fn mean(x: &[f64]) -> f64 {
     x.iter().sum::<f64>() / x.len() as f64
 }
 
+/// A figure as the format asks, or "n/a" when the run behind it is missing (NaN).
+struct N(f64);
+
+impl std::fmt::Display for N {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_finite() {
+            std::fmt::Display::fmt(&self.0, f)
+        } else {
+            f.write_str("n/a")
+        }
+    }
+}
+
 fn pct(a: f64, b: f64) -> String {
     if b == 0.0 || !a.is_finite() || !b.is_finite() {
         return "n/a".into();
@@ -204,7 +217,7 @@ impl Report<'_> {
             for &sc in &main_schemes {
                 let f = self.metric(sc, d, "load", "flash_bytes_programmed");
                 let h = self.metric(sc, d, "load", "host_bytes_written");
-                write!(row, " {:.3} |", f / 1e9)?;
+                write!(row, " {:.3} |", N(f / 1e9))?;
                 writeln!(csv, "{d},{sc},{f},{h}")?;
             }
             writeln!(md, "{row}")?;
@@ -245,7 +258,7 @@ impl Report<'_> {
                 let mut row = format!("| {ph} |");
                 for &sc in &main_schemes {
                     let t = self.metric(sc, d, ph, "throughput_ops_per_s");
-                    write!(row, " {:.1} |", t / 1e3)?;
+                    write!(row, " {:.1} |", N(t / 1e3))?;
                     writeln!(csv, "{d},{sc},{ph},{t}")?;
                 }
                 writeln!(md, "{row}")?;
@@ -286,10 +299,10 @@ impl Report<'_> {
                 md,
                 "| {} | {:.2} | {:.2} | {:.2} | {:.2} |",
                 label(sc),
-                m("runtime_s"),
-                m("stall_memtable_s"),
-                m("stall_l0_s"),
-                m("slowdown_s")
+                N(m("runtime_s")),
+                N(m("stall_memtable_s")),
+                N(m("stall_l0_s")),
+                N(m("slowdown_s"))
             )?;
         }
         writeln!(md, "\nCC's throughput in the other workloads against each scheme's (mean over workloads and datasets; paper in brackets):\n")?;
@@ -329,10 +342,10 @@ impl Report<'_> {
                     md,
                     "| {ph} | {} | {:.1} | {:.1} | {:.1} | {:.1} |",
                     label(sc),
-                    g("mean_us"),
-                    g("p99_us"),
-                    g("p99.9_us"),
-                    g("p99.99_us")
+                    N(g("mean_us")),
+                    N(g("p99_us")),
+                    N(g("p99.9_us")),
+                    N(g("p99.99_us"))
                 )?;
                 writeln!(
                     csv,
@@ -368,8 +381,8 @@ impl Report<'_> {
         writeln!(md, "\n## Table IV — host CPU in Load (Amazon; % of 16 cores) and Table V — store memory (MB, mean)\n")?;
         writeln!(md, "| scheme | CPU mean | CPU max | paper mean / max | memory Load | memory C | of which index+filter after C (KB) | paper Load / C (GB, whole system) |\n|---|---|---|---|---|---|---|---|")?;
         for (i, sc) in main_schemes.iter().enumerate() {
-            let cm = self.metric(sc, "amazon", "load", "cpu_mean_pct");
-            let cx = self.metric(sc, "amazon", "load", "cpu_max_pct");
+            let cm = N(self.metric(sc, "amazon", "load", "cpu_mean_pct"));
+            let cx = N(self.metric(sc, "amazon", "load", "cpu_max_pct"));
             let ml = self.metric(sc, "amazon", "load", "memory_mean_bytes");
             let mc = self.metric(sc, "amazon", "c", "memory_mean_bytes");
             let ix = self.metric(sc, "amazon", "c", "index_filter_bytes");
@@ -381,9 +394,9 @@ impl Report<'_> {
                 "| {} | {cm:.1} | {cx:.1} | {} | {:.1} | {:.1} | {:.0} | {} |",
                 label(sc),
                 paper(paper_cpu.get(i)),
-                ml / 1e6,
-                mc / 1e6,
-                ix / 1e3,
+                N(ml / 1e6),
+                N(mc / 1e6),
+                N(ix / 1e3),
                 paper(paper_mem.get(i)),
             )?;
             writeln!(csv, "{sc},{cm},{cx},{ml},{mc},{ix}")?;
@@ -423,7 +436,7 @@ impl Report<'_> {
                         .and_then(|p| p["throughput_ops_per_s"].as_f64())
                         .unwrap_or(f64::NAN)
                 };
-                write!(row, " {:.1} / {:.1} |", t("load") / 1e3, t("c") / 1e3)?;
+                write!(row, " {:.1} / {:.1} |", N(t("load") / 1e3), N(t("c") / 1e3))?;
                 writeln!(csv, "{sc},{b},{},{}", t("load"), t("c"))?;
                 bars[0].1.push(t("load") / 1e3);
                 bars[1].1.push(t("c") / 1e3);
@@ -480,8 +493,8 @@ impl Report<'_> {
                 write!(
                     row,
                     " Z {:.3} / CC {:.3} ({}) |",
-                    z / 1e9,
-                    c / 1e9,
+                    N(z / 1e9),
+                    N(c / 1e9),
                     pct(c, z)
                 )?;
                 writeln!(csv, "{d},{m},{z},{c}")?;
@@ -514,9 +527,9 @@ impl Report<'_> {
             writeln!(
                 md,
                 "| {sc} | {:.1} | {:.1} | {:.3} | {err} |",
-                t("load", "throughput_ops_per_s") / 1e3,
-                t("c", "throughput_ops_per_s") / 1e3,
-                t("load", "flash_bytes_programmed") / 1e9
+                N(t("load", "throughput_ops_per_s") / 1e3),
+                N(t("c", "throughput_ops_per_s") / 1e3),
+                N(t("load", "flash_bytes_programmed") / 1e9)
             )?;
             writeln!(
                 csv,
@@ -560,4 +573,16 @@ impl Report<'_> {
 
 fn label(s: &str) -> &'static str {
     scheme::by_name(s).map_or("?", |x| x.label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::N;
+
+    #[test]
+    fn a_missing_figure_reads_n_a() {
+        assert_eq!(format!("{:.2}", N(1.0 / 3.0)), "0.33");
+        assert_eq!(format!("{:.1}", N(f64::NAN)), "n/a");
+        assert_eq!(format!("{:.0}", N(f64::INFINITY)), "n/a");
+    }
 }

@@ -31,6 +31,8 @@ pub(crate) struct DecompressMemo {
     seen_cap: usize,
     /// Each zone's generation: its resets so far.
     generation: Vec<u32>,
+    /// Off: remembers and counts nothing (a modeled payload decodes as fast as a copy).
+    on: bool,
     pub hits: u64,
     pub misses: u64,
 }
@@ -44,8 +46,17 @@ impl DecompressMemo {
             // As many keys as 4 KiB chunks the budget holds, and some for a small budget.
             seen_cap: (budget / 4096).max(1024),
             generation: vec![0; zones],
+            on: true,
             hits: 0,
             misses: 0,
+        }
+    }
+
+    /// A memo that keeps and counts nothing.
+    pub fn off(zones: usize) -> DecompressMemo {
+        DecompressMemo {
+            on: false,
+            ..DecompressMemo::new(zones, 0)
         }
     }
 
@@ -55,6 +66,9 @@ impl DecompressMemo {
 
     /// The decompressed bytes of the chunk at `offset` of `zone`, if remembered.
     pub fn get(&mut self, zone: usize, offset: u64) -> Option<&[u8]> {
+        if !self.on {
+            return None;
+        }
         let key = self.key(zone, offset);
         match self.chunks.get(&key) {
             Some(b) => {
@@ -76,6 +90,9 @@ impl DecompressMemo {
     /// The chunk at `offset` of `zone` was just decompressed into `bytes`: kept if it was
     /// decompressed before (and not forgotten since), else only its key is noted.
     pub fn offer(&mut self, zone: usize, offset: u64, bytes: &[u8]) {
+        if !self.on {
+            return;
+        }
         let key = self.key(zone, offset);
         if self.seen.remove(&key) {
             self.chunks.insert(key, bytes);
@@ -138,6 +155,12 @@ mod tests {
         assert_eq!(m.get(1, 4), None);
         m.clear();
         assert_eq!(m.get(0, 8), None);
+        // Off: keeps nothing, counts nothing.
+        let mut off = DecompressMemo::off(1);
+        twice(&mut off, 0, 0, &[1; 4]);
+        assert_eq!(off.get(0, 0), None);
+        assert!(!off.contains(0, 0));
+        assert_eq!((off.hits, off.misses), (0, 0));
         assert_eq!(m.chunks.used(), 0);
     }
 
