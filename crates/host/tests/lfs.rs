@@ -570,6 +570,25 @@ fn izc_gc_runs_end_to_end_on_the_znsplus_device() {
     let zns = device_churn(LfsConfig::zns());
     let p = zns.gc_phases;
     assert!(p.read_ns > 0 && p.write_ns > 0 && p.izc_ns == 0, "{p:?}");
+    // One by one (the default), each host read waits for the one before: at least an MLC
+    // array read (35 µs) per block. In flight together (F2FS's code), the read phase takes
+    // far less than that.
+    assert!(
+        p.read_ns > zns.gc_host_reads * 35_000,
+        "{} reads took {} ns",
+        zns.gc_host_reads,
+        p.read_ns
+    );
+    let fl = device_churn(LfsConfig {
+        gc_reads: host::lfs::GcReads::InFlight,
+        ..LfsConfig::zns()
+    });
+    assert!(
+        fl.gc_host_reads > 0 && fl.gc_phases.read_ns < fl.gc_host_reads * 35_000 / 2,
+        "{} reads in flight took {} ns",
+        fl.gc_host_reads,
+        fl.gc_phases.read_ns
+    );
     let per = |c: &host::lfs::LfsCounters| {
         let p = c.gc_phases;
         (p.init_ns + p.read_ns + p.write_ns + p.izc_ns) / p.runs.max(1)

@@ -75,7 +75,7 @@ pub fn scheme(name: &str) -> anyhow::Result<Scheme> {
             "izc" => LfsConfig::izc(),
             "znsplus" => LfsConfig::zns_plus(),
             _ => {
-                bail!("scheme {name}: expected zns, izc or znsplus, with -d, -cub, -nocpbk or -lp")
+                bail!("scheme {name}: expected zns, izc or znsplus, with -d, -cub, -nocpbk, -lp or -inflight")
             }
         },
         copyback: true,
@@ -91,6 +91,8 @@ pub fn scheme(name: &str) -> anyhow::Result<Scheme> {
         ("izc" | "znsplus", Some("nocpbk")) => s.copyback = false,
         // LBA-ordered plugging (§4.3, Fig. 9).
         ("znsplus", Some("lp")) => s.plugging = Plugging::Lba,
+        // GC's host reads in flight together, as F2FS's code sends them (`GcReads`).
+        (_, Some("inflight")) => s.lfs.gc_reads = host::lfs::GcReads::InFlight,
         _ => bail!("scheme {name}: no such variant"),
     }
     Ok(s)
@@ -133,9 +135,7 @@ pub fn run(r: &FilesRun, mut device: device::DeviceConfig, seed: u64) -> anyhow:
         if !(s > 0.0 && s <= 1.0) {
             bail!("device_scale {s}: expected a fraction in (0, 1]");
         }
-        let n = &mut device.nand;
-        n.pages_per_block =
-            ((n.pages_per_block as f64 * s).round() as u32).max(n.pages_per_program);
+        device.nand = device.nand.with_blocks_scaled(s);
     }
     let mut device = crate::stack::fit_to_fs(device, r.fs_bytes)?;
     device.znsplus.copyback = sch.copyback;
@@ -532,6 +532,14 @@ mod tests {
         assert!(!scheme("izc-nocpbk").unwrap().copyback);
         assert!(!scheme("znsplus-cub").unwrap().lfs.copyback_aware);
         assert_eq!(scheme("izc-d").unwrap().lfs.cached_copy, CachedCopy::Device);
+        assert_eq!(
+            scheme("zns-inflight").unwrap().lfs.gc_reads,
+            host::lfs::GcReads::InFlight
+        );
+        assert_eq!(
+            scheme("zns").unwrap().lfs.gc_reads,
+            host::lfs::GcReads::OneByOne
+        );
         for bad in ["zns-lp", "izc-lp", "nope", "znsplus-x"] {
             assert!(scheme(bad).is_err(), "{bad}");
         }

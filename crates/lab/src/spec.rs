@@ -310,9 +310,7 @@ impl RunSpec {
         let mut device = self.device.config()?;
         if let Some(s) = y.device_scale {
             // Zones are whole blocks on half the dies: fewer pages per block, smaller zones.
-            let n = &mut device.nand;
-            n.pages_per_block =
-                ((n.pages_per_block as f64 * s).round() as u32).max(n.pages_per_program);
+            device.nand = device.nand.with_blocks_scaled(s);
             device
                 .layout()
                 .map_err(|e| anyhow!("--scale-device at scale {s}: {e}"))?;

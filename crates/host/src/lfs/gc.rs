@@ -2,7 +2,8 @@
 //! prefree sections exist, then greedy victims (fewest valid blocks) until enough sections are
 //! free, then a checkpoint. A victim's node blocks are rewritten by the host; its data blocks
 //! go to the cold data log (hot for dentry blocks) by:
-//! * ZNS: host reads of every valid block not cached, one by one, then one large write;
+//! * ZNS: host reads of every valid block not cached (one by one, or in flight together as
+//!   F2FS's code sends them: `GcReads`), then one large write;
 //! * IZC: per victim segment, one zone_compaction for the blocks not cached (IZC-H) or not
 //!   dirty (IZC-D); the host writes the others, and reads and writes every block of a chunk
 //!   holding a dirty page. With copyback-aware allocation (CAB) a fully valid source chunk
@@ -18,7 +19,7 @@ use super::fs::{io_err, Lfs, NO_SEC};
 use super::meta::MetaArea;
 use super::node::{start_index, Blk, Nid};
 use super::seg::SecState;
-use super::{CachedCopy, GcCopy, LogType, BLOCK};
+use super::{CachedCopy, GcCopy, GcReads, LogType, BLOCK};
 use crate::fs::FsError;
 use crate::zoned::ZonedBackend;
 
@@ -174,13 +175,33 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
         Ok(())
     }
 
-    /// The host copies `moves`: cached pages as they are, the others read first (one by one);
-    /// then one large write. `timed`: account read and write phases.
+    /// The host copies `moves`: cached pages as they are, the others read first (each
+    /// waiting for the one before, or all in flight together: `GcReads`); then one large
+    /// write. `timed`: account read and write phases.
     async fn host_copy(&self, moves: &[Move], dest: LogType, timed: bool) -> Result<(), FsError> {
         let sim = self.dev.sim().clone();
         let t0 = sim.now();
-        let mut datas = Vec::with_capacity(moves.len());
-        for m in moves {
+        let (in_flight, max_bytes) = {
+            let cfg = &self.st.borrow().cfg;
+            (cfg.gc_reads == GcReads::InFlight, cfg.max_write_bytes)
+        };
+        // A read merges its neighbours up to the block layer's request size.
+        let max_blocks = (max_bytes.min(self.dev.max_transfer_bytes()) as usize / BLOCK).max(1);
+        let mut datas: Vec<Option<Vec<u8>>> = Vec::with_capacity(moves.len());
+        // Reads in flight: (first index in `moves`, blocks, the read); and the run of
+        // neighbouring blocks the next read will take.
+        let mut reads = Vec::new();
+        let mut run: Option<(usize, usize)> = None;
+        let submit = |(i, n): (usize, usize)| {
+            let dev = self.dev.clone();
+            let pos = moves[i].src as u64 * BLOCK as u64;
+            let read = sim.spawn(async move {
+                let mut buf = vec![0u8; n * BLOCK];
+                dev.read(pos, &mut buf).await.map(|()| buf)
+            });
+            (i, n, read)
+        };
+        for (i, m) in moves.iter().enumerate() {
             let cached = {
                 let mut st = self.st.borrow_mut();
                 let state = st.cache.state((m.ino, m.idx));
@@ -191,29 +212,49 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
                 }
                 st.cache.peek((m.ino, m.idx)).map(|p| p.data.to_vec())
             };
-            let data = match cached {
-                Some(d) => d,
-                None => {
-                    // The page-cache page the read goes into is allocated first (§3.1); a
-                    // frame is reclaimed from clean pages only (a writeback here would move
-                    // blocks under the compaction).
-                    self.st.borrow_mut().evict_clean(1);
-                    self.page_alloc_cost(1).await;
-                    let mut buf = vec![0u8; BLOCK];
-                    self.dev
-                        .read(m.src as u64 * BLOCK as u64, &mut buf)
-                        .await
-                        .map_err(io_err)?;
-                    let mut st = self.st.borrow_mut();
-                    st.counters.gc_host_reads += 1;
-                    if !st.cache.contains((m.ino, m.idx)) && st.cache.len() < st.cache.capacity() {
-                        st.cache.insert((m.ino, m.idx), buf.clone().into(), false);
-                    }
-                    buf
+            if cached.is_some() {
+                datas.push(cached);
+                continue;
+            }
+            // The page-cache page the read goes into is allocated first (§3.1); a frame is
+            // reclaimed from clean pages only (a writeback here would move blocks under the
+            // compaction).
+            self.st.borrow_mut().evict_clean(1);
+            self.page_alloc_cost(1).await;
+            if !in_flight {
+                let mut buf = vec![0u8; BLOCK];
+                self.dev
+                    .read(m.src as u64 * BLOCK as u64, &mut buf)
+                    .await
+                    .map_err(io_err)?;
+                datas.push(Some(self.gc_read_done(m, buf)));
+                continue;
+            }
+            datas.push(None);
+            run = match run {
+                Some((j, n))
+                    if j + n == i && moves[j].src + n as Blk == m.src && n < max_blocks =>
+                {
+                    Some((j, n + 1))
                 }
+                Some(r) => {
+                    reads.push(submit(r));
+                    Some((i, 1))
+                }
+                None => Some((i, 1)),
             };
-            datas.push(data);
         }
+        if let Some(r) = run {
+            reads.push(submit(r));
+        }
+        for (i, n, read) in reads {
+            let buf = read.await.map_err(io_err)?;
+            for (k, block) in buf.chunks_exact(BLOCK).enumerate() {
+                datas[i + k] = Some(self.gc_read_done(&moves[i + k], block.to_vec()));
+            }
+            debug_assert_eq!(buf.len(), n * BLOCK);
+        }
+        let datas: Vec<Vec<u8>> = datas.into_iter().map(Option::unwrap_or_default).collect();
         let t1 = sim.now();
         for (m, data) in moves.iter().zip(datas) {
             // A writeback for a page frame may have moved the block already.
@@ -249,6 +290,17 @@ impl<B: ZonedBackend, M: MetaArea> Lfs<B, M> {
             st.counters.gc_phases.write_ns += t2.since(t1).as_ns();
         }
         Ok(())
+    }
+
+    /// A GC read of `m`'s block came back with `block`: counted, and kept in the page cache
+    /// when its page is not there and a frame is free.
+    fn gc_read_done(&self, m: &Move, block: Vec<u8>) -> Vec<u8> {
+        let mut st = self.st.borrow_mut();
+        st.counters.gc_host_reads += 1;
+        if !st.cache.contains((m.ino, m.idx)) && st.cache.len() < st.cache.capacity() {
+            st.cache.insert((m.ino, m.idx), block.clone().into(), false);
+        }
+        block
     }
 
     /// IZC: per victim segment, zone_compaction for what the device may copy, host copies

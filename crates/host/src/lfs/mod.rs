@@ -106,6 +106,22 @@ pub enum CachedCopy {
     Device,
 }
 
+/// How the host's GC reads of a victim's blocks go to the device (the host-copy read phase,
+/// §3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcReads {
+    /// Each block read waits for the one before: §3.1's "multiple read requests are sent one
+    /// by one", leaving chips idle when a request is small against their parallelism, as
+    /// Fig. 3(a) draws it and Fig. 6 and Fig. 10 measured it. The default.
+    OneByOne,
+    /// As F2FS 4.10's code sends them: `gc_data_segment`'s phase 3 submits a read bio per
+    /// block without waiting (`get_read_data_page(.., REQ_RAHEAD, true)`, ZNS+ artifact
+    /// `kernel/fs/f2fs/gc.c:1110`, `data.c:552`) under a block plug that blk-mq keeps to one
+    /// request, merging a neighbour into it; phase 4 then waits for each page. The reads are
+    /// in flight together.
+    InFlight,
+}
+
 /// Options (one struct, set at mount; nothing here is kept on the media but the geometry).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LfsConfig {
@@ -137,6 +153,8 @@ pub struct LfsConfig {
     pub alpha_meta_pct: u64,
     /// Largest write the file system issues at once (the block layer's request size).
     pub max_write_bytes: u64,
+    /// How GC's host reads are sent (ZNS; IZC's host-copied blocks).
+    pub gc_reads: GcReads,
     /// Host time to allocate a page-cache page for a read, in ns (§3.1 names it among the
     /// host copy's costs; 1 µs per 4 KiB is seed-specs A.4-11's assumption).
     pub page_alloc_ns: u64,
@@ -160,6 +178,7 @@ impl LfsConfig {
             alpha_node_pct: 18,
             alpha_meta_pct: 2,
             max_write_bytes: 512 << 10,
+            gc_reads: GcReads::OneByOne,
             page_alloc_ns: 1_000,
             writeback: Writeback::default(),
         }
