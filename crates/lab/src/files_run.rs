@@ -25,7 +25,7 @@ use workload::oltp::{self, OltpKind, OltpSpec};
 #[serde(deny_unknown_fields)]
 pub struct FilesRun {
     /// The file system's scheme ([`scheme`]: zns, izc, izc-d, izc-cub, izc-nocpbk, znsplus,
-    /// znsplus-cub, znsplus-nocpbk, znsplus-lp).
+    /// znsplus-cub, znsplus-nocpbk, znsplus-lp; zns-inflight, izc-inflight, znsplus-inflight).
     pub scheme: String,
     /// fileserver or varmail (filebench's shipped personalities), tpcc, ycsb-a or ycsb-f (the
     /// OLTP-like stand-in, `workload::oltp`).
