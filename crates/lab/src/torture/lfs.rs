@@ -26,7 +26,7 @@ use super::RemoveOnDrop;
 use crate::stack::FsStack;
 
 /// The file system's schemes a seed draws from.
-pub(crate) const LFS_SCHEMES: [&str; 3] = ["zns", "izc", "znsplus"];
+pub(crate) const LFS_SCHEMES: [&str; 4] = ["zns", "izc", "znsplus", "zns-inflight"];
 
 /// ZNS+'s MLC device (Table 2) shrunk: 4 chips (8 MiB zones of four 2 MiB segments), 16 zones
 /// and 4 spare block groups per chip.
@@ -44,6 +44,11 @@ pub(crate) fn lfs_config(scheme: &str) -> LfsConfig {
     let base = match scheme {
         "zns" => LfsConfig::zns(),
         "izc" => LfsConfig::izc(),
+        // GC's host reads in flight together: blocks read while writers and writeback run.
+        "zns-inflight" => LfsConfig {
+            gc_reads: host::lfs::GcReads::InFlight,
+            ..LfsConfig::zns()
+        },
         _ => LfsConfig::zns_plus(),
     };
     LfsConfig {
