@@ -22,6 +22,8 @@ pub use crate::counters::{DeviceCounters, DramUsage};
 pub use crate::identify::{feature, AdminCommand, CommandSet, Identify, VendorCaps};
 pub(crate) use crate::write_buffer::{WriteBuffer, ZoneFlash};
 
+mod emulator;
+
 /// Opening or creating a device failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -257,33 +259,6 @@ impl Controller {
             zone_map_bytes: self.layout.zone_count as u64 * 32 + self.design.table_dram_bytes(),
             write_buffer_bytes: self.write_buffer.capacity,
         }
-    }
-
-    /// Model the payload (issue 25): the compression engine draws stored sizes from `model`
-    /// instead of running its codec (see `codec::modeled`); None runs the codec. Set before
-    /// any data is written: chunks stored one way are read back the same way.
-    pub fn set_payload_model(&mut self, model: Option<&codec::Modeled>) {
-        self.engine.coder = codec::Coder::for_payload(model);
-        // Its runs (values, padding) would otherwise take the memory real bytes take.
-        self.storage.set_sparse(model.is_some());
-        if model.is_some() {
-            // A modeled payload decodes as fast as the memo would copy: no memo.
-            let zones = self.zones.len();
-            if let Some(t) = self.design.chunk_table() {
-                t.memo = design::cczns::memo::DecompressMemo::off(zones);
-            }
-        }
-    }
-
-    /// Host memory holding the device's bytes (memory storage only).
-    pub fn resident_bytes(&self) -> u64 {
-        self.storage.resident_bytes()
-    }
-
-    /// The most host memory the device's bytes have taken (memory storage only): what it
-    /// stored and had not yet reset.
-    pub fn peak_resident_bytes(&self) -> u64 {
-        self.storage.peak_resident_bytes()
     }
 
     pub fn zone_count(&self) -> u32 {
@@ -540,33 +515,6 @@ impl Controller {
         let _ = self.persist_command();
     }
 
-    /// Bytes of decompressed chunks this device may remember (0: none); see `memo.rs`.
-    pub fn set_decompress_memo_bytes(&mut self, bytes: usize) {
-        let zones = self.zones.len();
-        let memo = if self.engine.coder.is_modeled() {
-            design::cczns::memo::DecompressMemo::off(zones)
-        } else {
-            design::cczns::memo::DecompressMemo::new(zones, bytes)
-        };
-        if let Some(t) = self.design.chunk_table() {
-            t.memo = memo;
-        }
-    }
-
-    /// Decompressed reads' chunks found in the memo and not (emulator statistics).
-    pub fn decompress_memo_hits(&mut self) -> (u64, u64) {
-        self.design
-            .chunk_table()
-            .map_or((0, 0), |t| (t.memo.hits, t.memo.misses))
-    }
-
-    /// The bytes the media holds for zone `zone` from byte `offset`, as stored (no design
-    /// reads them back; for tests of what a design stores).
-    #[doc(hidden)]
-    pub fn peek_media(&mut self, zone: u32, offset: u64, out: &mut [u8]) -> io::Result<()> {
-        self.storage.read(zone, offset, out, 0, &mut [])
-    }
-
     /// The device's design (to downcast with `as_any` in tests and reports).
     pub fn design(&self) -> &dyn Design {
         &*self.design
@@ -593,11 +541,6 @@ impl Controller {
             .as_any()
             .downcast_ref::<design::tcssd::Tcssd>()?;
         Some(t.counters.clone())
-    }
-
-    /// Host memory holding a design's own flash bytes (balloon, tcssd).
-    pub fn design_resident_bytes(&self) -> u64 {
-        self.design.resident_bytes()
     }
 
     /// The design, lent with the device's media it may use (disjoint borrows of the
