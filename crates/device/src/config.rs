@@ -241,9 +241,16 @@ pub struct ControllerConfig {
     /// Finish programs the rest of the zone's flash (dummy data), as real TLC devices must to
     /// close their blocks: about a second for an empty 1 GiB zone (ConfZNS++, SYSTOR'24).
     /// Off: Finish programs only the buffered partial unit and moves the write pointer, as
-    /// FEMU's (QEMU's) `zns_finish_zone` does, which the CCZNS, ZNS+ and ZenFS+ papers ran on.
+    /// FEMU's (QEMU's) `zns_finish_zone` does, which the CCZNS and ZNS+ papers ran on.
     #[serde(default = "yes")]
     pub finish_pads_flash: bool,
+    /// Split the write buffer in equal parts, one per independent die group (a zone's writes
+    /// wait for room in their group's part), so one group's writes cannot queue programs far
+    /// ahead of another group's reads on the same dies: a per-die bound on outstanding
+    /// programs, as a controller's per-die queues give. The zns design only. Off: one buffer
+    /// shared by all zones.
+    #[serde(default)]
+    pub write_buffer_per_zone_group: bool,
 }
 
 fn yes() -> bool {
@@ -262,6 +269,7 @@ impl Default for ControllerConfig {
             zone_append_max_bytes: 0,
             auto_transition: true,
             finish_pads_flash: true,
+            write_buffer_per_zone_group: false,
         }
     }
 }

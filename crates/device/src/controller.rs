@@ -134,8 +134,8 @@ impl Controller {
         // Everything written earlier is on flash now, except partial program units, which
         // the capacitor-protected buffer still holds (and whose space it still takes).
         let u = c.layout.geometry.unit_bytes;
-        let mut in_buffer = buffered;
-        for (z, zf) in c.zones.iter().zip(c.zone_flash.iter_mut()) {
+        let in_buffer = buffered;
+        for (zi, (z, zf)) in c.zones.iter().zip(c.zone_flash.iter_mut()).enumerate() {
             // A TL-open zone's new block group is programmed up to its write pointer.
             let written = if z.is_tl_open() {
                 (z.wp - z.zslba) * c.layout.lba_bytes
@@ -147,9 +147,10 @@ impl Controller {
             } else {
                 written / u * u
             };
-            in_buffer += written.saturating_sub(zf.issued);
+            let part = c.write_buffer.part_of(zi as u32);
+            c.write_buffer.hold(part, written.saturating_sub(zf.issued));
         }
-        c.write_buffer.in_use += in_buffer;
+        c.write_buffer.hold(0, in_buffer);
         if mode == OpenMode::ReadWrite {
             c.finish_interrupted_resets().map_err(io_err)?;
         }
@@ -194,7 +195,14 @@ impl Controller {
             flash: Flash::new(layout.geometry.clone()),
             link_to_device: Timeline::new(),
             link_to_host: Timeline::new(),
-            write_buffer: WriteBuffer::new(config.controller.write_buffer_bytes),
+            write_buffer: WriteBuffer::new(
+                config.controller.write_buffer_bytes,
+                if config.controller.write_buffer_per_zone_group {
+                    layout.zone_groups
+                } else {
+                    1
+                },
+            ),
             storage,
             counters: DeviceCounters::default(),
             overhead: SimDuration::from_ns(config.controller.command_overhead_ns),
@@ -257,7 +265,7 @@ impl Controller {
             // State, attributes, write pointer, written length and flash base of each zone;
             // Balloon-ZNS adds window starts and residue extents.
             zone_map_bytes: self.layout.zone_count as u64 * 32 + self.design.table_dram_bytes(),
-            write_buffer_bytes: self.write_buffer.capacity,
+            write_buffer_bytes: self.write_buffer.capacity(),
         }
     }
 
@@ -692,7 +700,7 @@ impl Controller {
     }
 
     pub(crate) fn buffer_admit(&mut self, t: u64, bytes: u64) -> u64 {
-        self.write_buffer.admit(t, bytes)
+        self.write_buffer.admit(0, t, bytes)
     }
 
     /// Hand every complete unit (or stripe) of zone `zi` up to `end` bytes to flash.

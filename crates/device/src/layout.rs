@@ -2,7 +2,7 @@
 
 use nand::{ConfigError, DieId, Geometry};
 
-use crate::config::{err, DeviceConfig, ZoneMapping};
+use crate::config::{err, DesignName, DeviceConfig, ZoneMapping};
 pub use crate::design::balloon::layout::BalloonLayout;
 
 /// Everything derived from a [`DeviceConfig`] once it has been checked.
@@ -277,6 +277,25 @@ impl Layout {
                     ctl.write_buffer_bytes
                 ),
             ));
+        }
+        if ctl.write_buffer_per_zone_group {
+            if cfg.design != DesignName::Zns {
+                return Err(err(
+                    "controller.write_buffer_per_zone_group",
+                    format!("is for the zns design, not {:?}", cfg.design),
+                ));
+            }
+            let part = ctl.write_buffer_bytes / zone_groups as u64;
+            if part < stripe_bytes {
+                return Err(err(
+                    "controller.write_buffer_per_zone_group",
+                    format!(
+                        "{} bytes in {zone_groups} die groups leaves {part} bytes each, less \
+                         than one stripe ({stripe_bytes} bytes)",
+                        ctl.write_buffer_bytes
+                    ),
+                ));
+            }
         }
         if cfg.pcie.lanes == 0 || cfg.pcie.lane_bytes_per_s == 0 {
             return Err(err(

@@ -6,7 +6,7 @@ use crate::config::{
 };
 
 /// Zones of one erase unit per die, sized by the flash, with the given mapping and limits.
-fn zones(mapping: ZoneMapping, max_open: u32, max_active: u32) -> ZonesConfig {
+fn zones_of(mapping: ZoneMapping, max_open: u32, max_active: u32) -> ZonesConfig {
     ZonesConfig {
         mapping,
         erase_units_per_die: 1,
@@ -38,7 +38,7 @@ pub fn cczns() -> DeviceConfig {
         name: "cczns".into(),
         design: DesignName::Cczns,
         nand: nand::presets::cczns_hpca25(),
-        zones: zones(ZoneMapping::HalfDies, 14, 14),
+        zones: zones_of(ZoneMapping::HalfDies, 14, 14),
         lba: LbaConfig {
             bytes: 4096,
             metadata_bytes: 64,
@@ -105,7 +105,7 @@ fn znsplus(name: &str, nand: nand::NandConfig) -> DeviceConfig {
         // §4: D_zone = 16 chips, one 2 MiB block each: 32 MiB zones, 512 of them (16 GiB).
         zones: ZonesConfig {
             count: Some(512),
-            ..zones(ZoneMapping::AllDies, 0, 0)
+            ..zones_of(ZoneMapping::AllDies, 0, 0)
         },
         lba: LbaConfig::default(),
         // Table 2: PCIe Gen2 ×2, 1.2 GB/s (600 MB/s per lane, §4.5). Half duplex as the
@@ -151,7 +151,7 @@ pub fn balloon_qlc() -> DeviceConfig {
         name: "balloon-qlc".into(),
         design: DesignName::Balloon,
         nand: nand::presets::balloon_qlc(),
-        zones: zones(ZoneMapping::AllDies, 0, 0),
+        zones: zones_of(ZoneMapping::AllDies, 0, 0),
         lba: LbaConfig::default(),
         pcie: PcieConfig::default(),
         controller: ControllerConfig::default(),
@@ -193,7 +193,7 @@ pub fn cczns_balloon() -> DeviceConfig {
             oob_bytes_per_page: 512,
             ..nand::presets::cczns_hpca25()
         },
-        zones: zones(ZoneMapping::AllDies, 14, 14),
+        zones: zones_of(ZoneMapping::AllDies, 14, 14),
         compression: CompressionConfig {
             codec: codec::Codec::ZSTD1,
             engine: "cczns-asic".into(),
@@ -217,7 +217,7 @@ pub fn zn540() -> DeviceConfig {
         zones: ZonesConfig {
             capacity_bytes: Some(1077 << 20),
             size_bytes: Some(2 << 30),
-            ..zones(ZoneMapping::AllDies, 14, 14)
+            ..zones_of(ZoneMapping::AllDies, 14, 14)
         },
         lba: LbaConfig::default(),
         pcie: PcieConfig {
@@ -237,6 +237,60 @@ pub fn zn540() -> DeviceConfig {
     }
 }
 
+/// ZenFS+ (IEEE Access 2023) §III's SK hynix small-zone ZNS SSD: 29,172 zones of 72 MiB
+/// (2 TB), each zone one multi-plane block of one die, so zones 32 apart share a die (one
+/// independent zone group, IZG) and zones 8 apart a channel; PCIe 3.0 ×4. The flash is
+/// seed-specs B.4-2's assumption (`nand::presets::zenfsplus_hynix`); open/active limits are
+/// not given: 384 as Samsung PM1731a (B.4-5). A 4 MiB write buffer: two 64 KiB program units
+/// per die (B.4-2).
+pub fn zenfsplus_hynix() -> DeviceConfig {
+    zenfsplus_hynix_zones("zenfsplus-hynix", 29_172)
+}
+
+/// `zenfsplus-hynix` with `zones` zones (blocks per plane cut to the zones each die needs):
+/// the same dies, channels, zone size and IZGs, a smaller drive, for runs at a scale
+/// (seed-specs B.5: zones per die = max(16, 912 · S)).
+pub fn zenfsplus_hynix_zones(name: &str, zones: u32) -> DeviceConfig {
+    let mut nand = nand::presets::zenfsplus_hynix();
+    let dies = nand.channels * nand.dies_per_channel;
+    nand.blocks_per_plane = zones.div_ceil(dies).clamp(1, nand.blocks_per_plane);
+    DeviceConfig {
+        name: name.into(),
+        design: DesignName::Zns,
+        nand,
+        zones: ZonesConfig {
+            count: Some(zones),
+            ..zones_of(
+                ZoneMapping::DieGroups {
+                    channels_per_zone: 1,
+                    dies_per_channel_per_zone: 1,
+                },
+                384,
+                384,
+            )
+        },
+        lba: LbaConfig::default(),
+        pcie: PcieConfig::default(),
+        // 4 MiB: two 64 KiB program units for each die (B.4-2), and no more, so a writer
+        // cannot queue programs far ahead of a reader of its die (the Fig. 3(b) probe).
+        controller: ControllerConfig {
+            write_buffer_bytes: 4 << 20,
+            write_buffer_per_zone_group: true,
+            ..ControllerConfig::default()
+        },
+        compression: CompressionConfig::default(),
+        balloon: BalloonConfig::default(),
+        tcssd: TcssdConfig::default(),
+        znsplus: Default::default(),
+    }
+}
+
+/// `zenfsplus-hynix` at `reproduce zenfsplus`'s default scale 1/16: 57 zones per die, 1,824
+/// zones (128 GiB).
+pub fn zenfsplus_hynix_small() -> DeviceConfig {
+    zenfsplus_hynix_zones("zenfsplus-hynix-small", 57 * 32)
+}
+
 /// A tiny device for fast tests: 4 dies, 16 zones of 256 KiB (64 blocks of 4 KiB), 16 B of
 /// metadata per block, 4 open / 6 active zones.
 pub fn test_min() -> DeviceConfig {
@@ -244,7 +298,7 @@ pub fn test_min() -> DeviceConfig {
         name: "test-min".into(),
         design: DesignName::Zns,
         nand: nand::presets::test_min(),
-        zones: zones(ZoneMapping::AllDies, 4, 6),
+        zones: zones_of(ZoneMapping::AllDies, 4, 6),
         lba: LbaConfig {
             bytes: 4096,
             metadata_bytes: 16,
@@ -304,7 +358,7 @@ pub fn cczns_tcssd() -> DeviceConfig {
         name: "cczns-tcssd".into(),
         design: DesignName::Tcssd,
         nand: nand::presets::cczns_hpca25(),
-        zones: zones(ZoneMapping::AllDies, 14, 14),
+        zones: zones_of(ZoneMapping::AllDies, 14, 14),
         lba: LbaConfig {
             bytes: 4096,
             metadata_bytes: 0,
@@ -332,7 +386,7 @@ pub fn znsplus_meta() -> DeviceConfig {
         name: "znsplus-meta".into(),
         design: DesignName::Tcssd,
         nand,
-        zones: zones(ZoneMapping::AllDies, 0, 0),
+        zones: zones_of(ZoneMapping::AllDies, 0, 0),
         lba: LbaConfig {
             bytes: 4096,
             metadata_bytes: 0,
@@ -452,6 +506,16 @@ pub fn all() -> Vec<Preset> {
             name: "zn540",
             summary: "WD ZN540-like: 32 dies, 904 zones of 2 GiB size / 1077 MiB capacity",
             config: zn540,
+        },
+        Preset {
+            name: "zenfsplus-hynix",
+            summary: "ZenFS+ IEEE Access'23 small-zone SSD: 32 dies, 29,172 zones of 72 MiB, one die each",
+            config: zenfsplus_hynix,
+        },
+        Preset {
+            name: "zenfsplus-hynix-small",
+            summary: "zenfsplus-hynix with 57 zones per die (1,824 zones): reproduce zenfsplus's scale 1/16",
+            config: zenfsplus_hynix_small,
         },
         Preset {
             name: "test-min",

@@ -7,57 +7,90 @@ use std::collections::{BinaryHeap, VecDeque};
 use nand::{DieId, Flash};
 use sim::SimInstant;
 
-/// Write buffer space: bytes in use and when programs give them back.
+/// Write buffer space: bytes in use and when programs give them back. One part for the whole
+/// device, or one part per independent die group (`write_buffer_per_zone_group`), each with
+/// its share of the capacity, so one group's writes cannot queue programs far ahead of
+/// another's reads.
 pub(crate) struct WriteBuffer {
-    pub(crate) capacity: u64,
-    pub(crate) in_use: u64,
+    parts: Vec<Part>,
+}
+
+struct Part {
+    capacity: u64,
+    in_use: u64,
     releases: BinaryHeap<Reverse<(u64, u64)>>,
     /// Admission is first come, first served.
     admit_floor: u64,
 }
 
 impl WriteBuffer {
-    /// An empty buffer of `capacity` bytes.
-    pub(crate) fn new(capacity: u64) -> WriteBuffer {
+    /// An empty buffer of `capacity` bytes in `parts` equal parts.
+    pub(crate) fn new(capacity: u64, parts: u32) -> WriteBuffer {
+        let parts = parts.max(1);
         WriteBuffer {
-            capacity,
-            in_use: 0,
-            releases: BinaryHeap::new(),
-            admit_floor: 0,
+            parts: (0..parts)
+                .map(|_| Part {
+                    capacity: capacity / parts as u64,
+                    in_use: 0,
+                    releases: BinaryHeap::new(),
+                    admit_floor: 0,
+                })
+                .collect(),
         }
     }
-}
 
-impl WriteBuffer {
-    /// Earliest time at or after `t` when `bytes` fit; takes them.
-    pub(crate) fn admit(&mut self, t: u64, bytes: u64) -> u64 {
-        let mut t = t.max(self.admit_floor);
-        while let Some(Reverse((rt, b))) = self.releases.peek().copied() {
-            let short = self.in_use + bytes > self.capacity;
+    pub(crate) fn capacity(&self) -> u64 {
+        self.parts.iter().map(|p| p.capacity).sum()
+    }
+
+    /// The part serving die group `group` (the only part when the buffer is not split).
+    pub(crate) fn part_of(&self, group: u32) -> usize {
+        group as usize % self.parts.len()
+    }
+
+    /// Earliest time at or after `t` when `bytes` fit in `part`; takes them.
+    pub(crate) fn admit(&mut self, part: usize, t: u64, bytes: u64) -> u64 {
+        let p = &mut self.parts[part];
+        let mut t = t.max(p.admit_floor);
+        while let Some(Reverse((rt, b))) = p.releases.peek().copied() {
+            let short = p.in_use + bytes > p.capacity;
             if rt > t && !short {
                 break;
             }
-            self.releases.pop();
+            p.releases.pop();
             t = t.max(rt);
-            self.in_use -= b;
+            p.in_use -= b;
         }
         // Still short with nothing left to release means the buffer holds only partial units
         // that no program will free: let the write through rather than wait forever.
-        self.in_use += bytes;
-        self.admit_floor = t;
+        p.in_use += bytes;
+        p.admit_floor = t;
         t
     }
 
-    pub(crate) fn release_at(&mut self, t: u64, bytes: u64) {
+    pub(crate) fn release_at(&mut self, part: usize, t: u64, bytes: u64) {
         if bytes > 0 {
-            self.releases.push(Reverse((t, bytes)));
+            self.parts[part].releases.push(Reverse((t, bytes)));
         }
     }
 
-    pub(crate) fn discard(&mut self, bytes: u64) {
-        self.in_use -= bytes;
+    pub(crate) fn discard(&mut self, part: usize, bytes: u64) {
+        self.parts[part].in_use -= bytes;
+    }
+
+    /// Part `part`, for a zone's programs to give their units back to.
+    pub(crate) fn part(&mut self, part: usize) -> BufferPart<'_> {
+        BufferPart(self, part)
+    }
+
+    /// Bytes taken in `part` without a program to give them back (recovery: partial units).
+    pub(crate) fn hold(&mut self, part: usize, bytes: u64) {
+        self.parts[part].in_use += bytes;
     }
 }
+
+/// One part of the write buffer (see [`WriteBuffer::part`]).
+pub(crate) struct BufferPart<'a>(&'a mut WriteBuffer, usize);
 
 /// Per zone: how much of it has gone to flash, and which programs are still running.
 #[derive(Default, Clone, Debug)]
@@ -82,7 +115,7 @@ impl ZoneFlash {
         unit: u64,
         ready: u64,
         flash: &mut Flash,
-        buffer: &mut WriteBuffer,
+        buffer: BufferPart<'_>,
         die_of: impl Fn(u64) -> DieId,
     ) {
         while self.issued + unit <= target {
@@ -91,7 +124,7 @@ impl ZoneFlash {
             let done = flash
                 .program(die_of(off), unit, SimInstant::from_ns(start))
                 .as_ns();
-            buffer.release_at(done, unit);
+            buffer.0.release_at(buffer.1, done, unit);
             self.pending.push_back((off + unit, done));
             self.busy_until = self.busy_until.max(done);
             self.issued = off + unit;

@@ -452,3 +452,84 @@ fn a_half_duplex_link_makes_a_read_wait_for_a_write_crossing_it() {
     assert_eq!(full_ns, full);
     assert_eq!(half_ns, half);
 }
+
+/// A multi-plane die senses one page on every plane at once: a read of the four planes' pages
+/// costs one array read and the transfer of all four (ZenFS+'s small-zone preset).
+#[test]
+fn a_multi_plane_read_senses_the_planes_together() {
+    let cfg = presets::zenfsplus_hynix_small();
+    let l = cfg.layout().expect("valid");
+    let g = l.geometry.clone();
+    assert_eq!(g.read_bytes, 4 * g.page_bytes as u64);
+    let mut c = Controller::in_memory(cfg.clone()).expect("valid");
+    let data = vec![1u8; 2 << 20];
+    let w = c.submit(
+        SimInstant::ZERO,
+        Command::Write {
+            slba: 0,
+            nlb: 512,
+            data: &data,
+            metadata: &[],
+        },
+    );
+    assert_eq!(w.status, Status::SUCCESS);
+    let t = c.flash().idle_at();
+    let mut buf = vec![0u8; 64 << 10];
+    let r = c.submit(
+        t,
+        Command::Read {
+            slba: 0,
+            nlb: 16,
+            data: &mut buf,
+            metadata: &mut [],
+        },
+    );
+    let want = cfg.controller.command_overhead_ns
+        + g.read_latency.as_ns()
+        + ns_for(64 << 10, g.channel_bytes_per_s)
+        + ns_for(64 << 10, l.link_bytes_per_s);
+    assert_eq!(r.done_at.since(t).as_ns(), want);
+}
+
+/// A write buffer split per die group: one group's full part delays its own writes only.
+#[test]
+fn a_write_buffer_split_per_die_group_delays_only_its_group() {
+    let mut cfg = presets::cczns_small_zones();
+    cfg.design = device::DesignName::Zns;
+    cfg.controller.write_buffer_bytes = 64 * (16 << 10); // one 16 KiB unit per die
+    cfg.controller.write_buffer_per_zone_group = true;
+    let l = cfg.layout().expect("valid");
+    let program = l.geometry.program_latency.as_ns();
+    let mut c = Controller::in_memory(cfg).expect("valid");
+    let data = vec![6u8; 16 << 10];
+    let write = |c: &mut Controller, zone: u64, unit: u64, at: SimInstant| {
+        c.submit(
+            at,
+            Command::Write {
+                slba: zone * l.zone_size_lbas + unit * 4,
+                nlb: 4,
+                data: &data,
+                metadata: &[],
+            },
+        )
+    };
+    let first = write(&mut c, 0, 0, SimInstant::ZERO);
+    assert!(first.done_at.as_ns() < program);
+    // Zone 0's part is full until its program ends; zone 1 (another die) writes at once.
+    let other = write(&mut c, 1, 0, first.done_at);
+    assert!(other.done_at.as_ns() < program, "{:?}", other.done_at);
+    let same = write(&mut c, 0, 1, first.done_at);
+    assert!(same.done_at.as_ns() > program, "{:?}", same.done_at);
+}
+
+#[test]
+fn a_split_write_buffer_is_for_the_zns_design_and_whole_stripes() {
+    let mut cfg = presets::cczns();
+    cfg.controller.write_buffer_per_zone_group = true;
+    let e = cfg.layout().expect_err("cczns design");
+    assert!(e.to_string().contains("write_buffer_per_zone_group"), "{e}");
+    let mut cfg = presets::zenfsplus_hynix_small();
+    cfg.controller.write_buffer_bytes = 32 * (64 << 10) - 4096;
+    let e = cfg.layout().expect_err("less than a unit per die");
+    assert!(e.to_string().contains("less than one stripe"), "{e}");
+}

@@ -248,6 +248,16 @@ impl HostIo {
 
     /// Read `buf.len()` bytes at byte `pos` (whole blocks in one zone), MDTS at a time.
     pub async fn read(&self, pos: u64, buf: &mut [u8]) -> Result<(), IoError> {
+        self.read_as(pos, buf, true).await
+    }
+
+    /// [`HostIo::read`] as Read Discard commands: the same checks, statuses and time, but an
+    /// in-memory device leaves `buf` as it was (for probes that want the read's time only).
+    pub async fn read_discard(&self, pos: u64, buf: &mut [u8]) -> Result<(), IoError> {
+        self.read_as(pos, buf, false).await
+    }
+
+    async fn read_as(&self, pos: u64, buf: &mut [u8], copy: bool) -> Result<(), IoError> {
         self.check("read", pos, buf.len() as u64)?;
         let mut at = 0usize;
         let mut metadata = Vec::new();
@@ -258,14 +268,21 @@ impl HostIo {
             metadata.clear();
             metadata.resize((nlb * self.metadata_bytes) as usize, 0);
             let len = piece.len() as u64;
-            let comp = self
-                .submit(Command::Read {
+            let cmd = if copy {
+                Command::Read {
                     slba,
                     nlb: nlb as u32,
                     data: piece,
                     metadata: &mut metadata,
-                })
-                .await;
+                }
+            } else {
+                Command::ReadDiscard {
+                    slba,
+                    nlb: nlb as u32,
+                    data: piece,
+                }
+            };
+            let comp = self.submit(cmd).await;
             device_status(comp.status, "read", slba)?;
             let mut c = self.counters.borrow_mut();
             c.reads += 1;

@@ -44,6 +44,11 @@ pub trait ZonedBackend: 'static {
     async fn report_zones(&self) -> Result<Vec<ZoneDescriptor>, IoError>;
     /// Read `buf.len()` bytes at byte `pos`.
     async fn read(&self, pos: u64, buf: &mut [u8]) -> Result<(), IoError>;
+    /// Read `buf.len()` bytes at byte `pos` for the read's time only: what lands in `buf` is
+    /// unspecified (the device's Read Discard, where the backend has one; a plain read else).
+    async fn read_discard(&self, pos: u64, buf: &mut [u8]) -> Result<(), IoError> {
+        self.read(pos, buf).await
+    }
     /// Write `data` at byte `pos`, its zone's write pointer.
     async fn write(&self, pos: u64, data: &[u8]) -> Result<(), IoError>;
     /// A zone management action on zone `zone`.
@@ -137,6 +142,9 @@ impl ZonedBackend for HostIo {
     }
     async fn read(&self, pos: u64, buf: &mut [u8]) -> Result<(), IoError> {
         HostIo::read(self, pos, buf).await
+    }
+    async fn read_discard(&self, pos: u64, buf: &mut [u8]) -> Result<(), IoError> {
+        HostIo::read_discard(self, pos, buf).await
     }
     async fn write(&self, pos: u64, data: &[u8]) -> Result<(), IoError> {
         HostIo::write(self, pos, data).await

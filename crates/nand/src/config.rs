@@ -82,6 +82,9 @@ pub struct Geometry {
     pub erase_unit_bytes: u64,
     /// Flash pages (across planes) covered by one program unit.
     pub pages_per_unit: u64,
+    /// Bytes one array read senses: a page, or one page on every plane of a multi-plane die
+    /// (a multi-plane read senses them together and moves them out one after another).
+    pub read_bytes: u64,
     pub read_latency: SimDuration,
     pub program_latency: SimDuration,
     pub erase_latency: SimDuration,
@@ -233,6 +236,7 @@ impl NandConfig {
             erase_units_per_die,
             erase_unit_bytes,
             pages_per_unit: self.pages_per_program as u64 * planes_together,
+            read_bytes: self.page_bytes as u64 * planes_together,
             read_latency: SimDuration::from_ns(self.read_latency_ns),
             program_latency: SimDuration::from_ns(self.program_latency_ns),
             erase_latency: SimDuration::from_ns(self.erase_latency_ns),

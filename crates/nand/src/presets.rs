@@ -111,6 +111,35 @@ pub fn zn540_like() -> NandConfig {
     }
 }
 
+/// ZenFS+ (IEEE Access 2023) §III: SK hynix's small-zone ZNS SSD, 2 TB in 29,172 zones of
+/// 72 MB, one zone per internal parallel unit. The paper gives no flash figures. The geometry
+/// is seed-specs B.4-2's: 8 channels × 4 dies (zones 8 apart share a channel, 32 apart a die,
+/// as Fig. 3's bands are spaced), 4 planes programmed and read together (64 KiB units), 1152
+/// pages per block so one multi-plane block is one 72 MiB zone, 912 blocks per plane (room
+/// for 29,184 zones), tPROG 570 µs, erase 3.5 ms. The read time and the channel are
+/// calibrated to the paper's Fig. 3 probe (192 KiB reads of zone X beside a reader of zone 0:
+/// ~490 µs, ~550 µs on zone 0's channel, ~850 µs on its die; `host/tests/izg.rs`): B.4-2's
+/// tR 65 µs on an 800 MB/s channel puts each die's 64 KiB transfers on the channel half the
+/// time, so two readers of one channel queue on it (1.45× alone, not 1.12×). tR 80 µs on a
+/// 1000 MB/s channel (ONFI 4.1's 1066 MT/s class) gives 496 / 541 / 848 µs.
+pub fn zenfsplus_hynix() -> NandConfig {
+    NandConfig {
+        channels: 8,
+        dies_per_channel: 4,
+        planes_per_die: 4,
+        blocks_per_plane: 912,
+        pages_per_block: 1152,
+        page_bytes: 16 << 10,
+        oob_bytes_per_page: 2048,
+        multi_plane: true,
+        pages_per_program: 1,
+        read_latency_ns: 80_000,
+        program_latency_ns: 570_000,
+        erase_latency_ns: 3_500_000,
+        channel_bytes_per_s: 1_000_000_000,
+    }
+}
+
 /// A tiny array for fast tests: 2 channels × 2 dies, 4 KiB pages, 16 pages per block, 16 blocks.
 pub fn test_min() -> NandConfig {
     NandConfig {
@@ -139,6 +168,7 @@ pub fn all() -> Vec<(&'static str, NandConfig)> {
         ("znsplus-znand", znsplus_znand()),
         ("balloon-qlc", balloon_qlc()),
         ("zn540", zn540_like()),
+        ("zenfsplus-hynix", zenfsplus_hynix()),
         ("test-min", test_min()),
     ]
 }

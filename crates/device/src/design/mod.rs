@@ -84,8 +84,21 @@ impl Media<'_> {
     }
 
     /// Earliest time at or after `t` when `bytes` fit in the write buffer; takes them.
+    /// Designs whose writes are not one zone's use the first part (the whole buffer unless
+    /// the configuration splits it, which only the zns design allows).
     pub(crate) fn buffer_admit(&mut self, t: SimInstant, bytes: u64) -> SimInstant {
-        SimInstant::from_ns(self.buffer.admit(t.as_ns(), bytes))
+        SimInstant::from_ns(self.buffer.admit(0, t.as_ns(), bytes))
+    }
+
+    /// [`Media::buffer_admit`] in the part of the buffer that serves zone `zone`.
+    pub(crate) fn buffer_admit_zone(
+        &mut self,
+        zone: usize,
+        t: SimInstant,
+        bytes: u64,
+    ) -> SimInstant {
+        let part = self.buffer.part_of(zone as u32);
+        SimInstant::from_ns(self.buffer.admit(part, t.as_ns(), bytes))
     }
 
     /// A commit point inside a command: make the image hold what was applied so far (zone

@@ -44,7 +44,7 @@ impl FlashRegion {
         let unit = m.layout.geometry.unit_bytes;
         let end = self.len();
         self.flash
-            .program_up_to(end, unit, ready.as_ns(), m.flash, m.buffer, die_of);
+            .program_up_to(end, unit, ready.as_ns(), m.flash, m.buffer.part(0), die_of);
         self.bytes.spill(m.storage, addr, cap);
     }
 
@@ -59,7 +59,7 @@ impl FlashRegion {
         die: impl Fn(u32) -> DieId,
     ) -> SimInstant {
         let unit = m.layout.geometry.unit_bytes;
-        m.buffer.discard(self.len() - self.flash.issued);
+        m.buffer.discard(0, self.len() - self.flash.issued);
         let programmed = self.flash.issued / unit;
         let start = SimInstant::from_ns(ready.as_ns().max(self.flash.busy_until));
         let mut done = start;

@@ -68,9 +68,29 @@ pub fn store(m: &mut Media, w: &ZoneWrite) -> Result<(), Status> {
 
 /// The cost of a stored write: write-buffer space, the transfer, then the programs of every
 /// unit it completed (in the background). Returns when the write is in the device.
+///
+/// With the buffer split per die group, the write enters it a program unit at a time and each
+/// full unit's program is queued on its die as the unit arrives: a die has at most its part's
+/// units of programs queued, and a read arriving meanwhile is queued between them rather
+/// than behind all of a long write's programs.
 pub fn cost_write(m: &mut Media, w: &ZoneWrite) -> SimInstant {
     let bytes = w.data.len() as u64;
-    let admitted = m.buffer_admit(w.ready, bytes);
+    if m.config.controller.write_buffer_per_zone_group {
+        let unit = m.layout.geometry.unit_bytes;
+        let lba = m.layout.lba_bytes;
+        let meta_per_byte = m.layout.metadata_bytes;
+        let (mut off, mut t) = (w.offset, w.ready);
+        while off < w.end {
+            let next = ((off / unit + 1) * unit).min(w.end);
+            let piece = next - off;
+            let admitted = m.buffer_admit_zone(w.zone, t, piece);
+            t = m.transfer_to_device(admitted, piece + piece / lba * meta_per_byte);
+            flush_zone_units(m, w.zone, next, t);
+            off = next;
+        }
+        return t;
+    }
+    let admitted = m.buffer_admit_zone(w.zone, w.ready, bytes);
     let in_device = m.transfer_to_device(admitted, bytes + w.metadata.len() as u64);
     flush_zone_units(m, w.zone, w.end, in_device);
     in_device
@@ -140,13 +160,20 @@ pub(crate) fn flush_zone_units(m: &mut Media, zi: usize, end: u64, ready: SimIns
     };
     let target = end / grain * grain;
     let layout = m.layout;
-    m.zone_flash[zi].program_up_to(target, unit, ready.as_ns(), m.flash, m.buffer, |off| {
-        layout.die_at(zi as u32, off)
-    });
+    let part = m.buffer.part_of(zi as u32);
+    m.zone_flash[zi].program_up_to(
+        target,
+        unit,
+        ready.as_ns(),
+        m.flash,
+        m.buffer.part(part),
+        |off| layout.die_at(zi as u32, off),
+    );
 }
 
-/// Timing of reading bytes `from..to` of zone `zi`: one flash read per page not held in the
-/// write buffer, all starting at `ready`. Returns when the last byte is in the controller.
+/// Timing of reading bytes `from..to` of zone `zi`: one flash read per page (per multi-plane
+/// page on a multi-plane die) not held in the write buffer, all starting at `ready`. Returns
+/// when the last byte is in the controller.
 pub(crate) fn read_zone_bytes(
     m: &mut Media,
     zi: usize,
@@ -155,7 +182,7 @@ pub(crate) fn read_zone_bytes(
     ready: SimInstant,
 ) -> SimInstant {
     let t = ready.as_ns();
-    let page = m.layout.geometry.page_bytes as u64;
+    let page = m.layout.geometry.read_bytes;
     let unit = m.layout.geometry.unit_bytes;
     let mut data_ready = ready;
     let mut off = from;
@@ -176,7 +203,8 @@ pub(crate) fn read_zone_bytes(
 pub fn discard_buffered(m: &mut Media, zi: usize) {
     let written = m.zones[zi].bytes;
     let issued = m.zone_flash[zi].issued;
-    m.buffer.discard(written.saturating_sub(issued));
+    let part = m.buffer.part_of(zi as u32);
+    m.buffer.discard(part, written.saturating_sub(issued));
 }
 
 /// Finish zone `zi`'s flash: program the buffered partial unit and, when the device pads
@@ -207,7 +235,8 @@ pub(crate) fn pad_zone(m: &mut Media, zi: usize, ready: SimInstant) -> SimInstan
                 .as_ns(),
         );
     }
-    m.buffer.release_at(done, written - issued);
+    let part = m.buffer.part_of(zi as u32);
+    m.buffer.release_at(part, done, written - issued);
     m.counters.padded_bytes += end - written;
     let zf = &mut m.zone_flash[zi];
     zf.pending.push_back((end, done));

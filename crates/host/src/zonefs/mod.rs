@@ -3,6 +3,7 @@
 //! [`policy`]) and the file system on the host I/O layer ([`fs`]).
 
 pub mod fs;
+pub mod izg;
 pub mod meta;
 pub mod policy;
 

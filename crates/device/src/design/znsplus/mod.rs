@@ -187,7 +187,7 @@ impl Design for Znsplus {
     fn before_reset(&mut self, m: &mut Media, zone: usize) {
         if self.tl.contains_key(&zone) {
             let buffered = self.tl_buffered(m, zone);
-            m.buffer.discard(buffered);
+            m.buffer.discard(0, buffered);
             return;
         }
         zns::discard_buffered(m, zone);
@@ -357,7 +357,7 @@ fn charge(m: &mut Media, c: &Compaction, use_copyback: bool) -> SimInstant {
         // Bytes of this unit the host wrote before the compaction wait in the buffer until
         // the unit is programmed.
         let host_bytes = start.clamp(off, off + unit) - off;
-        m.buffer.release_at(unit_done.as_ns(), host_bytes);
+        m.buffer.release_at(0, unit_done.as_ns(), host_bytes);
         let zf = &mut m.zone_flash[zi];
         zf.pending.push_back((off + unit, unit_done.as_ns()));
         zf.issued = off + unit;

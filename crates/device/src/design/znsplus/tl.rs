@@ -490,7 +490,7 @@ fn program_chunk(
         // The skipped blocks join the host's in the buffer (valid ones read, the rest padding).
         let admitted = m.buffer_admit(ready, unit - host);
         let t = m.flash.program(die, unit, reads.max(admitted).max(erased));
-        m.buffer.release_at(t.as_ns(), unit);
+        m.buffer.release_at(0, t.as_ns(), unit);
         t
     };
     match how.kind {
