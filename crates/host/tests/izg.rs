@@ -190,7 +190,7 @@ fn bad_probe_settings_are_named() {
     for (cfg, what) in [
         (
             ProbeConfig {
-                threshold: 0.5,
+                threshold_pct: 50,
                 ..ProbeConfig::write_periodic()
             },
             "threshold",
@@ -217,4 +217,59 @@ fn bad_probe_settings_are_named() {
         assert!(e.to_string().contains(what), "{e}");
     }
     assert_eq!(io.counters().writes, 0);
+}
+
+/// zonefs probes the groups at mkfs, keeps them in its superblock (through metadata-zone
+/// rolls), and mount reads them back without probing again.
+#[test]
+fn mkfs_keeps_the_probed_groups_in_the_superblock() {
+    use host::zonefs::{MkfsOptions, ZoneFs};
+    let (sim, io) = host(presets::zenfsplus_hynix_small());
+    sim.block_on({
+        let io = io.clone();
+        async move {
+            let opts = MkfsOptions {
+                izg_probe: Some(ProbeConfig {
+                    write_bytes: Some(4 << 20),
+                    ..ProbeConfig::write_periodic()
+                }),
+                ..MkfsOptions::default()
+            };
+            let fs = Rc::new(ZoneFs::mkfs_with(io.clone(), opts).await.expect("mkfs"));
+            assert_eq!(fs.izg_map().map(|m| m.groups), Some(32));
+            let report = fs.izg_probe().expect("mkfs ran the probe");
+            assert_eq!(report.pairs, 38);
+            let data = vec![7u8; 1 << 20];
+            let mut w = fs
+                .writer("a", host::zonefs::Lifetime::Medium)
+                .await
+                .expect("creates");
+            w.append(&data).await.expect("appends");
+            w.close().await.expect("closes");
+            drop(fs);
+            let writes = io.counters().writes;
+            let fs = ZoneFs::mount(io.clone()).await.expect("mounts");
+            assert_eq!(fs.izg_map().map(|m| m.groups), Some(32));
+            assert!(fs.izg_probe().is_none());
+            // Mount wrote only its metadata roll, no probe.
+            assert!(io.counters().writes - writes < 8);
+            let mut back = vec![0u8; 1 << 20];
+            fs.read("a", 0, &mut back).await.expect("reads");
+            assert_eq!(back, data);
+        }
+    });
+}
+
+/// Without the probe the superblock says no groups are known.
+#[test]
+fn without_the_probe_no_groups_are_known() {
+    use host::zonefs::ZoneFs;
+    let (sim, io) = host(presets::zenfsplus_hynix_small());
+    sim.block_on(async move {
+        let fs = ZoneFs::mkfs(io.clone(), 0).await.expect("mkfs");
+        assert_eq!(fs.izg_map(), None);
+        drop(fs);
+        let fs = ZoneFs::mount(io).await.expect("mounts");
+        assert_eq!(fs.izg_map(), None);
+    });
 }

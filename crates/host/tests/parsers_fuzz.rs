@@ -65,6 +65,7 @@ fn metadata_records_with_matching_checksums_but_corrupt_payloads_are_refused() {
         zone_blocks: 262_144,
         zones: 128,
         finish_threshold: 0,
+        izg_groups: 0,
     };
     let records = [
         Record::Update(FileMeta {

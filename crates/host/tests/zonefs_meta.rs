@@ -14,6 +14,7 @@ fn superblock(seq: u32) -> Superblock {
         zone_blocks: 262_144,
         zones: 128,
         finish_threshold: 10,
+        izg_groups: 7,
     }
 }
 

@@ -32,6 +32,7 @@ use std::rc::Rc;
 
 use device::{ZoneAction, ZoneState};
 
+use super::izg::{self, IzgMap, ProbeConfig, ProbeReport};
 use super::meta::{Extent, FileMeta, MetaError, Superblock};
 use super::policy::{GcPolicy, IoZone, Policy, ZoneAllocator, ZonesView};
 use crate::io::{HostIo, IoError};
@@ -80,6 +81,9 @@ pub struct MkfsOptions {
     /// The zone allocation and GC policy (a choice of this run, not kept on the device: mount
     /// takes [`ZoneFs::mount_with`]'s).
     pub policy: Policy,
+    /// Find the device's independent zone groups by timing I/O on pairs of zones (ZenFS+
+    /// §IV-A) and keep the map in the superblock; `None`: no groups are known.
+    pub izg_probe: Option<ProbeConfig>,
 }
 
 /// Why zonefs cannot be made (or mounted) on a device with these options: the caller can change
@@ -97,6 +101,9 @@ pub enum SetupError {
     PaddingNeedsCczns,
     #[error("{zones} zones: zonefs needs at least {need}")]
     TooFewZones { zones: usize, need: u32 },
+    /// The IZG probe at mkfs found no map.
+    #[error("{0}")]
+    IzgProbe(String),
     #[error(
         "the device allows {max_open} open and {max_active} active zones: zonefs keeps \
          {RESERVED_OPEN_NON_WAL} open and {RESERVED_ACTIVE} active zones back, as ZenFS does, \
@@ -199,6 +206,8 @@ struct State {
     /// When the last GC pass ran, and whether one runs now.
     last_gc: sim::SimInstant,
     gc_running: bool,
+    /// What the IZG probe at mkfs found and cost (not kept: mount has the map only).
+    izg_probe: Option<ProbeReport>,
 }
 
 /// A mounted file system. Share it behind an `Rc`.
@@ -268,7 +277,19 @@ impl<B: ZonedBackend> ZoneFs<B> {
                 io.zone_action(i as u32, ZoneAction::Reset).await?;
             }
         }
+        let probe = match opts.izg_probe {
+            Some(cfg) => Some(izg::probe(&io, &cfg).await.map_err(|e| match e {
+                izg::ProbeError::Io(e) => FsError::Io(e),
+                e => SetupError::IzgProbe(e.to_string()).into(),
+            })?),
+            None => None,
+        };
         let fs = ZoneFs::new(io, &zones, opts.finish_threshold, opts.policy)?;
+        if let Some(p) = probe {
+            let mut st = fs.st.borrow_mut();
+            st.sb.izg_groups = p.map.groups;
+            st.izg_probe = Some(p);
+        }
         if opts.enable_gc {
             fs.st.borrow_mut().sb.flags |= FLAG_GC;
         }
@@ -312,6 +333,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
                 zone_blocks: (zone_bytes / block) as u32,
                 zones: zones.len() as u32,
                 finish_threshold,
+                izg_groups: 0,
             },
             meta_zone: 0,
             meta_wp: 0,
@@ -332,6 +354,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
             counters: ZoneCounters::default(),
             last_gc: io.sim().now(),
             gc_running: false,
+            izg_probe: None,
         };
         Ok(ZoneFs {
             io,
@@ -394,6 +417,18 @@ impl<B: ZonedBackend> ZoneFs<B> {
 
     pub fn list(&self) -> Vec<String> {
         self.st.borrow().names.keys().cloned().collect()
+    }
+
+    /// The device's independent zone groups as the superblock keeps them (found at mkfs by
+    /// the IZG probe; `None` if it did not run).
+    pub fn izg_map(&self) -> Option<IzgMap> {
+        let groups = self.st.borrow().sb.izg_groups;
+        (groups > 0).then_some(IzgMap { groups })
+    }
+
+    /// What the IZG probe found and cost, when this mount is the mkfs that ran it.
+    pub fn izg_probe(&self) -> Option<ProbeReport> {
+        self.st.borrow().izg_probe.clone()
     }
 
     pub fn stats(&self) -> FsStats {

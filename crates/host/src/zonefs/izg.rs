@@ -57,16 +57,16 @@ pub enum ProbeSweep {
 }
 
 /// How to probe.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProbeConfig {
     pub mode: ProbeMode,
     pub sweep: ProbeSweep,
     /// Probe the first this many zones (`None`: all). The map found is extended to the rest
     /// by its period.
     pub zones: Option<u32>,
-    /// A needle contends when its time passes this many times the time alone (the
-    /// artifact's `Identify_IZG_Threshold`).
-    pub threshold: f64,
+    /// A needle contends when its time passes this percentage of the time alone (the
+    /// artifact's `Identify_IZG_Threshold` of 1.5: 150).
+    pub threshold_pct: u32,
     /// Read probe: needle reads timed per pair (seed-specs B.1.2: 64).
     pub reads: u32,
     /// Read probe: bytes written to each zone first so it has data to read (the reads go
@@ -84,7 +84,7 @@ impl ProbeConfig {
             mode: ProbeMode::Write,
             sweep: ProbeSweep::Periodic,
             zones: None,
-            threshold: 1.5,
+            threshold_pct: 150,
             reads: 64,
             read_span_bytes: 8 * PROBE_IO_BYTES,
             write_bytes: None,
@@ -154,10 +154,10 @@ pub async fn probe<B: ZonedBackend>(
             "{n} zones to probe: at least 2 are needed"
         )));
     }
-    if !(cfg.threshold > 1.0 && cfg.threshold.is_finite()) || cfg.reads == 0 {
+    if cfg.threshold_pct <= 100 || cfg.reads == 0 {
         return Err(ProbeError::Invalid(format!(
-            "threshold {} (must be above 1) and reads {} (at least 1)",
-            cfg.threshold, cfg.reads
+            "threshold {}% (must be above 100) and reads {} (at least 1)",
+            cfg.threshold_pct, cfg.reads
         )));
     }
     let mut p = Prober::new(io, cfg, n)?;
@@ -441,7 +441,7 @@ impl<'a, B: ZonedBackend> Prober<'a, B> {
                 "I/O takes no time on this backend: there is nothing to time".into(),
             ));
         }
-        Ok(t.as_ns() as f64 > self.cfg.threshold * alone as f64)
+        Ok(t.as_ns() as u128 * 100 > self.cfg.threshold_pct as u128 * alone as u128)
     }
 
     /// Write `bytes` to each of `zones` at once, 192 KiB at a time, then reset them. The time

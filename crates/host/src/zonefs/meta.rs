@@ -43,6 +43,9 @@ pub struct Superblock {
     pub zone_blocks: u32,
     pub zones: u32,
     pub finish_threshold: u32,
+    /// Independent zone groups the IZG probe found at mkfs: zone z is in group z % this
+    /// (0: none probed). Kept in bytes older superblocks left zero.
+    pub izg_groups: u32,
 }
 
 impl Superblock {
@@ -67,6 +70,7 @@ impl Superblock {
             b.extend_from_slice(&v.to_le_bytes());
         }
         let mut rest = [0u8; 256 + 64 + 123];
+        rest[..4].copy_from_slice(&self.izg_groups.to_le_bytes());
         let version = b"znslab zonefs";
         rest[256..256 + version.len()].copy_from_slice(version);
         b.extend_from_slice(&rest);
@@ -105,6 +109,7 @@ impl Superblock {
             zone_blocks: u32_at(57),
             zones: u32_at(61),
             finish_threshold: u32_at(65),
+            izg_groups: u32_at(69),
         })
     }
 }
