@@ -4,6 +4,7 @@
 
 pub mod fs;
 pub mod izg;
+pub mod plus;
 pub mod meta;
 pub mod policy;
 
