@@ -34,6 +34,7 @@ use device::{ZoneAction, ZoneState};
 
 use super::izg::{self, IzgMap, ProbeConfig, ProbeReport};
 use super::meta::{Extent, FileMeta, MetaError, Superblock};
+use super::plus::{PlusConfig, StripeGroup, WriteClass};
 use super::policy::{GcPolicy, IoZone, Policy, ZoneAllocator, ZonesView};
 use crate::io::{HostIo, IoError};
 use crate::zoned::ZonedBackend;
@@ -43,6 +44,7 @@ mod file;
 mod gc;
 mod journal;
 mod mount;
+mod stripe;
 mod zones;
 
 pub use super::policy::{lifetime_diff, Lifetime};
@@ -101,6 +103,12 @@ pub enum SetupError {
     PaddingNeedsCczns,
     #[error("{zones} zones: zonefs needs at least {need}")]
     TooFewZones { zones: usize, need: u32 },
+    /// ZenFS+'s policy on a file system made without the IZG probe.
+    #[error(
+        "the zenfsplus policy stripes over independent zone groups, and this file system \
+         knows none: make it with the IZG probe (izg_probe)"
+    )]
+    PlusNeedsIzgMap,
     /// The IZG probe at mkfs found no map.
     #[error("{0}")]
     IzgProbe(String),
@@ -184,6 +192,10 @@ struct OpenFile {
     synced: usize,
     /// The zone this file writes (an index into `zones`), while open for writing.
     zone: Option<usize>,
+    /// What the file is written for (ZenFS+ stripes flush and compaction outputs).
+    class: WriteClass,
+    /// The stripe group a striped file writes, named by its first member zone.
+    group: Option<usize>,
     writing: bool,
     /// Reads in flight: GC swaps extents only when none is.
     readers: u32,
@@ -196,6 +208,8 @@ struct State {
     /// Records logged since mount or mkfs.
     meta_records: u64,
     zones: Vec<IoZone>,
+    /// ZenFS+'s open stripe groups.
+    groups: Vec<StripeGroup>,
     files: BTreeMap<u64, OpenFile>,
     names: BTreeMap<String, u64>,
     next_id: u64,
@@ -226,6 +240,8 @@ pub struct ZoneFs<B: ZonedBackend = HostIo> {
     /// Where extents go and which zones GC empties (pure decisions on a view of `st`).
     allocator: Box<dyn ZoneAllocator>,
     gc_policy: Box<dyn GcPolicy>,
+    /// ZenFS+'s configuration and the device's IZGs, under its policy.
+    plus: Option<(PlusConfig, IzgMap)>,
 }
 
 /// Space figures, as `zenfs df` gives them.
@@ -284,7 +300,8 @@ impl<B: ZonedBackend> ZoneFs<B> {
             })?),
             None => None,
         };
-        let fs = ZoneFs::new(io, &zones, opts.finish_threshold, opts.policy)?;
+        let izg = probe.as_ref().map(|p| p.map);
+        let fs = ZoneFs::new(io, &zones, opts.finish_threshold, opts.policy, izg)?;
         if let Some(p) = probe {
             let mut st = fs.st.borrow_mut();
             st.sb.izg_groups = p.map.groups;
@@ -305,7 +322,11 @@ impl<B: ZonedBackend> ZoneFs<B> {
         zones: &[device::ZoneDescriptor],
         finish_threshold: u32,
         policy: Policy,
+        izg: Option<IzgMap>,
     ) -> Result<ZoneFs<B>, FsError> {
+        if policy.plus().is_some() && izg.is_none() {
+            return Err(SetupError::PlusNeedsIzgMap.into());
+        }
         let block = io.lba_bytes();
         let zone_bytes = io.zone_bytes();
         let (mor, mar) = io.zone_limits();
@@ -346,6 +367,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
                     ..IoZone::default()
                 })
                 .collect(),
+            groups: Vec::new(),
             files: BTreeMap::new(),
             names: BTreeMap::new(),
             next_id: 1,
@@ -364,8 +386,9 @@ impl<B: ZonedBackend> ZoneFs<B> {
             reads_done: sim::sync::Notify::new(),
             block,
             zone_bytes,
-            allocator: policy.allocator(),
+            allocator: policy.allocator(izg),
             gc_policy: policy.gc(),
+            plus: policy.plus().zip(izg),
         })
     }
 
@@ -459,6 +482,15 @@ impl State {
             active_limit: self.active_limit,
             finish_threshold: self.sb.finish_threshold,
         }
+    }
+
+    /// The open stripe group whose first member is zone `key`.
+    fn group(&self, key: usize) -> Option<&StripeGroup> {
+        self.groups.iter().find(|g| g.zones[0] == key)
+    }
+
+    fn group_mut(&mut self, key: usize) -> Option<&mut StripeGroup> {
+        self.groups.iter_mut().find(|g| g.zones[0] == key)
     }
 
     fn zone_of(&self, dev: u64, zone_bytes: u64) -> Option<usize> {

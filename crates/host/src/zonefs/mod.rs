@@ -4,8 +4,8 @@
 
 pub mod fs;
 pub mod izg;
-pub mod plus;
 pub mod meta;
+pub mod plus;
 pub mod policy;
 
 pub use fs::{

@@ -41,6 +41,16 @@ pub struct WriteClass {
 }
 
 impl WriteClass {
+    /// A file nobody said anything about.
+    pub const OTHER: WriteClass = WriteClass {
+        kind: JobKind::Other,
+        level: 0,
+    };
+    pub const WAL: WriteClass = WriteClass {
+        kind: JobKind::Wal,
+        level: 0,
+    };
+
     /// Whether files of this class are striped (flush and compaction outputs: SSTs).
     pub fn striped(self) -> bool {
         matches!(self.kind, JobKind::Flush | JobKind::Compaction)
@@ -105,6 +115,9 @@ pub struct StripeGroup {
     pub zones: Vec<usize>,
     pub class: WriteClass,
     pub busy: bool,
+    /// The member the next unit goes to (files continue where the last one stopped, so the
+    /// members fill evenly).
+    pub next: usize,
 }
 
 /// What a stripe-group request gets.
@@ -145,7 +158,10 @@ impl GroupView<'_> {
 /// its partition (IZGs with no zone held by a writer first: Alg. 2's FindFreeIZG), within the
 /// active limit (retiring an idle group to stay in it).
 pub fn choose_group(cfg: &PlusConfig, view: &GroupView<'_>, class: WriteClass) -> GroupDecision {
-    let room = |zi: &usize| view.zones[*zi].remaining() >= STRIPE_UNIT;
+    let room = |zi: &usize| {
+        let z = &view.zones[*zi];
+        z.remaining() >= STRIPE_UNIT && !z.in_action
+    };
     if let Some(g) = view
         .groups
         .iter()
@@ -288,6 +304,7 @@ mod tests {
             zones: vec![1, 2, 3, 4],
             class: class(JobKind::Flush, 0),
             busy: false,
+            next: 0,
         };
         let groups = [g];
         for &i in &groups[0].zones {
@@ -319,6 +336,7 @@ mod tests {
             zones: vec![0, 1],
             class: class(JobKind::Compaction, 3),
             busy: false,
+            next: 0,
         }];
         for zi in [0, 1] {
             z[zi].wp = STRIPE_UNIT;

@@ -9,6 +9,9 @@
 //! A decision gets a borrowed view and returns indices into it; it never waits, borrows the file
 //! system's state or draws random numbers, so the same view gives the same decision.
 
+use super::izg::IzgMap;
+use super::plus::{PlusConfig, WriteClass};
+
 /// Open zones ZenFS keeps back from non-WAL files: the two of the active reserve and one
 /// always left for a WAL (zenfs PR #114).
 pub const RESERVED_OPEN_NON_WAL: u32 = 3;
@@ -53,6 +56,8 @@ pub struct IoZone {
     pub used: u64,
     /// Owned by a writer (or by a GC migration).
     pub busy: bool,
+    /// A member of an open ZenFS+ stripe group: only that group's writers write it.
+    pub grouped: bool,
     pub finished: bool,
     /// A Reset or Finish of it is in flight, or chosen to come: no other task picks it for a
     /// writer or another action meanwhile (several tasks delete, allocate and finish side by
@@ -97,6 +102,8 @@ pub struct AllocRequest {
     pub lifetime: u32,
     /// A WAL (ZenFS's sparse `.log` files) asks.
     pub wal: bool,
+    /// What the file is written for (ZenFS's policy does not look at it).
+    pub class: WriteClass,
 }
 
 /// Where an allocation goes, or what must happen first.
@@ -145,15 +152,27 @@ pub enum Policy {
     /// ZenFS's allocation and GC ([`ZenFsPolicy`]).
     #[default]
     ZenFs,
+    /// ZenFS+'s: SSTs striped over independent zone groups, flush/compaction isolation
+    /// ([`super::plus`]); needs the IZG map the probe keeps in the superblock.
+    ZenFsPlus(PlusConfig),
 }
 
 impl Policy {
     /// Every policy, for option parsing.
-    pub const ALL: [Policy; 1] = [Policy::ZenFs];
+    pub const ALL: [Policy; 2] = [
+        Policy::ZenFs,
+        Policy::ZenFsPlus(PlusConfig {
+            izgs: 16,
+            max_width: 16,
+            isolation: true,
+            reclaim: true,
+        }),
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Policy::ZenFs => ZenFsPolicy::NAME,
+            Policy::ZenFsPlus(_) => "zenfsplus",
         }
     }
 
@@ -162,16 +181,86 @@ impl Policy {
         Policy::ALL.into_iter().find(|p| p.name() == name)
     }
 
-    pub(crate) fn allocator(self) -> Box<dyn ZoneAllocator> {
+    /// ZenFS+'s configuration, if this is its policy.
+    pub fn plus(self) -> Option<PlusConfig> {
         match self {
-            Policy::ZenFs => Box::new(ZenFsPolicy),
+            Policy::ZenFs => None,
+            Policy::ZenFsPlus(c) => Some(c),
+        }
+    }
+
+    /// The single-zone allocator (every file under ZenFS; WALs and MANIFESTs under ZenFS+,
+    /// inside their partition of `izg`'s groups).
+    pub(crate) fn allocator(self, izg: Option<IzgMap>) -> Box<dyn ZoneAllocator> {
+        match (self, izg) {
+            (Policy::ZenFsPlus(cfg), Some(map)) => Box::new(PartitionedZenFs { cfg, map }),
+            _ => Box::new(ZenFsPolicy),
         }
     }
 
     pub(crate) fn gc(self) -> Box<dyn GcPolicy> {
-        match self {
-            Policy::ZenFs => Box::new(ZenFsPolicy),
-        }
+        Box::new(ZenFsPolicy)
+    }
+}
+
+/// ZenFS's single-zone allocation kept inside the request's IZG partition (ZenFS+'s WALs and
+/// MANIFESTs go to the flush partition with the flushes).
+struct PartitionedZenFs {
+    cfg: PlusConfig,
+    map: IzgMap,
+}
+
+impl PartitionedZenFs {
+    /// The view with every zone outside the request's partition marked as chosen for another
+    /// action, which ZenFS's decisions skip (and still count as active when it is).
+    fn masked(&self, view: &ZonesView<'_>, req: &AllocRequest) -> Vec<IoZone> {
+        let allowed = super::plus::allowed_zones(
+            &self.cfg,
+            self.map,
+            super::fs::META_ZONES,
+            view.zones.len(),
+            req.class,
+        );
+        view.zones
+            .iter()
+            .zip(allowed)
+            .map(|(z, ok)| IoZone {
+                in_action: z.in_action || z.grouped || !ok,
+                ..z.clone()
+            })
+            .collect()
+    }
+}
+
+impl ZoneAllocator for PartitionedZenFs {
+    fn name(&self) -> &'static str {
+        "zenfsplus"
+    }
+
+    fn finish_first(&self, view: &ZonesView<'_>, req: &AllocRequest) -> Vec<usize> {
+        let zones = self.masked(view, req);
+        ZenFsPolicy.finish_first(
+            &ZonesView {
+                zones: &zones,
+                ..*view
+            },
+            req,
+        )
+    }
+
+    fn has_open_token(&self, view: &ZonesView<'_>, req: &AllocRequest) -> bool {
+        ZenFsPolicy.has_open_token(view, req)
+    }
+
+    fn choose(&self, view: &ZonesView<'_>, req: &AllocRequest) -> Decision {
+        let zones = self.masked(view, req);
+        ZenFsPolicy.choose(
+            &ZonesView {
+                zones: &zones,
+                ..*view
+            },
+            req,
+        )
     }
 }
 
@@ -274,7 +363,12 @@ impl GcPolicy for ZenFsPolicy {
             .enumerate()
             .filter(|(_, z)| {
                 let garbage = 100 - 100 * z.used / z.capacity.max(1);
-                !z.busy && !z.in_action && z.remaining() == 0 && z.used > 0 && garbage > threshold
+                !z.busy
+                    && !z.in_action
+                    && !z.grouped
+                    && z.remaining() == 0
+                    && z.used > 0
+                    && garbage > threshold
             })
             .map(|(i, _)| i)
             .collect()
@@ -287,7 +381,7 @@ impl GcPolicy for ZenFsPolicy {
     fn choose_target(&self, view: &ZonesView<'_>, lifetime: u32, room: u64) -> Option<usize> {
         let mut best: Option<(u32, usize)> = None;
         for (i, z) in view.zones.iter().enumerate() {
-            if z.busy || z.used == 0 || z.remaining() < room {
+            if z.busy || z.grouped || z.used == 0 || z.remaining() < room {
                 continue;
             }
             let d = lifetime_diff(z.lifetime, lifetime);
@@ -336,6 +430,7 @@ mod tests {
         AllocRequest {
             lifetime: lifetime as u32,
             wal: false,
+            class: WriteClass::OTHER,
         }
     }
 

@@ -43,7 +43,9 @@ impl<B: ZonedBackend> ZoneFs<B> {
                     self.release_zone(z).await?;
                 }
                 None => {
-                    let z = self.allocate(lifetime, false).await?;
+                    let z = self
+                        .allocate(lifetime, false, super::super::plus::WriteClass::OTHER)
+                        .await?;
                     if self.st.borrow().zones[z].remaining() < need {
                         self.finish_zone(z).await?;
                         self.release_zone(z).await?;

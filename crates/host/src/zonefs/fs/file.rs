@@ -5,6 +5,7 @@
 use std::rc::Rc;
 
 use super::super::meta::{Extent, FileMeta, Record};
+use super::super::plus::{JobKind, WriteClass};
 use super::{FsError, Lifetime, OpenFile, ZoneFs, SPARSE_HEADER, WRITE_BUFFER};
 use crate::io::HostIo;
 use crate::zoned::ZonedBackend;
@@ -16,16 +17,51 @@ impl<B: ZonedBackend> ZoneFs<B> {
         name: &str,
         lifetime: Lifetime,
     ) -> Result<FileWriter<B>, FsError> {
-        let id = self.create(name, lifetime).await?;
+        self.writer_for(name, lifetime, WriteClass::OTHER).await
+    }
+
+    /// Open `name`, written for `class` (the job and level RocksDB tells ZenFS+), for
+    /// appending: through a 1 MiB buffer, or under ZenFS+'s policy a flush or compaction
+    /// output through a buffer of one stripe (a unit for each zone of its stripe group).
+    pub async fn writer_for(
+        self: &Rc<Self>,
+        name: &str,
+        lifetime: Lifetime,
+        class: WriteClass,
+    ) -> Result<FileWriter<B>, FsError> {
+        let id = self.create_for(name, lifetime, class).await?;
+        let stripe = self.stripe_bytes(self.class_of(id));
         Ok(FileWriter {
             fs: self.clone(),
             id,
-            buf: Vec::with_capacity(WRITE_BUFFER),
+            buf: Vec::with_capacity(stripe.unwrap_or(WRITE_BUFFER)),
+            stripe,
         })
     }
 
     /// Create a file for writing (logged at once, as ZenFS's OpenWritableFile does).
     pub async fn create(&self, name: &str, lifetime: Lifetime) -> Result<u64, FsError> {
+        self.create_for(name, lifetime, WriteClass::OTHER).await
+    }
+
+    /// [`ZoneFs::create`] for `class`; a `.log` file is a WAL and a `MANIFEST-` file a
+    /// MANIFEST whatever the class says.
+    pub async fn create_for(
+        &self,
+        name: &str,
+        lifetime: Lifetime,
+        class: WriteClass,
+    ) -> Result<u64, FsError> {
+        let class = if name.ends_with(".log") {
+            WriteClass::WAL
+        } else if name.starts_with("MANIFEST") {
+            WriteClass {
+                kind: JobKind::Manifest,
+                level: 0,
+            }
+        } else {
+            class
+        };
         let meta = {
             let mut st = self.st.borrow_mut();
             if st.names.contains_key(name) {
@@ -48,6 +84,8 @@ impl<B: ZonedBackend> ZoneFs<B> {
                     meta: meta.clone(),
                     synced: 0,
                     zone: None,
+                    class,
+                    group: None,
                     writing: true,
                     readers: 0,
                 },
@@ -64,13 +102,13 @@ impl<B: ZonedBackend> ZoneFs<B> {
     pub(super) async fn write_extent(&self, id: u64, data: &[u8]) -> Result<(), FsError> {
         let mut at = 0usize;
         while at < data.len() {
-            let (zone, lifetime, wal) = {
+            let (zone, lifetime, wal, class) = {
                 let st = self.st.borrow();
                 let f = st
                     .files
                     .get(&id)
                     .ok_or(FsError::NotFound(format!("file {id}")))?;
-                (f.zone, f.meta.lifetime, f.meta.sparse)
+                (f.zone, f.meta.lifetime, f.meta.sparse, f.class)
             };
             let zi = match zone {
                 Some(z) if self.st.borrow().zones[z].remaining() >= 2 * self.block => z,
@@ -78,7 +116,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
                     if let Some(z) = old {
                         self.release_zone(z).await?;
                     }
-                    let z = self.allocate(lifetime, wal).await?;
+                    let z = self.allocate(lifetime, wal, class).await?;
                     self.take_zone(id, z).await?;
                     z
                 }
@@ -211,6 +249,17 @@ impl<B: ZonedBackend> ZoneFs<B> {
     /// Remove a name; the file goes with its last link, and zones left with no live data
     /// are reset.
     pub async fn delete(&self, name: &str) -> Result<(), FsError> {
+        if self
+            .st
+            .borrow()
+            .names
+            .get(name)
+            .is_some_and(|id| self.st.borrow().files[id].meta.links.len() == 1)
+        {
+            // A striped file deleted while written lets go of its group first.
+            let id = self.st.borrow().names[name];
+            self.release_group(id);
+        }
         let (id, held) = {
             let mut st = self.st.borrow_mut();
             let id = st
@@ -248,15 +297,18 @@ pub struct FileWriter<B: ZonedBackend = HostIo> {
     fs: Rc<ZoneFs<B>>,
     id: u64,
     buf: Vec<u8>,
+    /// A striped file's buffer: one stripe (`None`: ZenFS's 1 MiB).
+    stripe: Option<usize>,
 }
 
 impl<B: ZonedBackend> FileWriter<B> {
     pub async fn append(&mut self, mut data: &[u8]) -> Result<(), FsError> {
+        let cap = self.stripe.unwrap_or(WRITE_BUFFER);
         while !data.is_empty() {
-            let n = (WRITE_BUFFER - self.buf.len()).min(data.len());
+            let n = (cap - self.buf.len()).min(data.len());
             self.buf.extend_from_slice(&data[..n]);
             data = &data[n..];
-            if self.buf.len() == WRITE_BUFFER {
+            if self.buf.len() == cap {
                 self.flush().await?;
             }
         }
@@ -266,7 +318,11 @@ impl<B: ZonedBackend> FileWriter<B> {
     async fn flush(&mut self) -> Result<(), FsError> {
         if !self.buf.is_empty() {
             let data = std::mem::take(&mut self.buf);
-            self.fs.write_extent(self.id, &data).await?;
+            if self.stripe.is_some() {
+                self.fs.write_striped(self.id, &data).await?;
+            } else {
+                self.fs.write_extent(self.id, &data).await?;
+            }
             self.buf = data;
             self.buf.clear();
             self.fs.maybe_gc();

@@ -116,6 +116,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
             if let Some(z) = z {
                 self.release_zone(z).await?;
             }
+            self.release_group(id);
         }
         let logged = self.log(rec).await;
         if logged.is_err() {

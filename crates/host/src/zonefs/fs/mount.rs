@@ -7,6 +7,7 @@ use std::rc::Rc;
 use device::{ZoneAction, ZoneState};
 
 use super::super::meta::{self, Extent, FileMeta, Record, Superblock};
+use super::super::plus::WriteClass;
 use super::super::policy::Policy;
 use super::{FsError, OpenFile, SetupError, ZoneFs, META_ZONES, SPARSE_HEADER};
 use crate::zoned::ZonedBackend;
@@ -59,7 +60,10 @@ impl<B: ZonedBackend> ZoneFs<B> {
                 None => FsError::NoFileSystem,
             });
         };
-        let fs = ZoneFs::new(io.clone(), &zones, sb.finish_threshold, policy)?;
+        let izg = (sb.izg_groups > 0).then_some(super::IzgMap {
+            groups: sb.izg_groups,
+        });
+        let fs = ZoneFs::new(io.clone(), &zones, sb.finish_threshold, policy, izg)?;
         {
             let mut st = fs.st.borrow_mut();
             st.sb = sb.clone();
@@ -108,6 +112,8 @@ impl<B: ZonedBackend> ZoneFs<B> {
                         meta: f,
                         synced,
                         zone: None,
+                        class: WriteClass::OTHER,
+                        group: None,
                         writing: false,
                         readers: 0,
                     },
@@ -123,6 +129,20 @@ impl<B: ZonedBackend> ZoneFs<B> {
             }
         }
         fs.reset_unused().await?;
+        if fs.plus.is_some() {
+            // Stripe groups are not kept across a mount: their partly written zones are
+            // finished, so no new group or single-zone file mixes into them and the device's
+            // active zones come back.
+            let partial: Vec<usize> = {
+                let st = fs.st.borrow();
+                (0..st.zones.len())
+                    .filter(|&i| st.zones[i].is_active())
+                    .collect()
+            };
+            for z in partial {
+                fs.finish_zone(z).await?;
+            }
+        }
         Ok(fs)
     }
 

@@ -3,6 +3,7 @@
 
 use device::ZoneAction;
 
+use super::super::plus::WriteClass;
 use super::super::policy::{AllocRequest, Decision};
 use super::{FsError, ZoneFs, FLAG_PADDING, META_ZONES};
 use crate::zoned::ZonedBackend;
@@ -11,8 +12,17 @@ impl<B: ZonedBackend> ZoneFs<B> {
     /// The zone a file of `lifetime` should write next, as the allocation policy decides
     /// (ZenFS's AllocateIOZone by default): zones to finish first, an open token, then the
     /// zone, finishing one or waiting for a writer to let go as told.
-    pub(super) async fn allocate(&self, lifetime: u32, wal: bool) -> Result<usize, FsError> {
-        let req = AllocRequest { lifetime, wal };
+    pub(super) async fn allocate(
+        &self,
+        lifetime: u32,
+        wal: bool,
+        class: WriteClass,
+    ) -> Result<usize, FsError> {
+        let req = AllocRequest {
+            lifetime,
+            wal,
+            class,
+        };
         self.apply_finish_threshold(&req).await?;
         while !self
             .allocator
@@ -146,7 +156,8 @@ impl<B: ZonedBackend> ZoneFs<B> {
             let mut st = self.st.borrow_mut();
             let mut victims = Vec::new();
             for (i, z) in st.zones.iter_mut().enumerate() {
-                if !z.busy && !z.in_action && z.used == 0 && (z.wp > 0 || z.finished) {
+                if !z.busy && !z.in_action && !z.grouped && z.used == 0 && (z.wp > 0 || z.finished)
+                {
                     z.in_action = true;
                     victims.push(i);
                 }
