@@ -153,6 +153,9 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
             "wall_s": wall.elapsed().as_secs_f64(),
         });
         let mut v = v;
+        if let Some(p) = &r.izg_probe {
+            v["izg_probe"] = izg_probe_json(p);
+        }
         if f.bool("statistics") {
             // RocksDB's tickers the run counted, and its histograms (microseconds).
             v["statistics"] = json!({
@@ -204,6 +207,18 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     println!("Memtablerep: SkipListFactory");
     println!("Perf Level: {}", f.i64("perf_level"));
     println!("Device:     {}", device.name);
+    if let Some(p) = &r.izg_probe {
+        println!(
+            "IZG probe:  {} independent zone groups ({:?} probe, {:?} sweep: {} pairs, {:.3} s, {} MB written, {} MB read; not in the figures below)",
+            p.map.groups,
+            p.mode,
+            p.sweep,
+            p.pairs,
+            p.elapsed.as_ns() as f64 / 1e9,
+            p.bytes_written / 1_000_000,
+            p.bytes_read / 1_000_000
+        );
+    }
     println!("------------------------------------------------");
     let histogram = f.bool("histogram");
     let db_path = match f.str("db") {
@@ -586,15 +601,58 @@ fn config(f: &Flags) -> anyhow::Result<(DbBenchConfig, String)> {
         bloom_bits: u32::try_from(bloom).ok().filter(|&b| b > 0),
         sync: f.bool("sync"),
         cores: usize::try_from(cores).map_err(|_| anyhow!("--cores={cores}: must be positive"))?,
-        mkfs: host::zonefs::MkfsOptions {
-            finish_threshold: u32::try_from(f.i64("finish_threshold"))
-                .map_err(|_| anyhow!("--finish_threshold: not a percentage"))?,
-            enable_gc: f.bool("enable_gc"),
-            ..Default::default()
-        },
+        mkfs: zonefs_options(f)?,
         dataset: workload::dataset::Dataset::parse(f.str("dataset"))
             .map_err(|e| anyhow!("--dataset: {e}"))?,
         progress: None,
     };
     Ok((cfg, compression_type))
+}
+
+/// What the IZG probe at mkfs found and what it cost (ZenFS+ §IV-A).
+pub(crate) fn izg_probe_json(p: &host::zonefs::izg::ProbeReport) -> serde_json::Value {
+    json!({
+        "groups": p.map.groups,
+        "mode": format!("{:?}", p.mode).to_lowercase(),
+        "sweep": format!("{:?}", p.sweep).to_lowercase(),
+        "pairs": p.pairs,
+        "seconds": p.elapsed.as_ns() as f64 / 1e9,
+        "bytes_written": p.bytes_written,
+        "bytes_read": p.bytes_read,
+        "alone_us": p.alone.as_ns() as f64 / 1e3,
+    })
+}
+
+/// zonefs's mkfs options from db_bench's flags: ZenFS's, and ZenFS+'s policy and IZG probe.
+fn zonefs_options(f: &Flags) -> anyhow::Result<host::zonefs::MkfsOptions> {
+    use host::zonefs::izg::ProbeConfig;
+    use host::zonefs::plus::PlusConfig;
+    use host::zonefs::policy::Policy;
+    let u32_flag = |name: &str| {
+        u32::try_from(f.i64(name)).map_err(|_| anyhow!("--{name}={}: not a count", f.i64(name)))
+    };
+    let policy = match f.str("fs_policy") {
+        "zenfs" => Policy::ZenFs,
+        "zenfsplus" => Policy::ZenFsPlus(PlusConfig {
+            izgs: u32_flag("zenfsplus_izgs")?,
+            max_width: u32_flag("max_stripe_width")?.max(1),
+            isolation: f.bool("zenfsplus_isolation"),
+            ..PlusConfig::default()
+        }),
+        other => bail!("--fs_policy={other}: expected zenfs or zenfsplus"),
+    };
+    let izg_probe = match (f.str("izg_probe"), policy) {
+        ("write", _) | ("", Policy::ZenFsPlus(_)) => Some(ProbeConfig::write_periodic()),
+        ("read", _) => Some(ProbeConfig::read_full(128)),
+        ("", _) | ("none", _) => None,
+        (other, _) => bail!("--izg_probe={other}: expected write, read or none"),
+    };
+    Ok(host::zonefs::MkfsOptions {
+        finish_threshold: u32::try_from(f.i64("finish_threshold"))
+            .map_err(|_| anyhow!("--finish_threshold: not a percentage"))?,
+        enable_gc: f.bool("enable_gc"),
+        policy,
+        izg_probe,
+        ..Default::default()
+    })
 }

@@ -697,3 +697,55 @@ fn help_lists_the_benchmarks_and_points_at_the_table() {
     assert!(out.contains("docs/compat/db_bench.md"), "{out}");
     assert!(out.contains("mixgraph"), "{out}");
 }
+
+/// ZenFS+'s policy from db_bench's command line: mkfs probes the small-zone device's 32
+/// independent zone groups (reported, and left out of the run's byte counts), SSTs are striped.
+#[test]
+fn zenfsplus_probes_the_groups_and_keeps_the_probe_out_of_the_figures() {
+    let common = [
+        "--benchmarks=fillrandom",
+        "--num=30000",
+        "--key_size=20",
+        "--value_size=800",
+        "--write_buffer_size=4194304",
+        "--device=zenfsplus-hynix-small",
+        "--compression_type=none",
+        "--json",
+    ];
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let mut a = common.to_vec();
+        a.extend_from_slice(extra);
+        serde_json::from_str(&run(&a).0).expect("JSON")
+    };
+    let plus = json(&["--fs_policy=zenfsplus", "--izg_probe=read"]);
+    assert_eq!(plus["izg_probe"]["groups"], 32);
+    assert_eq!(plus["izg_probe"]["mode"], "read");
+    assert!(plus["izg_probe"]["bytes_read"].as_u64().unwrap() > 0);
+    let zenfs = json(&[]);
+    assert!(zenfs.get("izg_probe").is_none());
+    // The same data written either way: the probe's writes are not the run's.
+    let wa = |v: &serde_json::Value| v["write_amplification"].as_f64().unwrap();
+    assert!(
+        (wa(&plus) / wa(&zenfs) - 1.0).abs() < 0.2,
+        "{} {}",
+        wa(&plus),
+        wa(&zenfs)
+    );
+    let (out, _) = run(&common[..7]
+        .iter()
+        .copied()
+        .chain(["--fs_policy=zenfsplus", "--izg_probe=read"])
+        .collect::<Vec<_>>());
+    assert!(
+        out.contains("IZG probe:  32 independent zone groups"),
+        "{out}"
+    );
+    refused(
+        &[&common[..7], &["--fs_policy=zenfs+"]].concat(),
+        "fs_policy",
+    );
+    refused(
+        &[&common[..7], &["--izg_probe=sideways"]].concat(),
+        "izg_probe",
+    );
+}

@@ -78,6 +78,44 @@ pub const ZNSLAB_FLAGS: &[Flag] = &[
         status: Status::Supported("zonefs's garbage collection (ZenFS's flag)"),
     },
     Flag {
+        name: "fs_policy",
+        ty: "string",
+        default: "zenfs",
+        status: Status::Supported(
+            "zonefs's zone policy: zenfs (ZenFS's), or zenfsplus (ZenFS+, IEEE Access'23: SSTs striped in 192 KiB units over independent zone groups, found by probing the device at mkfs; docs/zenfsplus.md)",
+        ),
+    },
+    Flag {
+        name: "izg_probe",
+        ty: "string",
+        default: "",
+        status: Status::Supported(
+            "how mkfs finds the independent zone groups: write (whole-zone writes, periodic sweep: ZenFS+'s artifact) or read (192 KiB reads of every pair of the first 128 zones: the paper's); empty: write under zenfsplus, none under zenfs",
+        ),
+    },
+    Flag {
+        name: "zenfsplus_izgs",
+        ty: "uint32",
+        default: "16",
+        status: Status::Supported(
+            "zenfsplus: independent zone groups it writes (Fig. 8's active IZGs; 0: all found)",
+        ),
+    },
+    Flag {
+        name: "max_stripe_width",
+        ty: "uint32",
+        default: "16",
+        status: Status::Supported("zenfsplus: the most zones one SST is striped over (§IV-C)"),
+    },
+    Flag {
+        name: "zenfsplus_isolation",
+        ty: "bool",
+        default: "true",
+        status: Status::Supported(
+            "zenfsplus: flush (with WAL and MANIFEST) and compaction write disjoint IZGs, a quarter and the rest (§IV-B)",
+        ),
+    },
+    Flag {
         name: "image",
         ty: "string",
         default: "",

@@ -253,6 +253,8 @@ pub struct DbBenchReport {
     pub results: Vec<BenchResult>,
     pub db: DbStats,
     pub zonefs: host::zonefs::FsStats,
+    /// What the IZG probe at mkfs found and cost (its writes are not in the byte counts).
+    pub izg_probe: Option<host::zonefs::izg::ProbeReport>,
     pub user_bytes_written: u64,
     pub host_bytes_written: u64,
     pub flash_bytes_programmed: u64,

@@ -6,9 +6,10 @@ use std::rc::Rc;
 
 use super::super::key::{self, ValueType};
 use super::merge::InputSource;
-use super::tables::TableWriter;
+use super::tables::{FileHint, TableWriter};
 use super::version::{level_sizes, level_targets, Edit};
 use super::{smallest_head, sst_name, Corruption, DbError, Inner, Running, Sst, State};
+use crate::zonefs::plus::{JobKind, WriteClass};
 use crate::zonefs::Lifetime;
 
 /// A compaction picked (and marked as running): from `level` into `out_level`, the inputs and
@@ -292,6 +293,14 @@ impl Inner {
             1 => Lifetime::Long,
             _ => Lifetime::Extreme,
         };
+        // ZenFS+ learns the job and the output level at file creation (§IV-B, IV-C).
+        let hint = FileHint {
+            lifetime,
+            class: WriteClass {
+                kind: JobKind::Compaction,
+                level: out_level as u32,
+            },
+        };
         let ins: Vec<Rc<Sst>> = inputs
             .iter()
             .map(|&i| st.levels[level][i].clone())
@@ -334,7 +343,7 @@ impl Inner {
             sources.push(InputSource::new(next_ins));
         }
         let merged = self
-            .merge_into_tables(&mut sources, &deeper, raw_target, lifetime)
+            .merge_into_tables(&mut sources, &deeper, raw_target, hint)
             .await;
         drop(sources);
         let outputs = merged?;
@@ -399,19 +408,12 @@ impl Inner {
         sources: &mut [InputSource],
         deeper: &[(Vec<u8>, Vec<u8>)],
         raw_target: u64,
-        lifetime: Lifetime,
+        hint: FileHint,
     ) -> Result<Vec<Sst>, DbError> {
         let mut out: Option<TableWriter> = None;
         let mut outputs = Vec::new();
         let merged = self
-            .merge_loop(
-                sources,
-                deeper,
-                raw_target,
-                lifetime,
-                &mut out,
-                &mut outputs,
-            )
+            .merge_loop(sources, deeper, raw_target, hint, &mut out, &mut outputs)
             .await;
         if let Err(e) = merged {
             // Nothing of a failed compaction stays: its open output (and the zone it holds)
@@ -432,7 +434,7 @@ impl Inner {
         sources: &mut [InputSource],
         deeper: &[(Vec<u8>, Vec<u8>)],
         raw_target: u64,
-        lifetime: Lifetime,
+        hint: FileHint,
         out: &mut Option<TableWriter>,
         outputs: &mut Vec<Sst>,
     ) -> Result<(), DbError> {
@@ -472,7 +474,7 @@ impl Inner {
             }
             if out.is_none() {
                 let number = self.new_file_number();
-                *out = Some(TableWriter::new(&self.fs, &self.opts, number, lifetime).await?);
+                *out = Some(TableWriter::new(&self.fs, &self.opts, number, hint).await?);
             }
             out.as_mut().expect("some").add(&k, &v).await?;
         }

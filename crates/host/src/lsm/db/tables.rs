@@ -12,6 +12,7 @@ use super::super::sst::{decode_block, BlockRead, CcChunk, Table, TableBuilder};
 use super::options::DbOptions;
 
 use super::{sst_name, Corruption, DbError, Inner, Sst};
+use crate::zonefs::plus::{JobKind, WriteClass};
 use crate::zonefs::{FileWriter, Lifetime, ZoneFs, WRITE_BUFFER};
 
 /// CNLB is 8 bits: a DR's compressed range spans at most 255 blocks.
@@ -119,16 +120,26 @@ pub(super) struct TableWriter {
     added_bytes: u64,
 }
 
+/// What the file system is told about a table file at its creation: ZenFS's lifetime hint,
+/// and the job and level (ZenFS+).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FileHint {
+    pub lifetime: Lifetime,
+    pub class: WriteClass,
+}
+
 impl TableWriter {
     pub(super) async fn new(
         fs: &Rc<ZoneFs>,
         opts: &DbOptions,
         number: u64,
-        lifetime: Lifetime,
+        hint: FileHint,
     ) -> Result<TableWriter, DbError> {
         Ok(TableWriter {
             builder: TableBuilder::new(opts.table.clone()),
-            writer: fs.writer(&sst_name(number), lifetime).await?,
+            writer: fs
+                .writer_for(&sst_name(number), hint.lifetime, hint.class)
+                .await?,
             fs: fs.clone(),
             cc: opts.table.cc_write_buffer.is_some(),
             number,
@@ -232,7 +243,14 @@ impl Inner {
         mem: &MemTable,
         number: u64,
     ) -> Result<Sst, DbError> {
-        let mut w = TableWriter::new(fs, opts, number, Lifetime::Medium).await?;
+        let hint = FileHint {
+            lifetime: Lifetime::Medium,
+            class: WriteClass {
+                kind: JobKind::Flush,
+                level: 0,
+            },
+        };
+        let mut w = TableWriter::new(fs, opts, number, hint).await?;
         for (k, v) in mem.entries() {
             if let Err(e) = w.add(&k, v).await {
                 w.abandon().await;
