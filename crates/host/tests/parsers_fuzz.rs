@@ -66,6 +66,7 @@ fn metadata_records_with_matching_checksums_but_corrupt_payloads_are_refused() {
         zones: 128,
         finish_threshold: 0,
         izg_groups: 0,
+        plus: None,
     };
     let records = [
         Record::Update(FileMeta {

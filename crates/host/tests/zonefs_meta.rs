@@ -15,6 +15,12 @@ fn superblock(seq: u32) -> Superblock {
         zones: 128,
         finish_threshold: 10,
         izg_groups: 7,
+        plus: Some(host::zonefs::plus::PlusConfig {
+            izgs: 12,
+            max_width: 8,
+            isolation: false,
+            reclaim: true,
+        }),
     }
 }
 

@@ -135,18 +135,16 @@ fn striped_files_round_trip_stay_in_their_partitions_and_survive_a_remount() {
     });
     let io = host(&sim, &dev);
     sim.block_on(async move {
-        let fs = Rc::new(
-            ZoneFs::mount_with(io, Policy::ZenFsPlus(PlusConfig::default()))
-                .await
-                .expect("mounts"),
-        );
+        // Mount takes the policy the superblock keeps.
+        let fs = Rc::new(ZoneFs::mount(io).await.expect("mounts"));
         for (name, _, data) in &files {
             assert_eq!(&read_all(&fs, name).await, data, "{name}");
         }
         // New files after the mount go to new groups and read back too.
-        let more = bytes(9, 2_000_000);
+        let more = bytes(9, 3_000_000);
         write(&fs, "000013.sst", compaction(1), &more).await;
         assert_eq!(read_all(&fs, "000013.sst").await, more);
+        assert_eq!(izgs_of(&fs, "000013.sst"), (4..16).collect::<Vec<_>>());
     });
 }
 

@@ -80,8 +80,8 @@ pub struct MkfsOptions {
     /// ([`FileWriter::append_compressed`]). Needs a CCZNS device; excludes GC (it moves
     /// extents with plain reads and writes, which would drop the device's chunk records).
     pub padding_zones: bool,
-    /// The zone allocation and GC policy (a choice of this run, not kept on the device: mount
-    /// takes [`ZoneFs::mount_with`]'s).
+    /// The zone allocation and GC policy. ZenFS+'s configuration is kept in the superblock and
+    /// [`ZoneFs::mount`] takes it again; [`ZoneFs::mount_with`] overrides it.
     pub policy: Policy,
     /// Find the device's independent zone groups by timing I/O on pairs of zones (ZenFS+
     /// §IV-A) and keep the map in the superblock; `None`: no groups are known.
@@ -355,6 +355,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
                 zones: zones.len() as u32,
                 finish_threshold,
                 izg_groups: 0,
+                plus: policy.plus(),
             },
             meta_zone: 0,
             meta_wp: 0,

@@ -12,6 +12,8 @@
 
 use std::collections::BTreeMap;
 
+use super::plus::PlusConfig;
+
 /// "ZENF".
 pub const MAGIC: u32 = 0x5a45_4e46;
 pub const FORMAT_VERSION: u32 = 2;
@@ -46,6 +48,30 @@ pub struct Superblock {
     /// Independent zone groups the IZG probe found at mkfs: zone z is in group z % this
     /// (0: none probed). Kept in bytes older superblocks left zero.
     pub izg_groups: u32,
+    /// The ZenFS+ policy the file system was made for (mount uses it unless told
+    /// otherwise): IZGs given, maximum width, isolation, reclaiming. `None`: ZenFS's.
+    pub plus: Option<PlusConfig>,
+}
+
+/// The bits of a superblock's ZenFS+ word: IZGs (16 bits), width (8), isolation, reclaim,
+/// and the top bit set when the word is present.
+fn encode_plus(p: Option<PlusConfig>) -> u32 {
+    p.map_or(0, |p| {
+        1 << 31
+            | p.izgs.min(0xffff)
+            | p.max_width.min(0xff) << 16
+            | u32::from(p.isolation) << 24
+            | u32::from(p.reclaim) << 25
+    })
+}
+
+fn decode_plus(w: u32) -> Option<PlusConfig> {
+    (w >> 31 == 1).then_some(PlusConfig {
+        izgs: w & 0xffff,
+        max_width: (w >> 16) & 0xff,
+        isolation: w >> 24 & 1 == 1,
+        reclaim: w >> 25 & 1 == 1,
+    })
 }
 
 impl Superblock {
@@ -71,6 +97,7 @@ impl Superblock {
         }
         let mut rest = [0u8; 256 + 64 + 123];
         rest[..4].copy_from_slice(&self.izg_groups.to_le_bytes());
+        rest[4..8].copy_from_slice(&encode_plus(self.plus).to_le_bytes());
         let version = b"znslab zonefs";
         rest[256..256 + version.len()].copy_from_slice(version);
         b.extend_from_slice(&rest);
@@ -110,6 +137,7 @@ impl Superblock {
             zones: u32_at(61),
             finish_threshold: u32_at(65),
             izg_groups: u32_at(69),
+            plus: decode_plus(u32_at(73)),
         })
     }
 }

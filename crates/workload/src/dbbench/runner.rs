@@ -168,12 +168,15 @@ pub fn run_on(medium: Medium, cfg: &DbBenchConfig) -> Result<(DbBenchReport, Kep
                 .map_err(|e| DbBenchError::Device(format!("finding the emulated zones: {e}")))?,
         }
         let fs = if existing {
-            ZoneFs::mount_with(io2, cfg2.mkfs.policy)
-                .await
-                .map_err(|e| match e {
-                    host::zonefs::FsError::NoFileSystem => DbBenchError::NoDatabase,
-                    e => DbBenchError::Db(format!("zonefs: {e}")),
-                })?
+            // The policy it was made for, unless the command line names another.
+            let mounted = match cfg2.mkfs.policy {
+                host::zonefs::policy::Policy::ZenFs => ZoneFs::mount(io2).await,
+                p => ZoneFs::mount_with(io2, p).await,
+            };
+            mounted.map_err(|e| match e {
+                host::zonefs::FsError::NoFileSystem => DbBenchError::NoDatabase,
+                e => DbBenchError::Db(format!("zonefs: {e}")),
+            })?
         } else {
             ZoneFs::mkfs_with(io2, cfg2.mkfs)
                 .await

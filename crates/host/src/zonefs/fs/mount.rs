@@ -16,12 +16,18 @@ impl<B: ZonedBackend> ZoneFs<B> {
     /// Mount: replay the newest metadata zone whose log decodes, rebuild zone usage, extend
     /// files that were open for writing to their zone's write pointer, roll to a fresh
     /// metadata zone, reset zones with no live data.
+    /// The zone policy is the one the file system was made for (ZenFS's, or the ZenFS+
+    /// configuration its superblock keeps).
     pub async fn mount(io: Rc<B>) -> Result<ZoneFs<B>, FsError> {
-        Self::mount_with(io, Policy::default()).await
+        Self::mount_as(io, None).await
     }
 
-    /// Mount with zone policy `policy`.
+    /// Mount with zone policy `policy`, whatever the file system was made for.
     pub async fn mount_with(io: Rc<B>, policy: Policy) -> Result<ZoneFs<B>, FsError> {
+        Self::mount_as(io, Some(policy)).await
+    }
+
+    async fn mount_as(io: Rc<B>, policy: Option<Policy>) -> Result<ZoneFs<B>, FsError> {
         let zones = io.report_zones().await?;
         if zones.len() < (META_ZONES + 2) as usize {
             return Err(SetupError::TooFewZonesToMount {
@@ -62,6 +68,10 @@ impl<B: ZonedBackend> ZoneFs<B> {
         };
         let izg = (sb.izg_groups > 0).then_some(super::IzgMap {
             groups: sb.izg_groups,
+        });
+        let policy = policy.unwrap_or(match sb.plus {
+            Some(cfg) => Policy::ZenFsPlus(cfg),
+            None => Policy::ZenFs,
         });
         let fs = ZoneFs::new(io.clone(), &zones, sb.finish_threshold, policy, izg)?;
         {
