@@ -33,7 +33,8 @@ pub struct Args {
     #[arg(long)]
     scheme: Option<String>,
     /// Run on this device design on every seed instead of a drawn one: cczns, zns, balloon,
-    /// tcssd (a compressing block SSD under zones the host emulates; store workloads only).
+    /// tcssd (a compressing block SSD under zones the host emulates; store workloads only),
+    /// zenfsplus (a small-zone zns device, one die per zone, under ZenFS+'s striped zonefs).
     #[arg(long)]
     design: Option<String>,
     /// Inject no faults (by default one seed in four meets one before its cut: the next
@@ -65,6 +66,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             seed: a.seed,
             workload: a.workload,
             scheme: a.scheme,
+            design: a.design,
         });
     }
     let opts = torture::Options {

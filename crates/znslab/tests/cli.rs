@@ -621,6 +621,22 @@ fn torture_cuts_power_and_checks_what_came_back() {
         "{}",
         text(&o.stdout)
     );
+    // ZenFS+'s striped zonefs on its small-zone device.
+    let o = znslab(&[
+        "torture",
+        "--seeds",
+        "4",
+        "--design",
+        "zenfsplus",
+        "--dir",
+        &dir.path(""),
+    ]);
+    assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("devices: zenfsplus 4"),
+        "{}",
+        text(&o.stdout)
+    );
     let o = znslab(&["torture", "--design", "tcssd", "--scheme", "cc"]);
     assert!(!o.status.success());
     assert!(

@@ -193,6 +193,7 @@ pub struct ChildArgs {
     /// The workload and scheme the parent drew (None: draw them again from the seed).
     pub workload: Option<String>,
     pub scheme: Option<String>,
+    pub design: Option<String>,
 }
 
 /// The child: run one phase on the image, logging acknowledgements, until killed (or its
@@ -237,7 +238,8 @@ pub fn child(a: &ChildArgs) -> anyhow::Result<ExitCode> {
             let ack: Ack = Some(Rc::new(RefCell::new(File::create(ack_path)?)));
             let ctl = Controller::open_image(image).map_err(|e| anyhow::anyhow!("{e}"))?;
             let dev = DeviceHandle::new(&sim, ctl);
-            let sc = start_workload(&sim, &dev, &d.rng, workload, &opts, ack);
+            let design = a.design.as_deref().unwrap_or(d.design);
+            let sc = start_workload(&sim, &dev, &d.rng, workload, &opts, design, ack);
             sim.run_until(SimInstant::from_ns(CHILD_VIRTUAL_NS));
             if let Some(e) = sc.failed.borrow_mut().take() {
                 eprintln!("child: {e}");

@@ -9,6 +9,10 @@ use std::rc::Rc;
 use device::{presets, DeviceHandle};
 use host::lsm::db::{Compression, Db, DbOptions};
 use host::lsm::memtable::WriteBatch;
+use host::zonefs::izg::ProbeConfig;
+use host::zonefs::plus::PlusConfig;
+use host::zonefs::policy::Policy;
+use host::zonefs::MkfsOptions;
 use sim::{Rng, Sim};
 
 use crate::stack::{self, FsStart, Stack};
@@ -354,6 +358,9 @@ pub(crate) fn store_options(scheme: &str, jobs: Jobs) -> anyhow::Result<DbOption
 
 /// The small device every seed runs on, of design `design`.
 pub(crate) fn device_config(design: &str) -> device::DeviceConfig {
+    if design == "zenfsplus" {
+        return zenfsplus_device();
+    }
     let mut cfg = match design {
         "zns" => presets::test_min(),
         "balloon" => presets::test_balloon(),
@@ -363,6 +370,38 @@ pub(crate) fn device_config(design: &str) -> device::DeviceConfig {
     cfg.nand.blocks_per_plane = 64; // 64 zones of 256 KiB
     cfg.zones.max_open = 6;
     cfg
+}
+
+/// ZenFS+'s torture device: `test-min`'s four dies with one die per zone (four independent
+/// zone groups), zones of 768 KiB (four stripe units), 256 of them, the write buffer split per
+/// die.
+fn zenfsplus_device() -> device::DeviceConfig {
+    let mut cfg = presets::test_min();
+    cfg.name = "torture-zenfsplus".into();
+    cfg.zones.mapping = device::ZoneMapping::DieGroups {
+        channels_per_zone: 1,
+        dies_per_channel_per_zone: 1,
+    };
+    cfg.nand.pages_per_block = 192;
+    cfg.nand.blocks_per_plane = 64;
+    cfg.zones.max_open = 32;
+    cfg.zones.max_active = 32;
+    cfg.controller.write_buffer_per_zone_group = true;
+    cfg
+}
+
+/// zonefs's mkfs options for the store on `design`: ZenFS+'s policy over all the groups its
+/// probe finds (isolation on) on the zenfsplus device.
+fn mkfs_options(design: &str, opts: &DbOptions) -> MkfsOptions {
+    let mut m = opts.mkfs_options(Default::default());
+    if design == "zenfsplus" {
+        m.policy = Policy::ZenFsPlus(PlusConfig {
+            izgs: 0,
+            ..PlusConfig::default()
+        });
+        m.izg_probe = Some(ProbeConfig::write_periodic());
+    }
+    m
 }
 
 /// A workload running on a device: what it has logged so far, for the check after power-on.
@@ -385,9 +424,10 @@ pub(crate) fn start_workload(
     rng: &Rng,
     workload: &'static str,
     opts: &DbOptions,
+    design: &str,
     ack: Ack,
 ) -> Scenario {
-    let mkfs = opts.mkfs_options(Default::default());
+    let mkfs = mkfs_options(design, opts);
     let sc = Scenario {
         logs: Rc::default(),
         made: Rc::new(Cell::new(false)),
