@@ -219,6 +219,8 @@ impl<B: ZonedBackend> ZoneFs<B> {
         offset: u64,
         buf: &mut [u8],
     ) -> Result<usize, FsError> {
+        // The pieces of the range: (device offset, length, offset in `buf`).
+        let mut pieces = Vec::new();
         let mut done = 0usize;
         let mut file_off = 0u64;
         for e in extents.iter().copied() {
@@ -232,16 +234,44 @@ impl<B: ZonedBackend> ZoneFs<B> {
             }
             let in_ext = want - file_off;
             let n = ((e.len - in_ext) as usize).min(buf.len() - done);
-            // Whole blocks around the range, as a direct read would.
-            let dev = e.start + in_ext;
-            let first = dev / self.block * self.block;
-            let end = (dev + n as u64).div_ceil(self.block) * self.block;
-            let mut tmp = vec![0u8; (end - first) as usize];
-            self.io.read(first, &mut tmp).await?;
-            let s = (dev - first) as usize;
-            buf[done..done + n].copy_from_slice(&tmp[s..s + n]);
+            pieces.push((e.start + in_ext, n, done));
             done += n;
             file_off += e.len;
+        }
+        // Whole blocks around each piece, as a direct read would.
+        let span = |dev: u64, n: usize| {
+            let first = dev / self.block * self.block;
+            (
+                first,
+                (dev + n as u64).div_ceil(self.block) * self.block - first,
+            )
+        };
+        if self.plus.is_some() && pieces.len() > 1 {
+            // ZenFS+'s host reads a striped file's pieces, on different zones, at once.
+            let tasks: Vec<_> = pieces
+                .iter()
+                .map(|&(dev, n, _)| {
+                    let io = self.io.clone();
+                    let (first, len) = span(dev, n);
+                    self.io.sim().clone().spawn(async move {
+                        let mut tmp = vec![0u8; len as usize];
+                        io.read(first, &mut tmp).await.map(|()| tmp)
+                    })
+                })
+                .collect();
+            for (&(dev, n, at), task) in pieces.iter().zip(tasks) {
+                let tmp = task.await?;
+                let s = (dev - dev / self.block * self.block) as usize;
+                buf[at..at + n].copy_from_slice(&tmp[s..s + n]);
+            }
+            return Ok(done);
+        }
+        for (dev, n, at) in pieces {
+            let (first, len) = span(dev, n);
+            let mut tmp = vec![0u8; len as usize];
+            self.io.read(first, &mut tmp).await?;
+            let s = (dev - first) as usize;
+            buf[at..at + n].copy_from_slice(&tmp[s..s + n]);
         }
         Ok(done)
     }
