@@ -214,3 +214,22 @@ fn a_power_cut_keeps_what_a_striped_file_synced() {
         assert_eq!(got, data[..3_000_000]);
     });
 }
+
+/// A ZenFS+ configuration the superblock could not keep is refused at mkfs, not stored
+/// clamped (mount would then run another configuration than mkfs did).
+#[test]
+fn a_configuration_the_superblock_cannot_keep_is_refused() {
+    let (sim, dev) = device();
+    let io = host(&sim, &dev);
+    let e = sim
+        .block_on(ZoneFs::mkfs_with(
+            io,
+            plus(PlusConfig {
+                max_width: 256,
+                ..PlusConfig::default()
+            }),
+        ))
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("width of 256"), "{e}");
+}

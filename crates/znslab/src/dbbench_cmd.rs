@@ -610,7 +610,7 @@ fn config(f: &Flags) -> anyhow::Result<(DbBenchConfig, String)> {
 }
 
 /// What the IZG probe at mkfs found and what it cost (ZenFS+ §IV-A).
-pub(crate) fn izg_probe_json(p: &host::zonefs::izg::ProbeReport) -> serde_json::Value {
+fn izg_probe_json(p: &host::zonefs::izg::ProbeReport) -> serde_json::Value {
     json!({
         "groups": p.map.groups,
         "mode": format!("{:?}", p.mode).to_lowercase(),

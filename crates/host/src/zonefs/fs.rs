@@ -109,6 +109,12 @@ pub enum SetupError {
          knows none: make it with the IZG probe (izg_probe)"
     )]
     PlusNeedsIzgMap,
+    /// A ZenFS+ configuration the superblock cannot keep.
+    #[error(
+        "zenfsplus with {0} IZGs and a maximum width of {1}: at most 65535 IZGs and a width \
+         from 1 to 255"
+    )]
+    PlusConfig(u32, u32),
     /// The IZG probe at mkfs found no map.
     #[error("{0}")]
     IzgProbe(String),
@@ -324,8 +330,16 @@ impl<B: ZonedBackend> ZoneFs<B> {
         policy: Policy,
         izg: Option<IzgMap>,
     ) -> Result<ZoneFs<B>, FsError> {
-        if policy.plus().is_some() && izg.is_none() {
-            return Err(SetupError::PlusNeedsIzgMap.into());
+        if let Some(p) = policy.plus() {
+            if izg.is_none() {
+                return Err(SetupError::PlusNeedsIzgMap.into());
+            }
+            if p.izgs > PlusConfig::MAX_IZGS
+                || p.max_width == 0
+                || p.max_width > PlusConfig::MAX_WIDTH
+            {
+                return Err(SetupError::PlusConfig(p.izgs, p.max_width).into());
+            }
         }
         let block = io.lba_bytes();
         let zone_bytes = io.zone_bytes();

@@ -454,14 +454,7 @@ impl<'a, B: ZonedBackend> Prober<'a, B> {
             .map(|&z| {
                 let io = io.clone();
                 io.sim().clone().spawn(async move {
-                    let data = vec![0x5au8; PROBE_IO_BYTES as usize];
-                    let base = z as u64 * io.zone_bytes();
-                    let mut off = 0;
-                    while off < bytes {
-                        let len = PROBE_IO_BYTES.min(bytes - off);
-                        io.write(base + off, &data[..len as usize]).await?;
-                        off += len;
-                    }
+                    write_from_start(&*io, z, bytes).await?;
                     Ok::<SimInstant, IoError>(io.sim().now())
                 })
             })
@@ -499,15 +492,8 @@ impl<'a, B: ZonedBackend> Prober<'a, B> {
             }
         }
         self.filled[z as usize] = true;
-        let data = vec![0x5au8; PROBE_IO_BYTES as usize];
-        let base = z as u64 * self.io.zone_bytes();
-        let mut off = 0;
-        while off < self.cfg.read_span_bytes {
-            let len = PROBE_IO_BYTES.min(self.cfg.read_span_bytes - off);
-            self.io.write(base + off, &data[..len as usize]).await?;
-            self.bytes_written += len;
-            off += len;
-        }
+        write_from_start(&**self.io, z, self.cfg.read_span_bytes).await?;
+        self.bytes_written += self.cfg.read_span_bytes;
         Ok(())
     }
 
@@ -520,6 +506,19 @@ impl<'a, B: ZonedBackend> Prober<'a, B> {
         }
         Ok(())
     }
+}
+
+/// Write `bytes` to empty zone `z` from its start, one probe I/O at a time.
+async fn write_from_start<B: ZonedBackend>(io: &B, z: u32, bytes: u64) -> Result<(), IoError> {
+    let data = vec![0x5au8; PROBE_IO_BYTES as usize];
+    let base = z as u64 * io.zone_bytes();
+    let mut off = 0;
+    while off < bytes {
+        let len = PROBE_IO_BYTES.min(bytes - off);
+        io.write(base + off, &data[..len as usize]).await?;
+        off += len;
+    }
+    Ok(())
 }
 
 /// The smallest `d` with every zone in the group of `zone % d` and the first `d` zones in

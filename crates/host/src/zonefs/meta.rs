@@ -58,8 +58,8 @@ pub struct Superblock {
 fn encode_plus(p: Option<PlusConfig>) -> u32 {
     p.map_or(0, |p| {
         1 << 31
-            | p.izgs.min(0xffff)
-            | p.max_width.min(0xff) << 16
+            | p.izgs.min(PlusConfig::MAX_IZGS)
+            | p.max_width.min(PlusConfig::MAX_WIDTH) << 16
             | u32::from(p.isolation) << 24
             | u32::from(p.reclaim) << 25
     })

@@ -72,18 +72,24 @@ pub struct PlusConfig {
 }
 
 impl Default for PlusConfig {
-    /// "ZenFS+" of the paper: S, I and R over 16 IZGs (the artifact's 4 + 12), width 16.
     fn default() -> Self {
-        PlusConfig {
-            izgs: 16,
-            max_width: 16,
-            isolation: true,
-            reclaim: true,
-        }
+        PlusConfig::PAPER
     }
 }
 
 impl PlusConfig {
+    /// "ZenFS+" of the paper: S, I and R over 16 IZGs (the artifact's 4 + 12), width 16.
+    pub const PAPER: PlusConfig = PlusConfig {
+        izgs: 16,
+        max_width: 16,
+        isolation: true,
+        reclaim: true,
+    };
+
+    /// The largest IZG count and width the superblock keeps (16 and 8 bits).
+    pub const MAX_IZGS: u32 = 0xffff;
+    pub const MAX_WIDTH: u32 = 0xff;
+
     /// The IZGs files of `class` write to, on a device of `map`'s groups.
     pub fn partition(&self, map: IzgMap, class: WriteClass) -> Vec<u32> {
         let given = match self.izgs {

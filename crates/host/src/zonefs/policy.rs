@@ -159,15 +159,7 @@ pub enum Policy {
 
 impl Policy {
     /// Every policy, for option parsing.
-    pub const ALL: [Policy; 2] = [
-        Policy::ZenFs,
-        Policy::ZenFsPlus(PlusConfig {
-            izgs: 16,
-            max_width: 16,
-            isolation: true,
-            reclaim: true,
-        }),
-    ];
+    pub const ALL: [Policy; 2] = [Policy::ZenFs, Policy::ZenFsPlus(PlusConfig::PAPER)];
 
     pub fn name(self) -> &'static str {
         match self {

@@ -243,8 +243,8 @@ pub fn run_on(medium: Medium, cfg: &DbBenchConfig) -> Result<(DbBenchReport, Kep
         let taken = (results, db.stats(), user_bytes, db.fs().stats(), probe);
         let device = dev2.with(|c| {
             (
-                c.counters().host_bytes_written - before.0,
-                c.flash_counters().bytes_programmed - before.1,
+                c.counters().host_bytes_written.saturating_sub(before.0),
+                c.flash_counters().bytes_programmed.saturating_sub(before.1),
             )
         });
         let now = sim2.now();

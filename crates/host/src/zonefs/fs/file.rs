@@ -279,15 +279,15 @@ impl<B: ZonedBackend> ZoneFs<B> {
     /// Remove a name; the file goes with its last link, and zones left with no live data
     /// are reset.
     pub async fn delete(&self, name: &str) -> Result<(), FsError> {
-        if self
-            .st
-            .borrow()
-            .names
-            .get(name)
-            .is_some_and(|id| self.st.borrow().files[id].meta.links.len() == 1)
-        {
-            // A striped file deleted while written lets go of its group first.
-            let id = self.st.borrow().names[name];
+        // A striped file deleted while written lets go of its group first.
+        let last_link = {
+            let st = self.st.borrow();
+            st.names
+                .get(name)
+                .copied()
+                .filter(|id| st.files.get(id).is_some_and(|f| f.meta.links.len() == 1))
+        };
+        if let Some(id) = last_link {
             self.release_group(id);
         }
         let (id, held) = {
