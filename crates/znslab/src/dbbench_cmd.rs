@@ -106,10 +106,18 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     let wall = std::time::Instant::now();
     let r = run_on(ctl, image.as_deref(), existing, f.bool("image_sync"), &cfg)?;
     let wa = |x: u64| x as f64 / r.user_bytes_written.max(1) as f64;
+    if cfg.report_interval_seconds > 0 {
+        // db_bench's ReporterAgent rewrites the file for each benchmark: the last one's stays.
+        if let Some(b) = r.results.iter().rev().find(|b| b.printed == Printed::Line) {
+            let path = f.str("report_file");
+            std::fs::write(path, b.intervals.report_csv())
+                .with_context(|| format!("--report_file={path}"))?;
+        }
+    }
     if json_out {
         let v = json!({
             "device": device.name,
-            "benchmarks": r.results.iter().filter(|b| b.printed == Printed::Line).map(|b| json!({
+            "benchmarks": r.results.iter().filter(|b| b.printed == Printed::Line).map(|b| with_intervals(json!({
                 "name": b.name,
                 "ops": b.ops,
                 "found": b.found,
@@ -125,7 +133,7 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
                     "p99.9": b.latency.percentile(99.9) as f64 / 1e3,
                     "p99.99": b.latency.percentile(99.99) as f64 / 1e3,
                 },
-            })).collect::<Vec<_>>(),
+            }), &b.intervals)).collect::<Vec<_>>(),
             "user_bytes_written": r.user_bytes_written,
             "host_bytes_written": r.host_bytes_written,
             "flash_bytes_programmed": r.flash_bytes_programmed,
@@ -153,6 +161,16 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
             "wall_s": wall.elapsed().as_secs_f64(),
         });
         let mut v = v;
+        if cfg.report_interval_seconds > 0 {
+            // Background jobs' bytes per second (ZenFS+ Fig. 2 and 9).
+            let j = &r.db.series;
+            v["job_series"] = json!({
+                "bucket_s": dbbench_series_bucket_s(),
+                "flush_written_bytes": j.flush_written,
+                "compaction_read_bytes": j.compaction_read,
+                "compaction_written_bytes": j.compaction_written,
+            });
+        }
         if let Some(p) = &r.izg_probe {
             v["izg_probe"] = izg_probe_json(p);
         }
@@ -580,6 +598,13 @@ fn config(f: &Flags) -> anyhow::Result<(DbBenchConfig, String)> {
         deletes: count(f, "deletes")?,
         duration: u64::try_from(duration).unwrap_or(0),
         ops_between_duration_checks: f.i64("ops_between_duration_checks").max(1) as u64,
+        report_interval_seconds: u64::try_from(f.i64("report_interval_seconds")).map_err(|_| {
+            anyhow!(
+                "--report_interval_seconds={}: must not be negative",
+                f.i64("report_interval_seconds")
+            )
+        })?,
+        latency_interval_ms: f.u64("latency_interval_ms").map_err(|e| anyhow!("{e}"))?,
         batch_size: f.i64("batch_size").max(1) as u64,
         benchmark_write_rate_limit: f
             .u64("benchmark_write_rate_limit")
@@ -610,6 +635,30 @@ fn config(f: &Flags) -> anyhow::Result<(DbBenchConfig, String)> {
 }
 
 /// What the IZG probe at mkfs found and what it cost (ZenFS+ §IV-A).
+fn dbbench_series_bucket_s() -> u64 {
+    host::lsm::db::SERIES_BUCKET_NS / 1_000_000_000
+}
+
+/// A benchmark's JSON with its interval series, when one was asked for.
+fn with_intervals(
+    mut v: serde_json::Value,
+    iv: &workload::dbbench::intervals::Intervals,
+) -> serde_json::Value {
+    if iv.report_interval_s == 0 && iv.latency_interval_ms == 0 {
+        return v;
+    }
+    v["intervals"] = json!({
+        "report_interval_s": iv.report_interval_s,
+        "finished_ops": iv.finished,
+        "latency_interval_ms": iv.latency_interval_ms,
+        "latency_us": iv.latency.iter().map(|l| json!({
+            "ops": l.ops, "p50": l.p50_us, "p99": l.p99_us, "p99.9": l.p999_us, "max": l.max_us,
+        })).collect::<Vec<_>>(),
+        "latency_left_out_ops": iv.latency_left_out,
+    });
+    v
+}
+
 fn izg_probe_json(p: &host::zonefs::izg::ProbeReport) -> serde_json::Value {
     json!({
         "groups": p.map.groups,

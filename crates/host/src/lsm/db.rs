@@ -45,9 +45,11 @@ mod compaction;
 mod flush;
 mod merge;
 pub mod options;
+pub use series::{JobSeries, SERIES_BUCKET_NS};
 mod read;
 mod recovery;
 mod scan;
+mod series;
 mod tables;
 mod version;
 mod write;
@@ -254,6 +256,8 @@ pub struct DbStats {
     /// a running one's) of compactions picked beside another.
     pub max_running_compactions: usize,
     pub concurrent_compaction_levels: BTreeSet<(usize, usize)>,
+    /// Flush and compaction bytes per second of virtual time.
+    pub series: JobSeries,
 }
 
 /// The store. Cheap to share: clones are handles on one store.

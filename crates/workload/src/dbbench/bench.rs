@@ -262,6 +262,7 @@ pub(super) struct Shared {
     pub(super) plan: Plan,
     name: String,
     latency: RefCell<LatencyHistogram>,
+    intervals: RefCell<super::intervals::IntervalRecorder>,
     pub(super) counters: Rc<RefCell<Counters>>,
     ops_done: Cell<u64>,
     total: u64,
@@ -322,6 +323,11 @@ pub async fn run_bench(
         plan: plan.clone(),
         name: name.to_string(),
         latency: RefCell::new(LatencyHistogram::new()),
+        intervals: RefCell::new(super::intervals::IntervalRecorder::new(
+            start,
+            cfg.report_interval_seconds,
+            cfg.latency_interval_ms,
+        )),
         counters,
         ops_done: Cell::new(0),
         total: plan.ops.saturating_mul(threads as u64),
@@ -381,6 +387,9 @@ pub async fn run_bench(
         }
     }
     let latency = sh.latency.borrow().clone();
+    let intervals = sh
+        .intervals
+        .replace(super::intervals::IntervalRecorder::new(start, 0, 0));
     Ok(BenchResult {
         name: name.to_string(),
         ops: stats.iter().map(|s| s.ops).sum(),
@@ -401,6 +410,7 @@ pub async fn run_bench(
             .find(|m| !m.is_empty())
             .unwrap_or_default(),
         printed: super::Printed::Line,
+        intervals: intervals.finish(sim.now()),
     })
 }
 
@@ -432,6 +442,7 @@ async fn thread(
         st.ops += n;
         st.hist.entry(op).or_default().add(ns / 1000);
         sh.latency.borrow_mut().record(ns);
+        sh.intervals.borrow_mut().record(t0, sim.now(), ns, n);
         for _ in 0..n {
             sh.tick();
         }
@@ -533,6 +544,9 @@ async fn thread(
                     c.iter_bytes += bytes;
                 }
                 let ns = sim.now().since(t0).as_ns();
+                if n > 0 {
+                    sh.intervals.borrow_mut().record(t0, sim.now(), ns / n, n);
+                }
                 for _ in 0..n {
                     st.hist.entry(OpType::Read).or_default().add(ns / n / 1000);
                     sh.latency.borrow_mut().record(ns / n);

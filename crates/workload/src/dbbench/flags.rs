@@ -116,6 +116,14 @@ pub const ZNSLAB_FLAGS: &[Flag] = &[
         ),
     },
     Flag {
+        name: "latency_interval_ms",
+        ty: "uint64",
+        default: "0",
+        status: Status::Supported(
+            "percentiles (p50, p99, p99.9, max) of the operations issued in each interval of this many simulated ms, in --json (ZenFS+ Fig. 10: put() p99 per 100 ms); 0: none",
+        ),
+    },
+    Flag {
         name: "image",
         ty: "string",
         default: "",

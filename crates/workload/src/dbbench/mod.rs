@@ -11,6 +11,7 @@
 pub mod bench;
 mod flag_table;
 pub mod flags;
+pub mod intervals;
 mod mixgraph;
 pub mod output;
 mod rocksdb_names;
@@ -43,6 +44,10 @@ pub struct DbBenchConfig {
     pub duration: u64,
     /// Operations between looks at the clock under `duration`.
     pub ops_between_duration_checks: u64,
+    /// db_bench's `--report_interval_seconds` (0: none): operations finished per interval.
+    pub report_interval_seconds: u64,
+    /// `--latency_interval_ms` (0: none): latency percentiles per interval.
+    pub latency_interval_ms: u64,
     /// Entries per write batch (and keys per multireadrandom call).
     pub batch_size: u64,
     /// Bytes per second the fill benchmarks' and readwhilewriting's writer write at most
@@ -96,6 +101,8 @@ impl Default for DbBenchConfig {
             deletes: None,
             duration: 0,
             ops_between_duration_checks: 1000,
+            report_interval_seconds: 0,
+            latency_interval_ms: 0,
             batch_size: 1,
             benchmark_write_rate_limit: 0,
             readwritepercent: 90,
@@ -188,6 +195,8 @@ pub struct BenchResult {
     /// What db_bench prints for it: a report line, or a text (stats, levelstats), or nothing
     /// (flush, waitforcompaction).
     pub printed: Printed,
+    /// `--report_interval_seconds` and `--latency_interval_ms` series (empty when not asked).
+    pub intervals: intervals::Intervals,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -212,6 +221,7 @@ impl BenchResult {
             hist: BTreeMap::new(),
             message: String::new(),
             printed: Printed::Text(skipped_line(name)),
+            intervals: intervals::Intervals::default(),
         }
     }
 

@@ -215,6 +215,7 @@ impl Inner {
     /// Run a picked compaction: a trivial move, or its inputs read from the device, merged
     /// and written as tables of the output level; then its edit is logged and installed.
     pub(super) async fn compact(&self, picked: Picked) -> Result<(), DbError> {
+        let began = self.fs.io().sim().now().as_ns();
         // The inputs are chosen under the lock (they are marked as being compacted, so no
         // other worker changes them while the merge reads them and writes the outputs
         // without it).
@@ -391,6 +392,8 @@ impl Inner {
         s.compactions += 1;
         s.compaction_read_bytes += read;
         s.compaction_written_bytes += written;
+        let now = self.fs.io().sim().now().as_ns();
+        s.series.compaction(began, now, read, written);
         drop(s);
         self.update_level_stats(st);
         Ok(())

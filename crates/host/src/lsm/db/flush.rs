@@ -185,6 +185,7 @@ impl Inner {
         number: Option<u64>,
     ) -> Result<(), DbError> {
         let number = number.unwrap_or_else(|| self.new_file_number());
+        let began = self.fs.io().sim().now().as_ns();
         let sst = Self::write_sst(&self.fs, &self.opts, &imm, number).await?;
         self.count_compressed(&sst);
         let (e, raw, blocks) = sst.shape;
@@ -217,6 +218,8 @@ impl Inner {
             let mut s = self.stats.borrow_mut();
             s.flushes += 1;
             s.flushed_bytes += sst.size;
+            let now = self.fs.io().sim().now().as_ns();
+            s.series.flush(began, now, sst.size);
         }
         st.levels[0].insert(0, Rc::new(sst));
         st.imms.pop_front();

@@ -199,6 +199,7 @@ impl Inner {
         }
         let stats = DbStats {
             last_sequence: last_seq,
+            series: super::JobSeries::new(fs.io().sim().now().as_ns()),
             ..DbStats::default()
         };
         let db = Inner {
