@@ -544,8 +544,8 @@ async fn thread(
                     c.iter_bytes += bytes;
                 }
                 let ns = sim.now().since(t0).as_ns();
-                if n > 0 {
-                    sh.intervals.borrow_mut().record(t0, sim.now(), ns / n, n);
+                if let Some(each) = ns.checked_div(n) {
+                    sh.intervals.borrow_mut().record(t0, sim.now(), each, n);
                 }
                 for _ in 0..n {
                     st.hist.entry(OpType::Read).or_default().add(ns / n / 1000);

@@ -79,15 +79,23 @@ impl IntervalRecorder {
 
     /// `n` operations issued at `t0` finished at `now`, each taking `ns`.
     pub fn record(&mut self, t0: SimInstant, now: SimInstant, ns: u64, n: u64) {
-        if self.report_ns > 0 {
-            let i = (now.saturating_since(self.start).as_ns() / self.report_ns) as usize;
+        if let Some(i) = now
+            .saturating_since(self.start)
+            .as_ns()
+            .checked_div(self.report_ns)
+        {
+            let i = i as usize;
             if self.finished.len() <= i {
                 self.finished.resize(i + 1, 0);
             }
             self.finished[i] += n;
         }
-        if self.latency_ns > 0 {
-            let i = (t0.saturating_since(self.start).as_ns() / self.latency_ns) as usize;
+        if let Some(i) = t0
+            .saturating_since(self.start)
+            .as_ns()
+            .checked_div(self.latency_ns)
+        {
+            let i = i as usize;
             if i >= MAX_LATENCY_INTERVALS {
                 self.left_out += n;
                 return;
