@@ -112,11 +112,11 @@ impl IntervalRecorder {
     /// The series once the benchmark ends at `end` (the interval under way is dropped from
     /// the report, as db_bench's reporter stops without writing it).
     pub fn finish(mut self, end: SimInstant) -> Intervals {
-        let whole = if self.report_ns > 0 {
-            (end.saturating_since(self.start).as_ns() / self.report_ns) as usize
-        } else {
-            0
-        };
+        let whole = end
+            .saturating_since(self.start)
+            .as_ns()
+            .checked_div(self.report_ns)
+            .unwrap_or(0) as usize;
         self.finished.resize(whole, 0);
         let us = |v: f64| v * UNIT_NS as f64 / 1000.0;
         Intervals {
