@@ -941,3 +941,71 @@ fn io_compressed_write_and_store_errors_read_as_before_they_were_typed() {
         assert_eq!(e.to_string(), text);
     }
 }
+
+/// ZenFS+ §V-A runs ZenFS with 6–12 active zones: `max_active_io_zones` holds the writers to
+/// that many zones (finishing one to start another) while the device allows more.
+#[test]
+fn max_active_io_zones_holds_the_writers_to_that_many_zones() {
+    let mut cfg = presets::test_min();
+    cfg.nand.blocks_per_plane = 64;
+    let sim = Sim::new(1);
+    let dev = DeviceHandle::new(&sim, Controller::in_memory(cfg).expect("valid"));
+    let io = host(&sim, &dev);
+    let opts = MkfsOptions {
+        max_active_io_zones: 2,
+        ..MkfsOptions::default()
+    };
+    let fs = sim.block_on(async move { Rc::new(ZoneFs::mkfs_with(io, opts).await.expect("mkfs")) });
+    let base = dev.with(|c| c.active_zones());
+    let lifetimes = [
+        Lifetime::Short,
+        Lifetime::Medium,
+        Lifetime::Long,
+        Lifetime::Extreme,
+    ];
+    let peak = Rc::new(std::cell::Cell::new(0u32));
+    let done = Rc::new(std::cell::Cell::new(0usize));
+    for w in 0..4u64 {
+        let (fs, done) = (fs.clone(), done.clone());
+        sim.spawn(async move {
+            for f in 0..3u64 {
+                let name = format!("w{w}-{f}.sst");
+                let mut wr = fs
+                    .writer(&name, lifetimes[w as usize])
+                    .await
+                    .expect("creates");
+                for k in 0..4 {
+                    wr.append(&bytes(w * 100 + f * 10 + k, 40_000))
+                        .await
+                        .expect("appends");
+                    wr.sync().await.expect("syncs");
+                }
+                wr.close().await.expect("closes");
+            }
+            done.set(done.get() + 1);
+        });
+    }
+    {
+        let (dev, peak, done, sim2) = (dev.clone(), peak.clone(), done.clone(), sim.clone());
+        sim.spawn(async move {
+            while done.get() < 4 {
+                peak.set(peak.get().max(dev.with(|c| c.active_zones()) - base));
+                sim2.sleep(sim::SimDuration::from_ns(20_000)).await;
+            }
+        });
+    }
+    sim.run();
+    assert_eq!(done.get(), 4);
+    assert!(peak.get() <= 2, "{} IO zones active at once", peak.get());
+    assert!(peak.get() == 2, "the writers used both zones");
+    let fs2 = fs.clone();
+    sim.block_on(async move {
+        for w in 0..4u64 {
+            let want: Vec<u8> = (0..4)
+                .flat_map(|k| bytes(w * 100 + 20 + k, 40_000))
+                .collect();
+            assert_eq!(read_all(&fs2, &format!("w{w}-2.sst")).await, want);
+        }
+    });
+    assert!(fs.stats().zones.finished_for_token > 0 || fs.stats().zones.open_token_waits > 0);
+}

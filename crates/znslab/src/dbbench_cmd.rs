@@ -702,6 +702,10 @@ fn zonefs_options(f: &Flags) -> anyhow::Result<host::zonefs::MkfsOptions> {
         enable_gc: f.bool("enable_gc"),
         policy,
         izg_probe,
+        max_active_io_zones: u32::try_from(
+            f.u64("max_active_io_zones").map_err(|e| anyhow!("{e}"))?,
+        )
+        .map_err(|_| anyhow!("--max_active_io_zones: at most {}", u32::MAX))?,
         ..Default::default()
     })
 }

@@ -86,6 +86,10 @@ pub struct MkfsOptions {
     /// Find the device's independent zone groups by timing I/O on pairs of zones (ZenFS+
     /// §IV-A) and keep the map in the superblock; `None`: no groups are known.
     pub izg_probe: Option<ProbeConfig>,
+    /// The most IO zones written at once (0: the device's active limit less zonefs's reserve).
+    /// ZenFS+ §V-A runs ZenFS with 6–12 active zones. Not kept on the device: give it again
+    /// to [`ZoneFs::limit_active_io_zones`] after a mount.
+    pub max_active_io_zones: u32,
 }
 
 /// Why zonefs cannot be made (or mounted) on a device with these options: the caller can change
@@ -220,6 +224,8 @@ struct State {
     names: BTreeMap<String, u64>,
     next_id: u64,
     active_limit: u32,
+    /// What the device allows IO files (its active limit less zonefs's reserve).
+    device_active_limit: u32,
     /// The device's open limit (ZenFS's open tokens come from it).
     open_limit: u32,
     counters: ZoneCounters,
@@ -313,6 +319,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
             st.sb.izg_groups = p.map.groups;
             st.izg_probe = Some(p);
         }
+        fs.limit_active_io_zones(opts.max_active_io_zones);
         if opts.enable_gc {
             fs.st.borrow_mut().sb.flags |= FLAG_GC;
         }
@@ -387,6 +394,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
             names: BTreeMap::new(),
             next_id: 1,
             active_limit: max_active - RESERVED_ACTIVE,
+            device_active_limit: max_active - RESERVED_ACTIVE,
             open_limit: max_open,
             counters: ZoneCounters::default(),
             last_gc: io.sim().now(),
@@ -405,6 +413,16 @@ impl<B: ZonedBackend> ZoneFs<B> {
             gc_policy: policy.gc(),
             plus: policy.plus().zip(izg),
         })
+    }
+
+    /// Write at most `n` IO zones at once (0: as many as the device allows), within the
+    /// device's limit.
+    pub fn limit_active_io_zones(&self, n: u32) {
+        let mut st = self.st.borrow_mut();
+        st.active_limit = match n {
+            0 => st.device_active_limit,
+            n => n.min(st.device_active_limit),
+        };
     }
 
     /// Files that can hold a zone for writing at once: WALs, or any other file (ZenFS's open

@@ -116,6 +116,14 @@ pub const ZNSLAB_FLAGS: &[Flag] = &[
         ),
     },
     Flag {
+        name: "max_active_io_zones",
+        ty: "uint32",
+        default: "0",
+        status: Status::Supported(
+            "zonefs: the most IO zones written at once (0: the device's active limit less zonefs's 2); ZenFS+ ran ZenFS with 6-12",
+        ),
+    },
+    Flag {
         name: "latency_interval_ms",
         ty: "uint64",
         default: "0",

@@ -173,10 +173,12 @@ pub fn run_on(medium: Medium, cfg: &DbBenchConfig) -> Result<(DbBenchReport, Kep
                 host::zonefs::policy::Policy::ZenFs => ZoneFs::mount(io2).await,
                 p => ZoneFs::mount_with(io2, p).await,
             };
-            mounted.map_err(|e| match e {
+            let fs = mounted.map_err(|e| match e {
                 host::zonefs::FsError::NoFileSystem => DbBenchError::NoDatabase,
                 e => DbBenchError::Db(format!("zonefs: {e}")),
-            })?
+            })?;
+            fs.limit_active_io_zones(cfg2.mkfs.max_active_io_zones);
+            fs
         } else {
             ZoneFs::mkfs_with(io2, cfg2.mkfs)
                 .await
