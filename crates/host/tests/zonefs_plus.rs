@@ -233,3 +233,91 @@ fn a_configuration_the_superblock_cannot_keep_is_refused() {
         .expect("refused");
     assert!(e.to_string().contains("width of 256"), "{e}");
 }
+
+/// The small-zone device with zones of 2.25 MiB (36 multi-plane pages), so stripe groups
+/// fill after a few MiB.
+fn short_zones() -> (Sim, DeviceHandle) {
+    let mut cfg = presets::zenfsplus_hynix_zones("zenfsplus-short", 16 * 32);
+    cfg.nand.pages_per_block = 36;
+    let sim = Sim::new(1);
+    let dev = DeviceHandle::new(&sim, Controller::in_memory(cfg).expect("valid"));
+    (sim, dev)
+}
+
+fn plus_short(reclaim: bool) -> MkfsOptions {
+    MkfsOptions {
+        izg_probe: Some(ProbeConfig {
+            write_bytes: Some(1 << 20),
+            ..ProbeConfig::write_periodic()
+        }),
+        ..plus(PlusConfig {
+            reclaim,
+            ..PlusConfig::default()
+        })
+    }
+}
+
+/// §IV-D's minor GC: with reclaiming, a deleted file's dead zones stay until the pass, which
+/// resets exactly the zones holding no live data and no open group; without it, the delete
+/// resets them (ZenFS's behaviour).
+#[test]
+fn minor_gc_resets_only_dead_zones_and_reclaiming_defers_resets_to_it() {
+    for reclaim in [true, false] {
+        let (sim, dev) = short_zones();
+        let io = host(&sim, &dev);
+        let sim2 = sim.clone();
+        sim.block_on(async move {
+            let fs = Rc::new(
+                ZoneFs::mkfs_with(io, plus_short(reclaim))
+                    .await
+                    .expect("mkfs"),
+            );
+            // 12 MiB over a flush group of four 2.25 MiB zones: the first group fills and
+            // retires, the file goes on in a second group.
+            let a = bytes(1, 12 << 20);
+            write(&fs, "000010.sst", FLUSH, &a).await;
+            let b = bytes(2, 1 << 20);
+            write(&fs, "000011.sst", compaction(1), &b).await;
+            let before = fs.stats().zones.resets;
+            fs.delete("000010.sst").await.expect("deletes");
+            let at_delete = fs.stats().zones.resets - before;
+            if reclaim {
+                assert_eq!(at_delete, 0, "reclaiming leaves the resets to the minor GC");
+                // The first group's four zones are dead; the second group is open (its
+                // zones wait for the next flush) and the compaction file is live.
+                assert_eq!(fs.minor_gc().await.expect("minor GC"), 4);
+                assert_eq!(fs.minor_gc().await.expect("minor GC"), 0);
+                let z = fs.stats().zones;
+                assert_eq!((z.minor_gc_passes, z.minor_gc_resets), (2, 4));
+                // The pass comes by itself once 10 s of virtual time have gone by.
+                sim2.sleep(sim::SimDuration::from_secs(11)).await;
+                write(&fs, "000012.sst", FLUSH, &bytes(3, 1 << 20)).await;
+                sim2.sleep(sim::SimDuration::from_secs(1)).await;
+                assert_eq!(fs.stats().zones.minor_gc_passes, 3);
+            } else {
+                assert_eq!(at_delete, 4, "without reclaiming the delete resets");
+                assert_eq!(fs.stats().zones.minor_gc_passes, 0);
+            }
+            assert_eq!(read_all(&fs, "000011.sst").await, b);
+        });
+    }
+}
+
+/// With resets left to the minor GC, a device whose free zones are all dead still takes
+/// new files: allocation resets dead zones rather than fail.
+#[test]
+fn reclaiming_never_runs_out_of_space_that_dead_zones_hold() {
+    let (sim, dev) = short_zones();
+    let io = host(&sim, &dev);
+    sim.block_on(async move {
+        let fs = Rc::new(ZoneFs::mkfs_with(io, plus_short(true)).await.expect("mkfs"));
+        // 512 zones of 2.25 MiB = 1.1 GiB; write and delete 3 GiB in 24 MiB files without
+        // letting virtual time reach the minor GC's period.
+        for i in 0..128u64 {
+            let name = format!("{:06}.sst", 100 + i);
+            write(&fs, &name, compaction(1), &bytes(i, 24 << 20)).await;
+            fs.delete(&name).await.expect("deletes");
+        }
+        assert!(fs.stats().zones.resets > 0);
+    });
+}

@@ -686,7 +686,7 @@ fn zonefs_options(f: &Flags) -> anyhow::Result<host::zonefs::MkfsOptions> {
             izgs: u32_flag("zenfsplus_izgs")?,
             max_width: u32_flag("max_stripe_width")?.max(1),
             isolation: f.bool("zenfsplus_isolation"),
-            ..PlusConfig::default()
+            reclaim: f.bool("zenfsplus_reclaim"),
         }),
         other => bail!("--fs_policy={other}: expected zenfs or zenfsplus"),
     };

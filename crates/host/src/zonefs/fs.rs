@@ -44,6 +44,7 @@ mod file;
 mod gc;
 mod journal;
 mod mount;
+mod reclaim;
 mod stripe;
 mod zones;
 
@@ -193,6 +194,9 @@ pub struct ZoneCounters {
     pub gc_bytes_written: u64,
     /// Allocations that waited for an open token.
     pub open_token_waits: u64,
+    /// ZenFS+'s minor GC: passes, and the dead zones they reset (also counted in `resets`).
+    pub minor_gc_passes: u64,
+    pub minor_gc_resets: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -232,6 +236,9 @@ struct State {
     /// When the last GC pass ran, and whether one runs now.
     last_gc: sim::SimInstant,
     gc_running: bool,
+    /// ZenFS+'s minor GC: when the last pass began, and whether one runs.
+    last_reclaim: sim::SimInstant,
+    reclaim_running: bool,
     /// What the IZG probe at mkfs found and cost (not kept: mount has the map only).
     izg_probe: Option<ProbeReport>,
 }
@@ -399,6 +406,8 @@ impl<B: ZonedBackend> ZoneFs<B> {
             counters: ZoneCounters::default(),
             last_gc: io.sim().now(),
             gc_running: false,
+            last_reclaim: io.sim().now(),
+            reclaim_running: false,
             izg_probe: None,
         };
         Ok(ZoneFs {

@@ -67,7 +67,8 @@ pub struct PlusConfig {
     pub max_width: u32,
     /// Flush/compaction isolation (§IV-B): disjoint partitions of IZGs.
     pub isolation: bool,
-    /// Proactive GC (§IV-D).
+    /// Proactive GC (§IV-D): dead zones wait for the minor GC every 10 s instead of being
+    /// reset when their last file goes (`fs/reclaim.rs`; the full GC is not built yet).
     pub reclaim: bool,
 }
 

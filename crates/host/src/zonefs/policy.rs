@@ -59,6 +59,9 @@ pub struct IoZone {
     /// A member of an open ZenFS+ stripe group: only that group's writers write it.
     pub grouped: bool,
     pub finished: bool,
+    /// The LSM level of the stripe group it was written for (ZenFS+'s minor GC resets lower
+    /// levels first); 0 when not striped.
+    pub level: u32,
     /// A Reset or Finish of it is in flight, or chosen to come: no other task picks it for a
     /// writer or another action meanwhile (several tasks delete, allocate and finish side by
     /// side; a zone reset twice may lose a new file's data, one finished beside its reset
@@ -74,6 +77,24 @@ impl IoZone {
         } else {
             self.capacity - self.wp
         }
+    }
+
+    /// Holds no live data, yet written: nothing but a reset makes it usable again (and no
+    /// writer, group or action holds it).
+    pub fn is_dead(&self) -> bool {
+        !self.busy
+            && !self.in_action
+            && !self.grouped
+            && self.used == 0
+            && (self.wp > 0 || self.finished)
+    }
+
+    /// As a reset leaves it.
+    pub fn clear(&mut self) {
+        self.wp = 0;
+        self.finished = false;
+        self.lifetime = 0;
+        self.level = 0;
     }
 
     /// Written and not full: the device counts it against its active limit.

@@ -132,6 +132,14 @@ pub const ZNSLAB_FLAGS: &[Flag] = &[
         ),
     },
     Flag {
+        name: "zenfsplus_reclaim",
+        ty: "bool",
+        default: "true",
+        status: Status::Supported(
+            "zenfsplus: dead zones are reset by a minor GC every 10 s, lower levels first and in parallel, not when their last file is deleted (§IV-D's R; the full GC is not built yet)",
+        ),
+    },
+    Flag {
         name: "image",
         ty: "string",
         default: "",

@@ -318,7 +318,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
             link: name.to_string(),
         })
         .await?;
-        self.reset_unused().await
+        self.reset_unused_unless_deferred().await
     }
 }
 
@@ -356,6 +356,7 @@ impl<B: ZonedBackend> FileWriter<B> {
             self.buf = data;
             self.buf.clear();
             self.fs.maybe_gc();
+            self.fs.maybe_reclaim();
         }
         Ok(())
     }
@@ -372,6 +373,7 @@ impl<B: ZonedBackend> FileWriter<B> {
         self.flush().await?;
         let sizes = self.fs.write_compressed(self.id, data, chunk_sizes).await?;
         self.fs.maybe_gc();
+        self.fs.maybe_reclaim();
         Ok(sizes)
     }
 

@@ -57,7 +57,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
             self.st.borrow_mut().zones[zi].in_action = false;
             if result.is_ok() {
                 // The zone just emptied (and any other), before the next migration.
-                result = self.reset_unused().await;
+                result = self.reset_unused().await.map(|_| ());
             }
         }
         result

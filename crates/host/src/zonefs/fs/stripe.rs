@@ -163,6 +163,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
                     for &z in &members {
                         st.zones[z].grouped = true;
                         st.zones[z].lifetime = lifetime;
+                        st.zones[z].level = class.level;
                     }
                     st.groups.push(StripeGroup {
                         zones: members.clone(),
@@ -182,7 +183,11 @@ impl<B: ZonedBackend> ZoneFs<B> {
                     continue;
                 }
                 GroupDecision::NoSpace => {
-                    return Err(FsError::NoSpace("no zones for a stripe group"))
+                    // Dead zones the minor GC has not reset yet are space.
+                    if self.reset_unused().await? > 0 {
+                        continue;
+                    }
+                    return Err(FsError::NoSpace("no zones for a stripe group"));
                 }
             };
             let mut st = self.st.borrow_mut();
@@ -228,7 +233,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
         }
         self.zone_freed.notify_waiters();
         result?;
-        self.reset_unused().await
+        self.reset_unused_unless_deferred().await
     }
 
     /// File `id` lets go of its stripe group (closed): the group stays open for the next file

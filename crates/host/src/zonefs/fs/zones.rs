@@ -43,7 +43,13 @@ impl<B: ZonedBackend> ZoneFs<B> {
                     self.zone_freed.notified().await;
                     continue;
                 }
-                Decision::NoSpace => return Err(FsError::NoSpace("zone allocation failure")),
+                Decision::NoSpace => {
+                    // Dead zones the minor GC has not reset yet (ZenFS+) are space.
+                    if self.reset_unused().await? > 0 {
+                        continue;
+                    }
+                    return Err(FsError::NoSpace("zone allocation failure"));
+                }
                 Decision::Open(i) => i,
                 Decision::Empty(e) => {
                     self.st.borrow_mut().zones[e].lifetime = lifetime;
@@ -148,7 +154,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
     }
 
     /// Reset every idle IO zone that holds no live data (ZenFS's ResetUnusedIOZones).
-    pub(super) async fn reset_unused(&self) -> Result<(), FsError> {
+    pub(super) async fn reset_unused(&self) -> Result<usize, FsError> {
         // Chosen and marked at once: several tasks delete files side by side (a compaction,
         // the last lookup of a retired table), and a victim chosen by two would be reset twice,
         // the second time perhaps after a new file was allocated in it.
@@ -156,14 +162,14 @@ impl<B: ZonedBackend> ZoneFs<B> {
             let mut st = self.st.borrow_mut();
             let mut victims = Vec::new();
             for (i, z) in st.zones.iter_mut().enumerate() {
-                if !z.busy && !z.in_action && !z.grouped && z.used == 0 && (z.wp > 0 || z.finished)
-                {
+                if z.is_dead() {
                     z.in_action = true;
                     victims.push(i);
                 }
             }
             victims
         };
+        let mut reset = 0;
         let mut result = Ok(());
         for i in victims {
             if result.is_ok() {
@@ -174,14 +180,13 @@ impl<B: ZonedBackend> ZoneFs<B> {
                 if result.is_ok() {
                     let mut st = self.st.borrow_mut();
                     st.counters.resets += 1;
-                    let z = &mut st.zones[i];
-                    z.wp = 0;
-                    z.finished = false;
-                    z.lifetime = 0;
+                    st.zones[i].clear();
+                    reset += 1;
                 }
             }
             self.st.borrow_mut().zones[i].in_action = false;
         }
-        Ok(result?)
+        result?;
+        Ok(reset)
     }
 }
