@@ -15,6 +15,7 @@
 //! - [`corpus`]: the text corpora the real-text datasets draw from.
 
 pub mod corpus;
+pub mod dbbench_run;
 pub mod executor;
 pub mod experiment;
 pub mod files_run;

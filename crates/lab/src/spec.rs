@@ -59,6 +59,8 @@ pub enum Work {
     Fio(FioRun),
     /// A file workload on the F2FS-like file system over a ZNS+ device (ZNS+ OSDI'21 §4).
     Files(crate::files_run::FilesRun),
+    /// A db_bench command line on the store on zonefs (ZenFS+'s runs).
+    Dbbench(crate::dbbench_run::DbBenchRun),
 }
 
 /// A fio job file on a fresh in-memory device; the figures of its job `main` in one direction.
@@ -250,6 +252,13 @@ impl RunSpec {
         let mut v = match &self.work {
             Work::Ycsb(y) => self.run_ycsb(y)?,
             Work::Files(f) => crate::files_run::run(f, self.device.config()?, self.seed)?,
+            Work::Dbbench(d) => {
+                // The spec's seed first: a --seed in the command line wins (gflags keeps the
+                // last).
+                let mut args = vec![format!("--seed={}", self.seed)];
+                args.extend(d.args.iter().cloned());
+                crate::dbbench_run::run(&args, self.device.config()?)?
+            }
             Work::Fio(f) => {
                 let r = crate::fio_run::run_job(
                     &f.job,
