@@ -8,13 +8,15 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     /// What to reproduce: cczns (§V-C/D: Fig. 8-12, Tables IV-V, ablations), znsplus (ZNS+
-    /// §4: Fig. 6-12, Tables 4-5), cczns-fig7 or balloon-fig6.
+    /// §4: Fig. 6-12, Tables 4-5), zenfsplus (ZenFS+ §V-A: the IZG probe, Fig. 2, 8, 9, 10,
+    /// Table 1), cczns-fig7 or balloon-fig6.
     target: String,
     /// cczns: the fraction of the paper's 20 M records and 5 M operations per workload
     /// (default 0.005, the smallest whose Loads outlast a few L0 compactions: at 0.002 they
     /// take 0.6 s and one compaction more or less reorders them; 6-10 min on 2 cores with
     /// --jobs 2). znsplus: the fraction of the paper's 16 GB file system and 2 GB page cache
-    /// (default 0.0625: 1 GiB; at least 1/32).
+    /// (default 0.0625: 1 GiB; at least 1/32). zenfsplus: the fraction of the paper's 25 M
+    /// fillrandom keys (default 0.125).
     #[arg(long)]
     scale: Option<f64>,
     /// Device preset or TOML file (default: the paper's device).

@@ -23,6 +23,8 @@ mod cczns;
 mod cczns_paper;
 mod cczns_report;
 mod fio_figs;
+mod zenfsplus;
+mod zenfsplus_report;
 mod znsplus;
 mod znsplus_paper;
 mod znsplus_report;
@@ -90,12 +92,17 @@ pub fn run(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Printed> {
     match args.target.as_str() {
         "cczns" => cczns::reproduce(args, hooks),
         "znsplus" => znsplus::reproduce(args, hooks),
+        "zenfsplus" => zenfsplus::reproduce(args, hooks),
         _ if args.write_runs.is_some() => {
-            bail!("--write-runs: only the cczns and znsplus targets write their run lists")
+            bail!(
+                "--write-runs: only the cczns, znsplus and zenfsplus targets write their run lists"
+            )
         }
         "cczns-fig7" => fio_figs::fig7(args, hooks),
         "balloon-fig6" => fio_figs::balloon_fig6(args, hooks),
-        t => bail!("unknown target '{t}' (known: cczns, znsplus, cczns-fig7, balloon-fig6)"),
+        t => bail!(
+            "unknown target '{t}' (known: cczns, znsplus, zenfsplus, cczns-fig7, balloon-fig6)"
+        ),
     }
 }
 

@@ -1,0 +1,282 @@
+//! `znslab reproduce zenfsplus [--scale S]`: ZenFS+ (IEEE Access '23) on the small-zone
+//! device. Every run is a db_bench command line (`Work::Dbbench`), as the paper's are
+//! (research/seed-specs.md B.5); this file owns the run list and the invocation,
+//! `zenfsplus_report.rs` the report beside the paper's figures.
+//!
+//! Built so far: P2 (the IZG probe, both modes), P4 (Fig. 8: fillrandom under ZenFS with 6 and
+//! 12 active zones, ZenFS+ S,R and S,I,R over 4 to 32 IZGs), and from P4's runs P3 (Fig. 2,
+//! Fig. 9a) and P5 (Tab. 1, Fig. 9b, Fig. 10). Not yet: P1 (Fig. 3's curves; `host/tests/izg.rs`
+//! pins its figures), P6-P10 (other db_bench workloads, aging, the block SSD, the long run
+//! with full GC, YCSB, mixgraph).
+
+use anyhow::Context;
+use serde_json::{json, Value};
+
+use super::zenfsplus_report::Report;
+use super::{execute_all, Hooks, Options, Printed};
+use crate::dbbench_run::DbBenchRun;
+use crate::spec::{tags, DeviceChoice, RunSpec, Work};
+
+/// Bumped when a change moves the figures (an earlier run is not reused across it).
+pub(super) const MODEL_VERSION: u64 = 1;
+
+/// The scale when none is given: 1/8 of the paper's 25 M fillrandom keys (B.4-6), ~3.1 M.
+pub(super) const DEFAULT_SCALE: f64 = 0.125;
+
+/// The paper's device, with the die structure kept and 57 zones per die (B.5).
+pub(super) const DEVICE: &str = "zenfsplus-hynix-small";
+
+/// B.4-6: ≈ 20 GiB of 820 B pairs.
+const PAPER_KEYS: f64 = 25_000_000.0;
+
+/// Fig. 8's x axis: the IZGs given to ZenFS+ (B.4-4; the spec lists 2..32, the paper's
+/// partitions need at least 4 for a flush quarter).
+pub(super) const IZGS: [u32; 4] = [4, 8, 16, 32];
+/// ZenFS's active zones (§V-A: "6~12 active zones, the performance almost the same").
+pub(super) const ZENFS_ACTIVE: [u32; 2] = [6, 12];
+
+/// One run of the evaluation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Run {
+    /// P2: the IZG probe at mkfs, `write` (the artifact's) or `read` (the paper's).
+    Probe(&'static str),
+    /// P4: fillrandom under ZenFS with this many active zones.
+    Zenfs(u32),
+    /// P4: fillrandom under ZenFS+ over this many IZGs, with or without isolation (R on).
+    Plus { izgs: u32, isolation: bool },
+}
+
+impl Run {
+    pub(super) fn file_name(&self) -> String {
+        match self {
+            Run::Probe(m) => format!("probe-{m}.json"),
+            Run::Zenfs(a) => format!("fill-zenfs-a{a}.json"),
+            Run::Plus { izgs, isolation } => {
+                format!(
+                    "fill-{}-g{izgs}.json",
+                    if *isolation { "sir" } else { "sr" }
+                )
+            }
+        }
+    }
+
+    /// The configuration's name as the paper's figures label it.
+    pub(super) fn label(&self) -> String {
+        match self {
+            Run::Probe(m) => format!("{m} probe"),
+            Run::Zenfs(a) => format!("ZenFS ({a} active)"),
+            Run::Plus { izgs, isolation } => format!(
+                "ZenFS+ {} ({izgs} IZGs)",
+                if *isolation { "S,I,R" } else { "S,R" }
+            ),
+        }
+    }
+
+    /// The db_bench command line at scale `s`.
+    pub(super) fn args(&self, s: f64) -> Vec<String> {
+        // B.2 / B.4-6: key 20 B, value 800 B, 64 MiB memtable, db_bench's defaults otherwise
+        // (snappy at compression_ratio 0.5, one thread, 2 background jobs).
+        let mut a: Vec<String> = [
+            "--benchmarks=fillrandom",
+            "--key_size=20",
+            "--value_size=800",
+            "--write_buffer_size=67108864",
+            "--use_direct_io_for_flush_and_compaction=1",
+        ]
+        .map(String::from)
+        .to_vec();
+        match self {
+            Run::Probe(mode) => {
+                // The probe is the figure; the fill only makes the file system.
+                a.push("--num=1000".into());
+                a.push("--fs_policy=zenfsplus".into());
+                a.push(format!("--izg_probe={mode}"));
+                return a;
+            }
+            Run::Zenfs(active) => {
+                a.push(format!("--max_active_io_zones={active}"));
+            }
+            Run::Plus { izgs, isolation } => {
+                a.push("--fs_policy=zenfsplus".into());
+                a.push(format!("--zenfsplus_izgs={izgs}"));
+                a.push(format!("--zenfsplus_isolation={isolation}"));
+            }
+        }
+        a.push(format!("--num={}", keys(s)));
+        // Fig. 2 and 9: per-second series; Fig. 10: put() percentiles per 100 ms.
+        a.push("--report_interval_seconds=1".into());
+        a.push("--latency_interval_ms=100".into());
+        a
+    }
+
+    fn spec(&self, s: f64, seed: u64) -> RunSpec {
+        RunSpec {
+            name: self.file_name(),
+            title: self.label(),
+            seed,
+            device: DeviceChoice::Named(DEVICE.into()),
+            work: Work::Dbbench(DbBenchRun { args: self.args(s) }),
+            tags: tags(&[
+                ("run", json!(self.file_name().trim_end_matches(".json"))),
+                ("scale", json!(s)),
+                ("seed", json!(seed)),
+                ("model_version", json!(MODEL_VERSION)),
+            ]),
+        }
+    }
+}
+
+/// fillrandom's keys at scale `s`.
+pub(super) fn keys(s: f64) -> u64 {
+    (PAPER_KEYS * s).round().max(1000.0) as u64
+}
+
+/// Every run, in report order.
+pub(super) fn plan() -> Vec<Run> {
+    let mut runs = vec![Run::Probe("write"), Run::Probe("read")];
+    runs.extend(ZENFS_ACTIVE.map(Run::Zenfs));
+    for isolation in [false, true] {
+        runs.extend(IZGS.map(|izgs| Run::Plus { izgs, isolation }));
+    }
+    runs
+}
+
+pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Printed> {
+    let out = &args.output;
+    let s = args.scale.unwrap_or(DEFAULT_SCALE);
+    if !(s > 0.0 && s <= 1.0) {
+        anyhow::bail!("--scale {s}: use a fraction in (0, 1] of the paper's 25 M keys");
+    }
+    let mut runs = plan();
+    if let Some(only) = &args.only {
+        runs.retain(|r| r.file_name().contains(only.as_str()));
+        if runs.is_empty() {
+            anyhow::bail!(
+                "--only {only}: no run's name contains it (names: {})",
+                plan()
+                    .iter()
+                    .map(Run::file_name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    let earlier = |r: &Run| -> Option<Value> {
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(r.file_name())).ok()?).ok()?;
+        (v["scale"].as_f64() == Some(s)
+            && v["seed"] == args.seed
+            && v["model_version"] == MODEL_VERSION
+            && v["error"].is_null())
+        .then_some(v)
+    };
+    let specs: Vec<RunSpec> = runs.iter().map(|r| r.spec(s, args.seed)).collect();
+    if let Some(file) = &args.write_runs {
+        let specs: Vec<RunSpec> = runs
+            .iter()
+            .zip(&specs)
+            .filter(|(r, _)| !args.resume || earlier(r).is_none())
+            .map(|(_, s)| s.clone())
+            .collect();
+        let n = specs.len();
+        std::fs::write(file, crate::spec::RunList { run: specs }.to_toml()?)
+            .with_context(|| format!("writing {}", file.display()))?;
+        return Ok(Printed {
+            stdout: format!(
+                "wrote {n} runs to {} (run them with: znslab run {})\n",
+                file.display(),
+                file.display()
+            ),
+            stderr: None,
+        });
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let (results, wall_s) = if args.report_only {
+        let r: Vec<Value> = runs
+            .iter()
+            .map(|r| earlier(r).unwrap_or(Value::Null))
+            .collect();
+        if r.iter().all(Value::is_null) {
+            anyhow::bail!(
+                "--report-only: no run's JSON at scale {s} in {} (run without it first)",
+                out.display()
+            );
+        }
+        (r, f64::NAN)
+    } else {
+        let mut results: Vec<Value> = runs
+            .iter()
+            .map(|r| {
+                if args.resume {
+                    earlier(r).unwrap_or(Value::Null)
+                } else {
+                    Value::Null
+                }
+            })
+            .collect();
+        let todo: Vec<usize> = (0..runs.len()).filter(|&i| results[i].is_null()).collect();
+        let todo_specs: Vec<RunSpec> = todo.iter().map(|&i| specs[i].clone()).collect();
+        let (done, wall) = execute_all(args, hooks, DEVICE, &todo_specs);
+        for (i, v) in todo.into_iter().zip(done) {
+            results[i] = v;
+        }
+        (results, wall.elapsed().as_secs_f64())
+    };
+    let report = Report {
+        scale: s,
+        runs: &runs,
+        results: &results,
+    };
+    let text = report.write(out)?;
+    let summary = json!({
+        "target": "zenfsplus",
+        "scale": s,
+        "seed": args.seed,
+        "runs": runs.len(),
+        "wall_s": wall_s,
+        "model_version": MODEL_VERSION,
+        "checks": report.checks(),
+    });
+    std::fs::write(
+        out.join("summary.json"),
+        serde_json::to_string_pretty(&summary)?,
+    )?;
+    std::fs::write(out.join("report.md"), &text)?;
+    Ok(Printed {
+        stdout: text,
+        stderr: Some(format!(
+            "znslab reproduce zenfsplus: {} runs at scale {s}; report, CSVs and plots in {}",
+            runs.len(),
+            out.display()
+        )),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_list_names_each_run_once_and_its_command_lines_parse() {
+        let runs = plan();
+        let mut names: Vec<String> = runs.iter().map(Run::file_name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), runs.len());
+        for r in &runs {
+            let args = r.args(DEFAULT_SCALE);
+            let f = workload::dbbench::flags::Flags::parse(&args).expect("parses");
+            crate::dbbench_run::config(&f).expect("a configuration");
+        }
+        assert!(Run::Zenfs(12)
+            .args(0.125)
+            .contains(&"--num=3125000".to_string()));
+        // The run list goes to TOML and back.
+        let specs: Vec<RunSpec> = runs.iter().map(|r| r.spec(0.125, 1)).collect();
+        let text = crate::spec::RunList { run: specs.clone() }
+            .to_toml()
+            .expect("TOML");
+        let back = crate::spec::RunList::from_toml(&text).expect("reads back");
+        assert_eq!(back.run, specs);
+    }
+}
