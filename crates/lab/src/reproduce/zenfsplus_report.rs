@@ -218,7 +218,7 @@ impl Report<'_> {
             what: format!("S,R put MB/s rises with IZGs ({} → best of more)", IZGS[0]),
             paper: "rising".into(),
             got: format!("{} → {}", f(lo), f(hi)),
-            ok: (lo.is_finite() && hi.is_finite()).then(|| hi > lo * 1.05),
+            ok: (lo.is_finite() && hi.is_finite()).then_some(hi > lo * 1.05),
         });
         let (x, y) = (put(sir(16)), put(sr(16)));
         rows.push(Row {
@@ -226,7 +226,7 @@ impl Report<'_> {
             what: "S,I,R ≥ S,R at 16 IZGs (put MB/s)".into(),
             paper: "S,I,R ≥ S,R".into(),
             got: format!("{} vs {}", f(x), f(y)),
-            ok: (x.is_finite() && y.is_finite()).then(|| x >= y * 0.98),
+            ok: (x.is_finite() && y.is_finite()).then_some(x >= y * 0.98),
         });
         let best = |m: &dyn Fn(Option<Fill>) -> f64| {
             IZGS.iter()
@@ -297,7 +297,7 @@ impl Report<'_> {
                 what: "put() 99.9P ZenFS / ZenFS+ (S,I,R)".into(),
                 paper: "51× (≥15× required)".into(),
                 got: format!("{} / {} µs = {}×", f(z.p999), f(p.p999), f(r999)),
-                ok: r999.is_finite().then(|| r999 >= 15.0),
+                ok: r999.is_finite().then_some(r999 >= 15.0),
             });
             let r99 = z.p99 / p.p99;
             rows.push(Row {
@@ -305,7 +305,7 @@ impl Report<'_> {
                 what: "put() 99P ZenFS / ZenFS+ (S,I,R)".into(),
                 paper: "2.8× (≥1.5×)".into(),
                 got: format!("{} / {} µs = {}×", f(z.p99), f(p.p99), f(r99)),
-                ok: r99.is_finite().then(|| r99 >= 1.5),
+                ok: r99.is_finite().then_some(r99 >= 1.5),
             });
             // Fig. 10: per-100 ms p99, ZenFS ≈ 1.5 ms → ZenFS+ ≈ 20 µs.
             let (mz, mp) = (median(&z.p99_series), median(&p.p99_series));
@@ -327,7 +327,7 @@ impl Report<'_> {
                     what: format!("ZenFS put MB/s σ, first {cut} s vs after"),
                     paper: "6.6 → 46.1 kops/s (σ up ≥3×)".into(),
                     got: format!("{} → {}", f(sa), f(sb)),
-                    ok: (sa.is_finite() && sb.is_finite()).then(|| sb >= 3.0 * sa),
+                    ok: (sa.is_finite() && sb.is_finite()).then_some(sb >= 3.0 * sa),
                 });
             }
         }
