@@ -65,6 +65,12 @@ fn reproduce_zenfsplus_runs_its_list_and_writes_the_report() {
         .all(|c| ["pass", "MISS", "n/a"].contains(&c["verdict"].as_str().unwrap())));
     let fig8 = std::fs::read_to_string(dir.0.join("r/fig8.csv")).expect("fig8");
     assert_eq!(fig8.lines().count(), 1 + 10, "{fig8}");
+    let fig11 = std::fs::read_to_string(dir.0.join("r/fig11.csv")).expect("fig11");
+    assert_eq!(fig11.lines().count(), 1 + 5, "{fig11}");
+    assert!(
+        report.contains("| Fig. 11 | readwhilewriting MB/s ZenFS+ / ZenFS |"),
+        "{report}"
+    );
     // The report again from the JSON alone.
     std::fs::remove_file(dir.0.join("r/report.md")).expect("rm");
     let o = znslab(&[

@@ -5,9 +5,9 @@
 //!
 //! Built so far: P2 (the IZG probe, both modes), P4 (Fig. 8: fillrandom under ZenFS with 6 and
 //! 12 active zones, ZenFS+ S,R and S,I,R over 4 to 32 IZGs), and from P4's runs P3 (Fig. 2,
-//! Fig. 9a) and P5 (Tab. 1, Fig. 9b, Fig. 10). Not yet: P1 (Fig. 3's curves; `host/tests/izg.rs`
-//! pins its figures), P6-P10 (other db_bench workloads, aging, the block SSD, the long run
-//! with full GC, YCSB, mixgraph).
+//! Fig. 9a) and P5 (Tab. 1, Fig. 9b, Fig. 10); P6 fresh (Fig. 11: five db_bench workloads on
+//! one database). Not yet: P1 (Fig. 3's curves; `host/tests/izg.rs` pins its figures), P6 aged,
+//! P7-P10 (the block SSD, the long run with full GC, YCSB, mixgraph).
 
 use anyhow::Context;
 use serde_json::{json, Value};
@@ -44,7 +44,19 @@ pub(super) enum Run {
     Zenfs(u32),
     /// P4: fillrandom under ZenFS+ over this many IZGs, with or without isolation (R on).
     Plus { izgs: u32, isolation: bool },
+    /// P6 (Fig. 11): db_bench's five workloads one after another on one database, under
+    /// ZenFS (`plus` false, 12 active zones) or ZenFS+ (S,I,R over 16 IZGs).
+    Workloads { plus: bool },
 }
+
+/// Fig. 11's benchmarks, in the order db_bench runs them on one database.
+pub(super) const WORKLOADS: [&str; 5] = [
+    "fillrandom",
+    "overwrite",
+    "updaterandom",
+    "readrandom",
+    "readwhilewriting",
+];
 
 impl Run {
     pub(super) fn file_name(&self) -> String {
@@ -55,6 +67,12 @@ impl Run {
                 format!(
                     "fill-{}-g{izgs}.json",
                     if *isolation { "sir" } else { "sr" }
+                )
+            }
+            Run::Workloads { plus } => {
+                format!(
+                    "workloads-{}.json",
+                    if *plus { "zenfsplus" } else { "zenfs" }
                 )
             }
         }
@@ -69,6 +87,8 @@ impl Run {
                 "ZenFS+ {} ({izgs} IZGs)",
                 if *isolation { "S,I,R" } else { "S,R" }
             ),
+            Run::Workloads { plus: false } => "ZenFS (12 active), five workloads".into(),
+            Run::Workloads { plus: true } => "ZenFS+ S,I,R (16 IZGs), five workloads".into(),
         }
     }
 
@@ -100,6 +120,21 @@ impl Run {
                 a.push("--fs_policy=zenfsplus".into());
                 a.push(format!("--zenfsplus_izgs={izgs}"));
                 a.push(format!("--zenfsplus_isolation={isolation}"));
+            }
+            Run::Workloads { plus } => {
+                // A quarter of the fill's keys, each benchmark num operations but the reads
+                // (B.4-6: reads = 10 % of num; readwhilewriting one reader and one writer).
+                let n = keys(s) / 4;
+                a[0] = format!("--benchmarks={}", WORKLOADS.join(","));
+                a.push(format!("--num={n}"));
+                a.push(format!("--reads={}", n / 10));
+                if *plus {
+                    a.push("--fs_policy=zenfsplus".into());
+                    a.push("--zenfsplus_izgs=16".into());
+                } else {
+                    a.push("--max_active_io_zones=12".into());
+                }
+                return a;
             }
         }
         a.push(format!("--num={}", keys(s)));
@@ -138,6 +173,7 @@ pub(super) fn plan() -> Vec<Run> {
     for isolation in [false, true] {
         runs.extend(IZGS.map(|izgs| Run::Plus { izgs, isolation }));
     }
+    runs.extend([false, true].map(|plus| Run::Workloads { plus }));
     runs
 }
 

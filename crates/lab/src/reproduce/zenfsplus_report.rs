@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::zenfsplus::{Run, IZGS, ZENFS_ACTIVE};
+use super::zenfsplus::{Run, IZGS, WORKLOADS, ZENFS_ACTIVE};
 
 pub(super) struct Report<'a> {
     pub scale: f64,
@@ -131,6 +131,24 @@ fn verdict(ok: Option<bool>) -> &'static str {
 /// Within ±`tol` (a fraction) of `want`.
 fn near(got: f64, want: f64, tol: f64) -> Option<bool> {
     got.is_finite().then(|| (got / want - 1.0).abs() <= tol)
+}
+
+/// Fig. 11: each workload's MB/s as db_bench's line gives it (bytes written and read).
+fn mb_of(r: &Report<'_>, plus: bool) -> Vec<f64> {
+    let v = r.result(&Run::Workloads { plus });
+    WORKLOADS
+        .iter()
+        .map(|w| {
+            v.and_then(|v| v["benchmarks"].as_array())
+                .and_then(|bs| bs.iter().find(|b| b["name"] == *w))
+                .and_then(|b| {
+                    let secs = b["seconds"].as_f64()?;
+                    let bytes = b["bytes"].as_f64()? + b["read_bytes"].as_f64()?;
+                    Some(bytes / MB / secs.max(1e-9))
+                })
+                .unwrap_or(f64::NAN)
+        })
+        .collect()
 }
 
 fn std_dev(v: &[f64]) -> f64 {
@@ -331,6 +349,25 @@ impl Report<'_> {
                 });
             }
         }
+        // Fig. 11: each workload's MB/s (db_bench's line), ZenFS+ over ZenFS.
+        let (z, p) = (mb_of(self, false), mb_of(self, true));
+        for (i, w) in WORKLOADS.iter().enumerate() {
+            let r = p[i] / z[i];
+            let write_heavy = i < 2;
+            rows.push(Row {
+                figure: "Fig. 11",
+                what: format!("{w} MB/s ZenFS+ / ZenFS"),
+                paper: if write_heavy {
+                    "4.7-4.8× (≥3.3× required)".into()
+                } else {
+                    "2.5-2.8× (≥1.75× required)".into()
+                },
+                got: format!("{} / {} = {}×", f(p[i]), f(z[i]), f(r)),
+                ok: r
+                    .is_finite()
+                    .then_some(r >= if write_heavy { 3.3 } else { 1.75 }),
+            });
+        }
         if let (Some(p), Some(q)) = (sir(16), sr(16)) {
             rows.push(Row {
                 figure: "Tab. 1",
@@ -383,6 +420,21 @@ impl Report<'_> {
                 verdict(r.ok)
             )?;
         }
+        // Fig. 11's table and chart.
+        let mut csv = String::from("workload,zenfs_mb_s,zenfsplus_mb_s\n");
+        let (z, p) = (mb_of(self, false), mb_of(self, true));
+        for (i, w) in WORKLOADS.iter().enumerate() {
+            writeln!(csv, "{w},{},{}", z[i], p[i])?;
+        }
+        std::fs::write(out.join("fig11.csv"), csv)?;
+        report::plot::BarChart {
+            title: "Fig. 11: db_bench workloads",
+            y_label: "MB/s",
+            groups: &WORKLOADS.map(String::from),
+            series: &[("ZenFS".into(), z), ("ZenFS+".into(), p)],
+        }
+        .write(&out.join("fig11"))
+        .map_err(|e| anyhow::anyhow!("plotting fig11: {e}"))?;
         // Fig. 8's table and chart.
         let mut csv = String::from(
             "config,izgs_or_active_zones,put_mb_s,kops_s,flush_mb_s,compaction_mb_s,write_amplification,stall_s\n",
@@ -393,14 +445,14 @@ impl Report<'_> {
         )?;
         let mut fills: Vec<(Run, Fill)> = Vec::new();
         for r in self.runs {
-            if matches!(r, Run::Probe(_)) {
+            if matches!(r, Run::Probe(_) | Run::Workloads { .. }) {
                 continue;
             }
             let Some(x) = self.fill(r) else { continue };
             let n = match r {
                 Run::Zenfs(a) => *a,
                 Run::Plus { izgs, .. } => *izgs,
-                Run::Probe(_) => 0,
+                Run::Probe(_) | Run::Workloads { .. } => 0,
             };
             writeln!(
                 t,
@@ -598,7 +650,7 @@ impl Report<'_> {
         writeln!(
             t,
             "\nNot built yet: Fig. 3's curves (P1; `host/tests/izg.rs` pins its figures), Fig. 11 \
-             and 12 (other workloads, aging, the block SSD), Fig. 13 (full GC), Tab. 3 and Fig. 14 \
+             aged and Fig. 12 (aging, the block SSD), Fig. 13 (full GC), Tab. 3 and Fig. 14 \
              (YCSB), ZippyDB (mixgraph)."
         )?;
         Ok(t)
