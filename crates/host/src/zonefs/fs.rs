@@ -197,6 +197,10 @@ pub struct ZoneCounters {
     /// ZenFS+'s minor GC: passes, and the dead zones they reset (also counted in `resets`).
     pub minor_gc_passes: u64,
     pub minor_gc_resets: u64,
+    /// ZenFS+'s full GC: passes that found free space short, and the zones they emptied by
+    /// copying (the bytes copied are `gc_bytes_written`).
+    pub full_gc_passes: u64,
+    pub full_gc_zones: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -239,6 +243,8 @@ struct State {
     /// ZenFS+'s minor GC: when the last pass began, and whether one runs.
     last_reclaim: sim::SimInstant,
     reclaim_running: bool,
+    /// The serial number the next stripe group takes (`IoZone::stripe`).
+    next_stripe: u64,
     /// What the IZG probe at mkfs found and cost (not kept: mount has the map only).
     izg_probe: Option<ProbeReport>,
 }
@@ -408,6 +414,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
             gc_running: false,
             last_reclaim: io.sim().now(),
             reclaim_running: false,
+            next_stripe: 1,
             izg_probe: None,
         };
         Ok(ZoneFs {

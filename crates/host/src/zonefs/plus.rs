@@ -221,6 +221,51 @@ pub fn choose_group(cfg: &PlusConfig, view: &GroupView<'_>, class: WriteClass) -
 
 /// The zones of `zones` (IO zone numbers) a non-striped file of `class` may take: those of
 /// its partition's IZGs.
+/// ZenFS+'s full GC (§IV-D; B.4-3): it runs while free space (empty and dead zones) is below
+/// this share of the IO zones' capacity, and stops once it is this much above.
+pub const FULL_GC_TRIGGER_PCT: u64 = 10;
+pub const FULL_GC_HYSTERESIS_PCT: u64 = 2;
+
+/// Whether `free` of `capacity` bytes is below the full GC's trigger, or (`running`) still
+/// below trigger + hysteresis.
+pub fn full_gc_wanted(free: u64, capacity: u64, running: bool) -> bool {
+    let pct = FULL_GC_TRIGGER_PCT + if running { FULL_GC_HYSTERESIS_PCT } else { 0 };
+    (free as u128) * 100 < (capacity as u128) * pct as u128
+}
+
+/// The full GC's victim (§IV-D: greedy, lower levels first): the zones of one stripe group as
+/// written (a zone not striped is its own unit) that are all full or finished, idle, and hold
+/// less live data than their capacity (garbage, or a tail a finish gave up); the unit with the
+/// smallest live share, ties to the lower level, then the lower first zone. `None`: nothing to gain.
+pub fn full_gc_victim(zones: &[IoZone]) -> Option<Vec<usize>> {
+    use std::collections::BTreeMap;
+    // (members, live bytes, capacity, lowest level, every member usable)
+    type Unit = (Vec<usize>, u64, u64, u32, bool);
+    let mut units: BTreeMap<(u64, usize), Unit> = BTreeMap::new();
+    for (i, z) in zones.iter().enumerate() {
+        if z.wp == 0 && !z.finished {
+            continue;
+        }
+        let key = if z.stripe == 0 { (0, i) } else { (z.stripe, 0) };
+        let u = units
+            .entry(key)
+            .or_insert((Vec::new(), 0, 0, u32::MAX, true));
+        u.0.push(i);
+        u.1 += z.used;
+        // A zone finished early has lost its unwritten tail: a reset gets that back too.
+        u.2 += z.capacity;
+        u.3 = u.3.min(z.level);
+        u.4 &= !z.busy && !z.in_action && !z.grouped && z.remaining() == 0;
+    }
+    units
+        .into_values()
+        .filter(|u| u.4 && u.1 > 0 && u.1 < u.2)
+        // Fewest live bytes per byte of the unit (units differ in size once some members
+        // are reset); ties to the lower level.
+        .min_by_key(|u| (((u.1 as u128) << 64) / u.2.max(1) as u128, u.3, u.0[0]))
+        .map(|u| u.0)
+}
+
 pub fn allowed_zones(
     cfg: &PlusConfig,
     map: IzgMap,
@@ -333,6 +378,43 @@ mod tests {
             choose_group(&cfg, &view(&z, &groups), c),
             GroupDecision::New(_)
         ));
+    }
+
+    #[test]
+    fn full_gc_takes_the_group_with_the_least_live_data_lower_levels_first() {
+        let mut z = zones(8);
+        // Group 7: zones 0 and 1, L2, 10 live. Group 9: zones 2 and 3, L1, 10 live. Zone 4
+        // alone (a WAL's), 5 live. Zone 5: open group member. Zone 6: all dead.
+        for (i, stripe, level, used) in [
+            (0, 7, 2, 4),
+            (1, 7, 2, 6),
+            (2, 9, 1, 5),
+            (3, 9, 1, 5),
+            (4, 0, 0, 5),
+            (5, 11, 0, 1),
+            (6, 0, 0, 0),
+        ] {
+            z[i].wp = CAP;
+            z[i].stripe = stripe;
+            z[i].level = level;
+            z[i].used = used;
+        }
+        z[5].grouped = true;
+        assert_eq!(full_gc_victim(&z), Some(vec![4]));
+        z[4].used = 11;
+        // 10 live in each group: the lower level wins.
+        assert_eq!(full_gc_victim(&z), Some(vec![2, 3]));
+        // A member still written is not a victim; nor is a unit with no garbage.
+        z[3].wp = CAP / 2;
+        assert_eq!(full_gc_victim(&z), Some(vec![0, 1]));
+        z[0].busy = true;
+        assert_eq!(full_gc_victim(&z), Some(vec![4]));
+        z[4].used = CAP;
+        assert_eq!(full_gc_victim(&z), None);
+        assert!(full_gc_wanted(9, 100, false));
+        assert!(!full_gc_wanted(10, 100, false));
+        assert!(full_gc_wanted(11, 100, true));
+        assert!(!full_gc_wanted(12, 100, true));
     }
 
     #[test]

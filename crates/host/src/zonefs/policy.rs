@@ -62,6 +62,9 @@ pub struct IoZone {
     /// The LSM level of the stripe group it was written for (ZenFS+'s minor GC resets lower
     /// levels first); 0 when not striped.
     pub level: u32,
+    /// The stripe group it was written in (a serial number, 0 when none): ZenFS+'s full GC
+    /// empties a group's zones together.
+    pub stripe: u64,
     /// A Reset or Finish of it is in flight, or chosen to come: no other task picks it for a
     /// writer or another action meanwhile (several tasks delete, allocate and finish side by
     /// side; a zone reset twice may lose a new file's data, one finished beside its reset
@@ -95,6 +98,7 @@ impl IoZone {
         self.finished = false;
         self.lifetime = 0;
         self.level = 0;
+        self.stripe = 0;
     }
 
     /// Written and not full: the device counts it against its active limit.

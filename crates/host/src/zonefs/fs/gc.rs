@@ -52,7 +52,11 @@ impl<B: ZonedBackend> ZoneFs<B> {
         for zi in victims {
             if result.is_ok() {
                 self.st.borrow_mut().counters.gc_zones += 1;
-                result = self.migrate_zone(zi).await;
+                result = self
+                    .migrate_zone(zi, &|fs, lifetime, room| {
+                        fs.take_migrate_zone(lifetime, room)
+                    })
+                    .await;
             }
             self.st.borrow_mut().zones[zi].in_action = false;
             if result.is_ok() {
@@ -63,10 +67,15 @@ impl<B: ZonedBackend> ZoneFs<B> {
         result
     }
 
-    /// Move every extent in zone `zi` of a closed, non-sparse file into a partly written
-    /// zone of a suiting lifetime with room for it (never an empty zone: GC must not take an
-    /// active zone from writers); extents with no such zone stay.
-    async fn migrate_zone(&self, zi: usize) -> Result<(), FsError> {
+    /// Move every extent in zone `zi` of a closed, non-sparse file into the zone `target`
+    /// gives for the file's lifetime and the extent's padded length, taken (busy) for the copy
+    /// (ZenFS's GC: a partly written zone of a suiting lifetime, never an empty one: GC must
+    /// not take an active zone from writers); extents it finds no zone for stay.
+    pub(super) async fn migrate_zone(
+        &self,
+        zi: usize,
+        target: &dyn Fn(&Self, u32, u64) -> Option<usize>,
+    ) -> Result<(), FsError> {
         let (zstart, zend) = {
             let st = self.st.borrow();
             (
@@ -97,7 +106,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
             let mut moved: Vec<(usize, Extent)> = Vec::new();
             for (k, e) in extents.iter().enumerate().filter(|(_, e)| in_zone(e)) {
                 let padded = e.len.div_ceil(self.block) * self.block;
-                let Some(target) = self.take_migrate_zone(lifetime, padded) else {
+                let Some(target) = target(self, lifetime, padded) else {
                     continue;
                 };
                 let dst = {

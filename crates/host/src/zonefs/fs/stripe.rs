@@ -160,7 +160,10 @@ impl<B: ZonedBackend> ZoneFs<B> {
                 }
                 GroupDecision::New(members) => {
                     let mut st = self.st.borrow_mut();
+                    let serial = st.next_stripe;
+                    st.next_stripe += 1;
                     for &z in &members {
+                        st.zones[z].stripe = serial;
                         st.zones[z].grouped = true;
                         st.zones[z].lifetime = lifetime;
                         st.zones[z].level = class.level;
@@ -183,8 +186,10 @@ impl<B: ZonedBackend> ZoneFs<B> {
                     continue;
                 }
                 GroupDecision::NoSpace => {
-                    // Dead zones the minor GC has not reset yet are space.
-                    if self.reset_unused().await? > 0 {
+                    // Dead zones the minor GC has not reset yet are space, and so are the
+                    // groups the full GC can empty (short of free space, the partition may
+                    // still hold empty zones to copy into, but not one in every IZG).
+                    if self.reset_unused().await? > 0 || self.full_gc().await? > 0 {
                         continue;
                     }
                     return Err(FsError::NoSpace("no zones for a stripe group"));
