@@ -41,27 +41,44 @@ fn register_font() {
     });
 }
 
+/// A chart that draws on any backend.
+trait Draw {
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>;
+}
+
+/// Draw `chart` into `<stem>.png` and `<stem>.svg`.
+fn write_both(chart: &impl Draw, stem: &Path) -> Result<(), String> {
+    register_font();
+    let png = stem.with_extension("png");
+    let svg = stem.with_extension("svg");
+    {
+        let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
+        chart
+            .draw(&root)
+            .map_err(|e| format!("{}: {e}", png.display()))?;
+        root.present()
+            .map_err(|e| format!("{}: {e}", png.display()))?;
+    }
+    let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
+    chart
+        .draw(&root)
+        .map_err(|e| format!("{}: {e}", svg.display()))?;
+    root.present()
+        .map_err(|e| format!("{}: {e}", svg.display()))?;
+    Ok(())
+}
+
 impl BarChart<'_> {
     /// Write `<stem>.png` and `<stem>.svg`.
     pub fn write(&self, stem: &Path) -> Result<(), String> {
-        register_font();
-        let png = stem.with_extension("png");
-        let svg = stem.with_extension("svg");
-        {
-            let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
-            self.draw(&root)
-                .map_err(|e| format!("{}: {e}", png.display()))?;
-            root.present()
-                .map_err(|e| format!("{}: {e}", png.display()))?;
-        }
-        let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
-        self.draw(&root)
-            .map_err(|e| format!("{}: {e}", svg.display()))?;
-        root.present()
-            .map_err(|e| format!("{}: {e}", svg.display()))?;
-        Ok(())
+        write_both(self, stem)
     }
+}
 
+impl Draw for BarChart<'_> {
     fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
@@ -142,24 +159,11 @@ pub struct LineChart<'a> {
 impl LineChart<'_> {
     /// Write `<stem>.png` and `<stem>.svg`.
     pub fn write(&self, stem: &Path) -> Result<(), String> {
-        register_font();
-        let png = stem.with_extension("png");
-        let svg = stem.with_extension("svg");
-        {
-            let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
-            self.draw(&root)
-                .map_err(|e| format!("{}: {e}", png.display()))?;
-            root.present()
-                .map_err(|e| format!("{}: {e}", png.display()))?;
-        }
-        let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
-        self.draw(&root)
-            .map_err(|e| format!("{}: {e}", svg.display()))?;
-        root.present()
-            .map_err(|e| format!("{}: {e}", svg.display()))?;
-        Ok(())
+        write_both(self, stem)
     }
+}
 
+impl Draw for LineChart<'_> {
     fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
