@@ -327,6 +327,20 @@ fn reclaiming_never_runs_out_of_space_that_dead_zones_hold() {
 /// (the copies are logged as the files' new extents).
 #[test]
 fn full_gc_keeps_every_live_extent_and_frees_the_partition() {
+    full_gc_run(true);
+}
+
+/// A burst of writes between two GC passes fills the partition: the writer that meets NoSpace
+/// runs the full GC itself, in the empty zone writers leave it (without that reserve, this
+/// fails at the 262nd table).
+#[test]
+fn the_full_gc_reserve_lets_a_writer_that_meets_no_space_make_room() {
+    full_gc_run(false);
+}
+
+/// Four times the compaction partition of tables through the full GC, run every 10 tables
+/// (`timer`) or only when a writer meets NoSpace.
+fn full_gc_run(timer: bool) {
     let mut cfg = presets::zenfsplus_hynix_zones("zenfsplus-short", 16 * 32);
     cfg.nand.pages_per_block = 12; // 0.75 MiB zones
     let sim = Sim::new(1);
@@ -349,15 +363,12 @@ fn full_gc_keeps_every_live_extent_and_frees_the_partition() {
     let fs2 = fs.clone();
     let kept: Vec<(String, Vec<u8>)> = sim.block_on(async move {
         let fs = fs2;
-        // The compaction partition (24 IZGs x 16 zones of 0.75 MiB = 288 MiB) filled with
-        // 1 MiB L1 and L2 tables; two of every three deleted as they go, the last third of
-        // the tables kept whole.
-        let mut kept = Vec::new();
-        let mut i = 0u64;
-        // Up to four times the partition: only the GCs make room. (With no zones held back
-        // for the GC, a burst of writes between two passes can still use up the partition:
-        // the fill ends at NoSpace then.)
-        while i < 4 * 288 {
+        // The compaction partition (24 IZGs x 16 zones of 0.75 MiB = 288 MiB) written four
+        // times over with 1 MiB L1 and L2 tables, two of every three deleted as they go, the
+        // last 220 of the others kept (220 MiB live, 76 % of the partition): only the GCs make
+        // room, and the reserve they keep lets them always make it (no NoSpace).
+        let mut kept: std::collections::VecDeque<(String, Vec<u8>)> = Default::default();
+        for i in 0..4 * 288u64 {
             let name = format!("{:06}.sst", 100 + i);
             let data = bytes(1000 + i, 1 << 20);
             let class = compaction(1 + (i % 2) as u32);
@@ -365,33 +376,30 @@ fn full_gc_keeps_every_live_extent_and_frees_the_partition() {
                 .writer_for(&name, Lifetime::Medium, class)
                 .await
                 .expect("creates");
-            let full = w.append(&data).await.is_err() || w.close().await.is_err();
-            if full {
-                // The partial table goes, as RocksDB drops an output it could not finish.
-                let _ = fs.delete(&name).await;
-                break;
-            }
+            w.append(&data)
+                .await
+                .unwrap_or_else(|e| panic!("table {i}: {e}"));
+            w.close().await.unwrap_or_else(|e| panic!("table {i}: {e}"));
             if i % 3 == 2 {
-                kept.push((name, data));
+                kept.push_back((name, data));
+                if kept.len() > 220 {
+                    let (old, _) = kept.pop_front().expect("kept");
+                    fs.delete(&old).await.expect("deletes");
+                }
             } else {
                 fs.delete(&name).await.expect("deletes");
             }
-            i += 1;
             // Dead zones are space only once reset: the minor GC's work, then the full GC's
             // (as the 10 s timer runs them; 10 tables are well within the 10 % trigger).
-            if i.is_multiple_of(10) {
+            if timer && (i + 1).is_multiple_of(10) {
                 fs.minor_gc().await.expect("minor GC");
                 fs.full_gc().await.expect("full GC");
             }
         }
-        kept
+        Vec::from(kept)
     });
     let z = fs.stats().zones;
-    assert!(
-        kept.len() * 3 > 288,
-        "{} tables kept: more was written than the partition holds",
-        kept.len()
-    );
+    assert_eq!(kept.len(), 220);
     assert!(z.full_gc_passes > 0 && z.full_gc_zones > 0, "{z:?}");
     assert!(z.gc_bytes_written > 0);
     // It copied less than it freed: the victims were mostly dead.

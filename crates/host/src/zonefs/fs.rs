@@ -243,6 +243,8 @@ struct State {
     /// ZenFS+'s minor GC: when the last pass began, and whether one runs.
     last_reclaim: sim::SimInstant,
     reclaim_running: bool,
+    /// A full GC pass runs (ZenFS+): one at a time.
+    full_gc_running: bool,
     /// The serial number the next stripe group takes (`IoZone::stripe`).
     next_stripe: u64,
     /// What the IZG probe at mkfs found and cost (not kept: mount has the map only).
@@ -414,6 +416,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
             gc_running: false,
             last_reclaim: io.sim().now(),
             reclaim_running: false,
+            full_gc_running: false,
             next_stripe: 1,
             izg_probe: None,
         };

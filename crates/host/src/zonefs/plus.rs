@@ -68,7 +68,9 @@ pub struct PlusConfig {
     /// Flush/compaction isolation (§IV-B): disjoint partitions of IZGs.
     pub isolation: bool,
     /// Proactive GC (§IV-D): dead zones wait for the minor GC every 10 s instead of being
-    /// reset when their last file goes (`fs/reclaim.rs`; the full GC is not built yet).
+    /// reset when their last file goes, and a full GC copies out the emptiest stripe groups
+    /// of a partition short of free space (`fs/reclaim.rs`); writers leave
+    /// [`GC_RESERVE_ZONES`] empty zones of each partition to it.
     pub reclaim: bool,
 }
 
@@ -200,9 +202,17 @@ pub fn choose_group(cfg: &PlusConfig, view: &GroupView<'_>, class: WriteClass) -
         .map(|(i, _)| view.izg_of(i))
         .collect();
     izgs.sort_by_key(|g| (held.contains(g), *g));
+    // With reclaiming, the full GC's reserve of empty zones is not for writers: a group
+    // narrower than the width rather than none.
+    let takeable = if cfg.reclaim {
+        let part = allowed_zones(cfg, view.map, view.first_zone, view.zones.len(), class);
+        empty_zones_in(view.zones, &part).saturating_sub(GC_RESERVE_ZONES)
+    } else {
+        width
+    };
     let mut members = Vec::with_capacity(width);
     for g in izgs {
-        if members.len() == width {
+        if members.len() == width.min(takeable) {
             break;
         }
         let empty = view.zones.iter().enumerate().position(|(i, z)| {
@@ -219,8 +229,6 @@ pub fn choose_group(cfg: &PlusConfig, view: &GroupView<'_>, class: WriteClass) -
     }
 }
 
-/// The zones of `zones` (IO zone numbers) a non-striped file of `class` may take: those of
-/// its partition's IZGs.
 /// ZenFS+'s full GC (§IV-D; B.4-3): it runs while free space (empty and dead zones) is below
 /// this share of the IO zones' capacity, and stops once it is this much above.
 pub const FULL_GC_TRIGGER_PCT: u64 = 10;
@@ -266,6 +274,24 @@ pub fn full_gc_victim(zones: &[IoZone]) -> Option<Vec<usize>> {
         .map(|u| u.0)
 }
 
+/// Empty zones each partition keeps for the full GC when reclaiming is on: writers (a new
+/// stripe group, a WAL's or MANIFEST's zone) never take the last ones. The paper names no
+/// reserve (an assumption, seed-specs B.4-3 gives only the trigger); one zone is enough for the
+/// GC to go on, since it resets each victim zone as soon as it is copied out and a victim
+/// holds at most a zone of live data.
+pub const GC_RESERVE_ZONES: usize = 1;
+
+/// Zones of `part` (a mask over the IO zones) that are empty and free for the taking.
+pub fn empty_zones_in(zones: &[IoZone], part: &[bool]) -> usize {
+    zones
+        .iter()
+        .zip(part)
+        .filter(|(z, &p)| p && z.wp == 0 && !z.finished && !z.busy && !z.grouped && !z.in_action)
+        .count()
+}
+
+/// The zones of `zones` (IO zone numbers) a non-striped file of `class` may take: those of
+/// its partition's IZGs.
 pub fn allowed_zones(
     cfg: &PlusConfig,
     map: IzgMap,

@@ -229,7 +229,8 @@ struct PartitionedZenFs {
 
 impl PartitionedZenFs {
     /// The view with every zone outside the request's partition marked as chosen for another
-    /// action, which ZenFS's decisions skip (and still count as active when it is).
+    /// action, which ZenFS's decisions skip (and still count as active when it is); with
+    /// reclaiming, the partition's last empty zones too (the full GC's reserve).
     fn masked(&self, view: &ZonesView<'_>, req: &AllocRequest) -> Vec<IoZone> {
         let allowed = super::plus::allowed_zones(
             &self.cfg,
@@ -238,11 +239,13 @@ impl PartitionedZenFs {
             view.zones.len(),
             req.class,
         );
+        let reserved = self.cfg.reclaim
+            && super::plus::empty_zones_in(view.zones, &allowed) <= super::plus::GC_RESERVE_ZONES;
         view.zones
             .iter()
             .zip(allowed)
             .map(|(z, ok)| IoZone {
-                in_action: z.in_action || z.grouped || !ok,
+                in_action: z.in_action || z.grouped || !ok || (reserved && z.wp == 0),
                 ..z.clone()
             })
             .collect()

@@ -141,16 +141,29 @@ impl<B: ZonedBackend> ZoneFs<B> {
 
     /// ZenFS+'s full GC (see the module), in each partition short of free space: returns the
     /// zones it emptied by copying. Does nothing under ZenFS's policy.
+    /// One pass at a time: a caller that finds one running (the timer's, or a writer's that
+    /// met NoSpace) waits for it and then looks again, rather than fail for want of the
+    /// reserve the running pass holds.
     pub async fn full_gc(&self) -> Result<usize, FsError> {
-        let mut emptied = 0;
-        for part in self.partitions() {
-            let (free, capacity) = self.free_space(&part);
-            if full_gc_wanted(free, capacity, false) {
-                self.st.borrow_mut().counters.full_gc_passes += 1;
-                emptied += self.full_gc_in(&part).await?;
-            }
+        while self.st.borrow().full_gc_running {
+            self.zone_freed.notified().await;
         }
-        Ok(emptied)
+        self.st.borrow_mut().full_gc_running = true;
+        let result = async {
+            let mut emptied = 0;
+            for part in self.partitions() {
+                let (free, capacity) = self.free_space(&part);
+                if full_gc_wanted(free, capacity, false) {
+                    self.st.borrow_mut().counters.full_gc_passes += 1;
+                    emptied += self.full_gc_in(&part).await?;
+                }
+            }
+            Ok(emptied)
+        }
+        .await;
+        self.st.borrow_mut().full_gc_running = false;
+        self.zone_freed.notify_waiters();
+        result
     }
 
     async fn full_gc_in(&self, part: &[bool]) -> Result<usize, FsError> {
@@ -286,6 +299,16 @@ impl<B: ZonedBackend> ZoneFs<B> {
                 })
             })
             .await?;
+            // Emptied: reset at once, so the zone is room for the next copy (the reserve of
+            // one zone is enough only so).
+            if self.st.borrow().zones[zi].used == 0 {
+                self.io
+                    .zone_action(zi as u32 + META_ZONES, ZoneAction::Reset)
+                    .await?;
+                let mut st = self.st.borrow_mut();
+                st.counters.resets += 1;
+                st.zones[zi].clear();
+            }
         }
         Ok(())
     }

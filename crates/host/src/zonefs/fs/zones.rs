@@ -44,8 +44,9 @@ impl<B: ZonedBackend> ZoneFs<B> {
                     continue;
                 }
                 Decision::NoSpace => {
-                    // Dead zones the minor GC has not reset yet (ZenFS+) are space.
-                    if self.reset_unused().await? > 0 {
+                    // Dead zones the minor GC has not reset yet (ZenFS+) are space, and so
+                    // are the groups its full GC can empty.
+                    if self.reset_unused().await? > 0 || self.full_gc().await? > 0 {
                         continue;
                     }
                     return Err(FsError::NoSpace("zone allocation failure"));
