@@ -242,6 +242,9 @@ struct State {
     gc_running: bool,
     /// ZenFS+'s minor GC: when the last pass began, and whether one runs.
     last_reclaim: sim::SimInstant,
+    /// Virtual time between two GC passes, ZenFS's and ZenFS+'s minor GC alike
+    /// (`GC_INTERVAL_S` unless [`ZoneFs::set_gc_interval`] says otherwise).
+    gc_interval: sim::SimDuration,
     reclaim_running: bool,
     /// A full GC pass runs (ZenFS+): one at a time.
     full_gc_running: bool,
@@ -415,6 +418,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
             last_gc: io.sim().now(),
             gc_running: false,
             last_reclaim: io.sim().now(),
+            gc_interval: sim::SimDuration::from_secs(GC_INTERVAL_S),
             reclaim_running: false,
             full_gc_running: false,
             next_stripe: 1,
@@ -442,6 +446,13 @@ impl<B: ZonedBackend> ZoneFs<B> {
             0 => st.device_active_limit,
             n => n.min(st.device_active_limit),
         };
+    }
+
+    /// Run the GC passes every `every` of virtual time instead of ZenFS's 10 s (torture
+    /// shortens it so seeds of a few hundred milliseconds meet the passes). Not kept on the
+    /// device.
+    pub fn set_gc_interval(&self, every: sim::SimDuration) {
+        self.st.borrow_mut().gc_interval = every;
     }
 
     /// Files that can hold a zone for writing at once: WALs, or any other file (ZenFS's open
@@ -499,6 +510,11 @@ impl<B: ZonedBackend> ZoneFs<B> {
     pub fn izg_map(&self) -> Option<IzgMap> {
         let groups = self.st.borrow().sb.izg_groups;
         (groups > 0).then_some(IzgMap { groups })
+    }
+
+    /// ZenFS+'s configuration when it is the policy (as the superblock keeps it).
+    pub fn plus_config(&self) -> Option<PlusConfig> {
+        self.plus.map(|(cfg, _)| cfg)
     }
 
     /// What the IZG probe found and cost, when this mount is the mkfs that ran it.

@@ -215,8 +215,10 @@ pub fn choose_group(cfg: &PlusConfig, view: &GroupView<'_>, class: WriteClass) -
         if members.len() == width.min(takeable) {
             break;
         }
+        // Not a member of an open group, though still empty (a group's files may not have
+        // reached every member yet).
         let empty = view.zones.iter().enumerate().position(|(i, z)| {
-            z.wp == 0 && !z.busy && !z.finished && !z.in_action && view.izg_of(i) == g
+            z.wp == 0 && !z.busy && !z.grouped && !z.finished && !z.in_action && view.izg_of(i) == g
         });
         if let Some(zi) = empty {
             members.push(zi);
@@ -404,6 +406,36 @@ mod tests {
             choose_group(&cfg, &view(&z, &groups), c),
             GroupDecision::New(_)
         ));
+    }
+
+    #[test]
+    fn a_new_group_never_takes_an_empty_member_of_an_open_group() {
+        // Without isolation every class draws from all 16 IZGs. An open group of 16 zones
+        // whose files wrote only its first member: the other 15 are still empty.
+        let cfg = PlusConfig {
+            isolation: false,
+            ..PlusConfig::default()
+        };
+        let mut z = zones(64);
+        let members: Vec<usize> = (0..16).map(|g| (g + 32 - 3) % 32).collect();
+        z[members[0]].wp = STRIPE_UNIT;
+        for &m in &members {
+            z[m].grouped = true;
+        }
+        let groups = [StripeGroup {
+            zones: members.clone(),
+            class: class(JobKind::Compaction, 1),
+            busy: false,
+            next: 1,
+        }];
+        let d = choose_group(&cfg, &view(&z, &groups), class(JobKind::Compaction, 2));
+        let GroupDecision::New(new) = d else {
+            panic!("{d:?}")
+        };
+        assert!(
+            new.iter().all(|i| !members.contains(i)),
+            "{new:?} in {members:?}"
+        );
     }
 
     #[test]

@@ -148,6 +148,9 @@ struct Outcome {
     compactions_side_by_side: bool,
     /// The lfs workload: files and blocks checked, what the device did.
     lfs: Option<lfs::Checked>,
+    /// ZenFS+'s store seeds: the configuration (as `S,I,R w4`), zones its minor GC reset and
+    /// its full GC emptied before the cut.
+    zenfsplus: Option<(String, u64, u64)>,
 }
 
 /// What a seed draws: its workload, scheme, design, cut and fault.
@@ -384,7 +387,18 @@ fn one_cut(
         }
     }
     // What the store ran beside itself before the cut (its handle goes before the power).
-    let store = sc.db.borrow_mut().take().map(|d| d.stats());
+    let store = sc.db.borrow().as_ref().map(|d| d.stats());
+    let zenfsplus = sc.db.borrow_mut().take().and_then(|d| {
+        let cfg = d.fs().plus_config()?;
+        let z = d.fs().stats().zones;
+        let label = format!(
+            "S{}{} w{}",
+            if cfg.isolation { ",I" } else { "" },
+            if cfg.reclaim { ",R" } else { "" },
+            cfg.max_width
+        );
+        Some((label, z.minor_gc_resets, z.full_gc_zones))
+    });
     sim.power_cut();
     let ctl = dev
         .into_controller()
@@ -407,6 +421,7 @@ fn one_cut(
         compactions_side_by_side: store
             .as_ref()
             .is_some_and(|s| s.max_running_compactions >= 2),
+        zenfsplus,
         acknowledged: logs.iter().map(|l| l.acked.len()).sum(),
         synced: logs.iter().map(|l| l.synced).sum(),
         ..Outcome::default()
@@ -501,6 +516,10 @@ pub fn run(a: &Options, out: &mut dyn FnMut(&str)) -> anyhow::Result<bool> {
     let mut by_jobs: BTreeMap<String, u64> = BTreeMap::new();
     let (mut piled, mut side_by_side) = (0, 0);
     let mut lfs_sum = lfs::Checked::default();
+    // ZenFS+: seeds per configuration; zones reset by the minor GC and emptied by the full
+    // GC, and in how many seeds.
+    let mut by_plus: BTreeMap<String, u64> = BTreeMap::new();
+    let (mut minor, mut minor_seeds, mut full, mut full_seeds) = (0, 0, 0, 0);
     for seed in a.seed..a.seed + a.seeds {
         if a.time_limit
             .is_some_and(|t| wall.elapsed().as_secs_f64() > t)
@@ -539,6 +558,11 @@ pub fn run(a: &Options, out: &mut dyn FnMut(&str)) -> anyhow::Result<bool> {
                     lfs_sum.tl_opens += c.tl_opens;
                     lfs_sum.zone_resets += c.zone_resets;
                 }
+                if let Some((label, m, f)) = o.zenfsplus {
+                    *by_plus.entry(label).or_default() += 1;
+                    (minor, minor_seeds) = (minor + m, minor_seeds + u64::from(m > 0));
+                    (full, full_seeds) = (full + f, full_seeds + u64::from(f > 0));
+                }
                 piled += u64::from(o.memtables_piled);
                 side_by_side += u64::from(o.compactions_side_by_side);
             }
@@ -566,6 +590,17 @@ pub fn run(a: &Options, out: &mut dyn FnMut(&str)) -> anyhow::Result<bool> {
             lfs_sum.zone_compactions,
             lfs_sum.tl_opens,
             lfs_sum.zone_resets
+        ));
+    }
+    if !by_plus.is_empty() {
+        out(&format!(
+            "zenfsplus: stores in configurations {}; the minor GC reset {minor} zones in \
+             {minor_seeds} seeds, the full GC emptied {full} zones in {full_seeds} seeds",
+            by_plus
+                .iter()
+                .map(|(s, n)| format!("{s} {n}"))
+                .collect::<Vec<_>>()
+                .join(", "),
         ));
     }
     out(&format!(

@@ -13,7 +13,7 @@ use host::zonefs::izg::ProbeConfig;
 use host::zonefs::plus::PlusConfig;
 use host::zonefs::policy::Policy;
 use host::zonefs::MkfsOptions;
-use sim::{Rng, Sim};
+use sim::{Rng, Sim, SimDuration};
 
 use crate::stack::{self, FsStart, Stack};
 
@@ -390,18 +390,27 @@ fn zenfsplus_device() -> device::DeviceConfig {
     cfg
 }
 
-/// zonefs's mkfs options for the store on `design`: ZenFS+'s policy over all the groups its
-/// probe finds (isolation on) on the zenfsplus device.
-fn mkfs_options(design: &str, opts: &DbOptions) -> MkfsOptions {
+/// zonefs's mkfs options for the store on `design`. On the zenfsplus device, ZenFS+'s policy
+/// over all the groups its probe finds, in a configuration drawn from `rng`'s own stream
+/// (isolation and reclaiming each on in three seeds of four, the stripe width 2 or 4 IZGs),
+/// and how often its GC passes run (`Some` with reclaiming).
+fn mkfs_options(design: &str, opts: &DbOptions, rng: &Rng) -> (MkfsOptions, Option<SimDuration>) {
     let mut m = opts.mkfs_options(Default::default());
+    let mut gc_every = None;
     if design == "zenfsplus" {
-        m.policy = Policy::ZenFsPlus(PlusConfig {
+        let mut c = rng.stream("zenfsplus-config");
+        let cfg = PlusConfig {
             izgs: 0,
-            ..PlusConfig::default()
-        });
+            max_width: [2, 4][c.below(2) as usize],
+            isolation: c.below(4) != 0,
+            reclaim: c.below(4) != 0,
+        };
+        // Passes every 2-20 ms instead of 10 s, so a seed's cut can fall in one.
+        gc_every = cfg.reclaim.then(|| SimDuration::from_ms(2 + c.below(19)));
+        m.policy = Policy::ZenFsPlus(cfg);
         m.izg_probe = Some(ProbeConfig::write_periodic());
     }
-    m
+    (m, gc_every)
 }
 
 /// A workload running on a device: what it has logged so far, for the check after power-on.
@@ -427,7 +436,7 @@ pub(crate) fn start_workload(
     design: &str,
     ack: Ack,
 ) -> Scenario {
-    let mkfs = mkfs_options(design, opts);
+    let (mkfs, gc_every) = mkfs_options(design, opts, rng);
     let sc = Scenario {
         logs: Rc::default(),
         made: Rc::new(Cell::new(false)),
@@ -473,6 +482,9 @@ pub(crate) fn start_workload(
                     .await
                     .map_err(|e| e.to_string())?,
             );
+            if let Some(every) = gc_every {
+                fs.set_gc_interval(every);
+            }
             made.set(true);
             kill::log_made(&ack)?;
             let db = stack::store(fs, opts).await.map_err(|e| e.to_string())?;

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use super::super::meta::{Extent, Record};
-use super::{FsError, ZoneFs, FLAG_GC, GC_COPY_BYTES, GC_INTERVAL_S};
+use super::{FsError, ZoneFs, FLAG_GC, GC_COPY_BYTES};
 use crate::zoned::ZonedBackend;
 
 impl<B: ZonedBackend> ZoneFs<B> {
@@ -16,9 +16,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
         let now = self.io.sim().now();
         {
             let mut st = self.st.borrow_mut();
-            if st.sb.flags & FLAG_GC == 0
-                || st.gc_running
-                || now.since(st.last_gc).as_ns() < GC_INTERVAL_S * 1_000_000_000
+            if st.sb.flags & FLAG_GC == 0 || st.gc_running || now.since(st.last_gc) < st.gc_interval
             {
                 return;
             }

@@ -16,7 +16,7 @@ use std::rc::Rc;
 use device::ZoneAction;
 
 use super::super::plus::{allowed_zones, full_gc_victim, full_gc_wanted, JobKind, WriteClass};
-use super::{FsError, ZoneFs, GC_INTERVAL_S, META_ZONES};
+use super::{FsError, ZoneFs, META_ZONES};
 use crate::zoned::ZonedBackend;
 
 impl<B: ZonedBackend> ZoneFs<B> {
@@ -42,9 +42,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
         let now = self.io.sim().now();
         {
             let mut st = self.st.borrow_mut();
-            if st.reclaim_running
-                || now.since(st.last_reclaim).as_ns() < GC_INTERVAL_S * 1_000_000_000
-            {
+            if st.reclaim_running || now.since(st.last_reclaim) < st.gc_interval {
                 return;
             }
             st.reclaim_running = true;
