@@ -8,6 +8,8 @@ use serde_json::{json, Value};
 use workload::dbbench::flags::Flags;
 use workload::dbbench::{self, DbBenchConfig, Printed};
 
+use crate::zonefs_spec::ZonefsSpec;
+
 /// A db_bench command line (its flags, as `znslab dbbench` takes them) on a fresh in-memory
 /// device; the result is `report_json`'s.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -408,40 +410,24 @@ fn izg_probe_json(p: &host::zonefs::izg::ProbeReport) -> serde_json::Value {
     })
 }
 
-/// zonefs's mkfs options from db_bench's flags: ZenFS's, and ZenFS+'s policy and IZG probe.
+/// zonefs's mkfs options from db_bench's zonefs flags (through [`ZonefsSpec`], as YCSB runs).
 fn zonefs_options(f: &Flags) -> anyhow::Result<host::zonefs::MkfsOptions> {
-    use host::zonefs::izg::ProbeConfig;
-    use host::zonefs::plus::PlusConfig;
-    use host::zonefs::policy::Policy;
     let u32_flag = |name: &str| {
         u32::try_from(f.i64(name)).map_err(|_| anyhow!("--{name}={}: not a count", f.i64(name)))
     };
-    let policy = match f.str("fs_policy") {
-        "zenfs" => Policy::ZenFs,
-        "zenfsplus" => Policy::ZenFsPlus(PlusConfig {
-            izgs: u32_flag("zenfsplus_izgs")?,
-            max_width: u32_flag("max_stripe_width")?.max(1),
-            isolation: f.bool("zenfsplus_isolation"),
-            reclaim: f.bool("zenfsplus_reclaim"),
-        }),
-        other => bail!("--fs_policy={other}: expected zenfs or zenfsplus"),
-    };
-    let izg_probe = match (f.str("izg_probe"), policy) {
-        ("write", _) | ("", Policy::ZenFsPlus(_)) => Some(ProbeConfig::write_periodic()),
-        ("read", _) => Some(ProbeConfig::read_full(128)),
-        ("", _) | ("none", _) => None,
-        (other, _) => bail!("--izg_probe={other}: expected write, read or none"),
-    };
-    Ok(host::zonefs::MkfsOptions {
-        finish_threshold: u32::try_from(f.i64("finish_threshold"))
-            .map_err(|_| anyhow!("--finish_threshold: not a percentage"))?,
-        enable_gc: f.bool("enable_gc"),
-        policy,
-        izg_probe,
+    ZonefsSpec {
+        fs_policy: f.str("fs_policy").to_string(),
+        izg_probe: f.str("izg_probe").to_string(),
+        zenfsplus_izgs: u32_flag("zenfsplus_izgs")?,
+        max_stripe_width: u32_flag("max_stripe_width")?,
+        zenfsplus_isolation: f.bool("zenfsplus_isolation"),
+        zenfsplus_reclaim: f.bool("zenfsplus_reclaim"),
         max_active_io_zones: u32::try_from(
             f.u64("max_active_io_zones").map_err(|e| anyhow!("{e}"))?,
         )
         .map_err(|_| anyhow!("--max_active_io_zones: at most {}", u32::MAX))?,
-        ..Default::default()
-    })
+        finish_threshold: u32_flag("finish_threshold")?,
+        enable_gc: f.bool("enable_gc"),
+    }
+    .mkfs_options()
 }

@@ -164,6 +164,7 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
     let (sim2, dev2, cpu2) = (sim.clone(), dev.clone(), cpu.clone());
     let stopped2 = stopped.clone();
     let stop_after = e.stop_after.clone();
+    let max_active_io_zones = e.mkfs.max_active_io_zones;
     let result = sim.block_on(async move {
         let start = match kept {
             Some(_) => FsStart::Mount,
@@ -172,6 +173,8 @@ pub fn run(e: Experiment) -> anyhow::Result<Value> {
         let fs = stack::file_system(io, start)
             .await
             .map_err(|err| anyhow!("zonefs: {err}"))?;
+        // Not kept on the device: again after a resumed run's mount.
+        fs.limit_active_io_zones(max_active_io_zones);
         let db = Rc::new(
             stack::store(Rc::new(fs), e.opts)
                 .await

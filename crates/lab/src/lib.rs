@@ -12,7 +12,8 @@
 //!   their reports; [`fio_run`]: one fio job file reduced to a figure's numbers;
 //! - [`runs`]: a run list from a file, run here (`znslab run`);
 //! - [`torture`]: seeded power cuts and killed processes, each checked after power-on;
-//! - [`corpus`]: the text corpora the real-text datasets draw from.
+//! - [`corpus`]: the text corpora the real-text datasets draw from;
+//! - [`zonefs_spec`]: zonefs's mkfs choices (ZenFS or ZenFS+ and its switches) as data.
 
 pub mod corpus;
 pub mod dbbench_run;
@@ -26,3 +27,4 @@ pub mod setup;
 pub mod spec;
 pub mod stack;
 pub mod torture;
+pub mod zonefs_spec;

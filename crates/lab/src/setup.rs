@@ -37,12 +37,16 @@ pub fn zonefs_json(s: &host::zonefs::FsStats) -> serde_json::Value {
         "zones_finished_by_threshold": z.finished_by_threshold,
         "zones_finished_for_active_token": z.finished_for_token,
         "open_token_waits": z.open_token_waits,
+        // Every GC's copies: ZenFS's passes and ZenFS+'s full GC (ZenFS+ Fig. 13).
         "gc": {
             "passes": z.gc_passes,
             "zones": z.gc_zones,
             "extents": z.gc_extents,
             "bytes_written": z.gc_bytes_written,
         },
+        // ZenFS+'s reclaiming (zeros under ZenFS's policy).
+        "minor_gc": {"passes": z.minor_gc_passes, "zone_resets": z.minor_gc_resets},
+        "full_gc": {"passes": z.full_gc_passes, "zones_emptied": z.full_gc_zones},
     })
 }
 

@@ -15,6 +15,8 @@ use workload::dataset::Dataset;
 use workload::scheme;
 use workload::ycsb::YcsbConfig;
 
+use crate::zonefs_spec::ZonefsSpec;
+
 /// One run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -113,6 +115,9 @@ pub struct YcsbRun {
     /// distribution: `codec::modeled`).
     #[serde(default, skip_serializing_if = "Payload::is_real")]
     pub payload: Payload,
+    /// zonefs's policy and mkfs choices (default: ZenFS's policy, as before ZenFS+).
+    #[serde(default, skip_serializing_if = "ZonefsSpec::is_default")]
+    pub zonefs: ZonefsSpec,
 }
 
 /// What a run's values are made of.
@@ -326,7 +331,7 @@ impl RunSpec {
         }
         let e = crate::experiment::Experiment {
             device,
-            mkfs: opts.mkfs_options(Default::default()),
+            mkfs: opts.mkfs_options(y.zonefs.mkfs_options()?),
             opts,
             cores: y.host.cores,
             load,
@@ -381,6 +386,7 @@ mod tests {
                 image: None,
                 resume: false,
                 payload: Payload::Real,
+                zonefs: ZonefsSpec::default(),
             }),
             tags: tags(&[("scheme", json!("cc")), ("records", json!(40_000))]),
         };

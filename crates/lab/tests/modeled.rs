@@ -36,6 +36,7 @@ fn run(scheme: &str, payload: Payload) -> Value {
             image: None,
             resume: false,
             payload,
+            zonefs: Default::default(),
         }),
         tags: Default::default(),
     };

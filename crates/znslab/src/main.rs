@@ -103,7 +103,8 @@ fn main() -> ExitCode {
 
 pub(crate) use lab::setup::{load_device, zonefs_json};
 
-/// zonefs mkfs flags shared by ycsb and dbbench (ZenFS's `zenfs mkfs` names).
+/// zonefs mkfs flags of `znslab ycsb` (db_bench's names for the same choices:
+/// `lab::zonefs_spec`).
 #[derive(clap::Args, Clone, Debug)]
 pub(crate) struct MkfsArgs {
     /// Finish an idle zone once less than this percentage of it is left (0 = off).
@@ -112,14 +113,43 @@ pub(crate) struct MkfsArgs {
     /// Run zonefs's garbage collection (ZenFS's --enable_gc).
     #[arg(long = "enable_gc")]
     enable_gc: bool,
+    /// zonefs's zone policy: zenfs, or zenfsplus (ZenFS+: SSTs striped over the independent
+    /// zone groups its probe finds; docs/zenfsplus.md).
+    #[arg(long = "fs_policy", default_value = "zenfs")]
+    fs_policy: String,
+    /// How mkfs finds the independent zone groups: write, read or none (default: write under
+    /// zenfsplus, none under zenfs).
+    #[arg(long = "izg_probe", default_value = "")]
+    izg_probe: String,
+    /// zenfsplus: IZGs written (0: all found).
+    #[arg(long = "zenfsplus_izgs", default_value_t = 16)]
+    zenfsplus_izgs: u32,
+    /// zenfsplus: the most zones an SST is striped over.
+    #[arg(long = "max_stripe_width", default_value_t = 16)]
+    max_stripe_width: u32,
+    /// zenfsplus: flush and compaction write disjoint IZGs (--zenfsplus_isolation=false: off).
+    #[arg(long = "zenfsplus_isolation", default_value_t = true, action = clap::ArgAction::Set)]
+    zenfsplus_isolation: bool,
+    /// zenfsplus: minor GC every 10 s and full GC below 10% free (=false: ZenFS's resets).
+    #[arg(long = "zenfsplus_reclaim", default_value_t = true, action = clap::ArgAction::Set)]
+    zenfsplus_reclaim: bool,
+    /// The most IO zones written at once (0: the device's limit; ZenFS+ ran ZenFS with 6-12).
+    #[arg(long = "max_active_io_zones", default_value_t = 0)]
+    max_active_io_zones: u32,
 }
 
 impl MkfsArgs {
-    pub(crate) fn options(&self) -> host::zonefs::MkfsOptions {
-        host::zonefs::MkfsOptions {
+    pub(crate) fn spec(&self) -> lab::zonefs_spec::ZonefsSpec {
+        lab::zonefs_spec::ZonefsSpec {
+            fs_policy: self.fs_policy.clone(),
+            izg_probe: self.izg_probe.clone(),
+            zenfsplus_izgs: self.zenfsplus_izgs,
+            max_stripe_width: self.max_stripe_width,
+            zenfsplus_isolation: self.zenfsplus_isolation,
+            zenfsplus_reclaim: self.zenfsplus_reclaim,
+            max_active_io_zones: self.max_active_io_zones,
             finish_threshold: self.finish_threshold,
             enable_gc: self.enable_gc,
-            ..Default::default()
         }
     }
 }

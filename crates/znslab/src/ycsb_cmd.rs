@@ -325,7 +325,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let wall = std::time::Instant::now();
     let sim2 = sim.clone();
     let cfg2 = cfg.clone();
-    let mkfs = opts.mkfs_options(a.mkfs.options());
+    let mkfs = opts.mkfs_options(a.mkfs.spec().mkfs_options()?);
+    let max_active_io_zones = mkfs.max_active_io_zones;
     let image = a.image.clone();
     let reports = sim.block_on(async move {
         if recover_zones {
@@ -348,6 +349,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 ),
                 _ => anyhow!("zonefs: {e}"),
             })?;
+        // Not kept on the device: again after a mount.
+        fs.limit_active_io_zones(max_active_io_zones);
         let db = Rc::new(
             stack::store(Rc::new(fs), opts)
                 .await

@@ -383,3 +383,50 @@ fn the_compatibility_table_is_true() {
     }
     assert!(rows > 60, "{rows} rows read");
 }
+
+/// zonefs's policy flags (db_bench's names): ZenFS+ on its small-zone device runs a workload
+/// and reports its reclaiming; a policy zonefs does not have is refused before anything runs.
+#[test]
+fn the_zenfsplus_policy_flags_run_and_a_wrong_one_is_refused() {
+    let wl = testdata("workloada");
+    let o = znslab(&[
+        "ycsb",
+        "run",
+        "-P",
+        &wl,
+        "-p",
+        "recordcount=3000",
+        "-p",
+        "operationcount=3000",
+        "--device",
+        "zenfsplus-hynix-small",
+        "--fs_policy",
+        "zenfsplus",
+        "--zenfsplus_isolation=false",
+        "--max_stripe_width",
+        "8",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert!(
+        v["zonefs"]["minor_gc"]["passes"].is_u64(),
+        "{}",
+        v["zonefs"]
+    );
+    assert!(v["zonefs"]["full_gc"]["zones_emptied"].is_u64());
+    assert!(v["zonefs"]["used_bytes"].as_u64().unwrap() > 0);
+    for (flag, says) in [
+        ("--fs_policy=f2fs", "--fs_policy=f2fs"),
+        ("--izg_probe=guess", "--izg_probe=guess"),
+        ("--zenfsplus_reclaim=maybe", "zenfsplus_reclaim"),
+    ] {
+        let o = znslab(&["ycsb", "run", "-P", &wl, flag]);
+        assert!(!o.status.success(), "{flag}");
+        assert!(
+            text(&o.stderr).contains(says),
+            "{flag}: {}",
+            text(&o.stderr)
+        );
+    }
+}

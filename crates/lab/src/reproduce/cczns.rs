@@ -81,6 +81,7 @@ impl Run {
                 image: images.map(|d| d.join(self.file_name().replace(".json", ".img"))),
                 resume: setup.resume && images.is_some(),
                 payload: setup.payload,
+                zonefs: Default::default(),
             }),
             tags: tags(&[
                 ("scheme", json!(sch.name)),

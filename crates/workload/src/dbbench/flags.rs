@@ -136,7 +136,7 @@ pub const ZNSLAB_FLAGS: &[Flag] = &[
         ty: "bool",
         default: "true",
         status: Status::Supported(
-            "zenfsplus: dead zones are reset by a minor GC every 10 s, lower levels first and in parallel, not when their last file is deleted (§IV-D's R; the full GC is not built yet)",
+            "zenfsplus: dead zones are reset by a minor GC every 10 s, lower levels first and in parallel, not when their last file is deleted, and a full GC copies out the emptiest stripe groups of a partition below 10% free (§IV-D, the R)",
         ),
     },
     Flag {
