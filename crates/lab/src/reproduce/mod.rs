@@ -24,6 +24,7 @@ mod cczns_paper;
 mod cczns_report;
 mod fio_figs;
 mod zenfsplus;
+mod zenfsplus_apps;
 mod zenfsplus_report;
 mod znsplus;
 mod znsplus_paper;
@@ -273,5 +274,14 @@ mod tests {
             serde_json::Value::Null
         );
         assert_eq!(mean_of_seeds(std::slice::from_ref(&a)), a);
+    }
+}
+
+/// A report row's verdict: pass, MISS (outside the tolerance) or n/a (not measured).
+pub(super) fn verdict(ok: Option<bool>) -> &'static str {
+    match ok {
+        Some(true) => "pass",
+        Some(false) => "MISS",
+        None => "n/a",
     }
 }

@@ -6,8 +6,10 @@
 //! Built so far: P2 (the IZG probe, both modes), P4 (Fig. 8: fillrandom under ZenFS with 6 and
 //! 12 active zones, ZenFS+ S,R and S,I,R over 4 to 32 IZGs), and from P4's runs P3 (Fig. 2,
 //! Fig. 9a) and P5 (Tab. 1, Fig. 9b, Fig. 10); P6 fresh (Fig. 11: five db_bench workloads on
-//! one database). Not yet: P1 (Fig. 3's curves; `host/tests/izg.rs` pins its figures), P6 aged,
-//! P7-P10 (the block SSD, the long run with full GC, YCSB, mixgraph).
+//! one database); P9 (Tab. 3, Fig. 14: YCSB Load and A-F under ZenFS, S, S,I, S,I,R, a YCSB
+//! run list entry rather than db_bench); P10 (§V-E: mixgraph with ZippyDB's parameters). Not
+//! yet: P1 (Fig. 3's curves; `host/tests/izg.rs` pins its figures), P6 aged, P7 (the block SSD),
+//! P8 (the long run with full GC).
 
 use anyhow::Context;
 use serde_json::{json, Value};
@@ -15,7 +17,8 @@ use serde_json::{json, Value};
 use super::zenfsplus_report::Report;
 use super::{execute_all, Hooks, Options, Printed};
 use crate::dbbench_run::DbBenchRun;
-use crate::spec::{tags, DeviceChoice, RunSpec, Work};
+use crate::spec::{tags, DeviceChoice, HostOptions, Payload, RunSpec, StoreOptions, Work, YcsbRun};
+use crate::zonefs_spec::ZonefsSpec;
 
 /// Bumped when a change moves the figures (an earlier run is not reused across it).
 pub(super) const MODEL_VERSION: u64 = 1;
@@ -47,7 +50,90 @@ pub(super) enum Run {
     /// P6 (Fig. 11): db_bench's five workloads one after another on one database, under
     /// ZenFS (`plus` false, 12 active zones) or ZenFS+ (S,I,R over 16 IZGs).
     Workloads { plus: bool },
+    /// P9 (Tab. 3, Fig. 14): YCSB's Load, then A, B, C, F, D, E on the loaded store.
+    Ycsb(Ablation),
+    /// P10 (§V-E): db_bench fillrandom, then mixgraph with ZippyDB's parameters, under ZenFS
+    /// (12 active zones) or ZenFS+ (S,I,R over 16 IZGs).
+    Mixgraph { plus: bool },
 }
+
+/// Fig. 14's configurations: ZenFS, then ZenFS+'s techniques added one by one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ablation {
+    Zenfs,
+    S,
+    SI,
+    SIR,
+}
+
+impl Ablation {
+    pub(super) const ALL: [Ablation; 4] = [Ablation::Zenfs, Ablation::S, Ablation::SI, Ablation::SIR];
+
+    pub(super) fn label(self) -> &'static str {
+        match self {
+            Ablation::Zenfs => "ZenFS",
+            Ablation::S => "S",
+            Ablation::SI => "S,I",
+            Ablation::SIR => "S,I,R",
+        }
+    }
+
+    fn file_part(self) -> &'static str {
+        match self {
+            Ablation::Zenfs => "zenfs",
+            Ablation::S => "s",
+            Ablation::SI => "si",
+            Ablation::SIR => "sir",
+        }
+    }
+
+    /// zonefs's choices: ZenFS with 12 active zones as P4's, ZenFS+ over 16 IZGs.
+    fn zonefs(self) -> ZonefsSpec {
+        match self {
+            Ablation::Zenfs => ZonefsSpec {
+                max_active_io_zones: 12,
+                ..ZonefsSpec::default()
+            },
+            Ablation::S => ZonefsSpec::zenfsplus(false, false),
+            Ablation::SI => ZonefsSpec::zenfsplus(true, false),
+            Ablation::SIR => ZonefsSpec::zenfsplus(true, true),
+        }
+    }
+}
+
+/// P9's workloads after the Load, in YCSB's recommended order (core workloads wiki: A, B, C,
+/// F, D, then E; E runs on D's grown store here instead of a reload).
+pub(super) const YCSB_WORKLOADS: [&str; 6] = ["a", "b", "c", "f", "d", "e"];
+
+/// B.4-9: 20 M records of 1 KB (10 x 100 B fields) and as many operations per workload; here
+/// at 1/8 of the fill's scale (312,500 at the default), so the seven phases of four
+/// configurations fit the 15-minute budget. Only ratios are compared.
+const PAPER_YCSB_RECORDS: f64 = 20_000_000.0;
+const YCSB_FRACTION: f64 = 1.0 / 8.0;
+
+/// P10: B.2's canonical mixgraph command (Cao et al., FAST'20, ZippyDB) over 50 M keys.
+const PAPER_MIXGRAPH_KEYS: f64 = 50_000_000.0;
+const MIXGRAPH_FLAGS: [&str; 19] = [
+    "--key_dist_a=0.002312",
+    "--key_dist_b=0.3467",
+    "--keyrange_dist_a=14.18",
+    "--keyrange_dist_b=-2.917",
+    "--keyrange_dist_c=0.0164",
+    "--keyrange_dist_d=-0.08082",
+    "--keyrange_num=30",
+    "--value_k=0.2615",
+    "--value_sigma=25.45",
+    "--iter_k=2.517",
+    "--iter_sigma=14.236",
+    "--mix_get_ratio=0.83",
+    "--mix_put_ratio=0.14",
+    "--mix_seek_ratio=0.03",
+    "--sine_mix_rate_interval_milliseconds=5000",
+    "--sine_a=1000",
+    "--sine_b=0.000073",
+    "--sine_d=4500",
+    "--key_size=48",
+];
 
 /// Fig. 11's benchmarks, in the order db_bench runs them on one database.
 pub(super) const WORKLOADS: [&str; 5] = [
@@ -75,6 +161,13 @@ impl Run {
                     if *plus { "zenfsplus" } else { "zenfs" }
                 )
             }
+            Run::Ycsb(c) => format!("ycsb-{}.json", c.file_part()),
+            Run::Mixgraph { plus } => {
+                format!(
+                    "mixgraph-{}.json",
+                    if *plus { "zenfsplus" } else { "zenfs" }
+                )
+            }
         }
     }
 
@@ -89,6 +182,9 @@ impl Run {
             ),
             Run::Workloads { plus: false } => "ZenFS (12 active), five workloads".into(),
             Run::Workloads { plus: true } => "ZenFS+ S,I,R (16 IZGs), five workloads".into(),
+            Run::Ycsb(c) => format!("{}, YCSB Load and A-F", c.label()),
+            Run::Mixgraph { plus: false } => "ZenFS (12 active), mixgraph (ZippyDB)".into(),
+            Run::Mixgraph { plus: true } => "ZenFS+ S,I,R (16 IZGs), mixgraph (ZippyDB)".into(),
         }
     }
 
@@ -139,6 +235,27 @@ impl Run {
                 }
                 return a;
             }
+            Run::Mixgraph { plus } => {
+                // The fill, then a fifth of num operations of mixgraph (B.2's command gives
+                // 420 M: 8.4 x num; a fifth keeps the run within the budget).
+                let n = (PAPER_MIXGRAPH_KEYS * s).round().max(1000.0) as u64;
+                let mut a: Vec<String> = ["--benchmarks=fillrandom,mixgraph"]
+                    .into_iter()
+                    .chain(MIXGRAPH_FLAGS)
+                    .chain(["--use_direct_io_for_flush_and_compaction=1"])
+                    .map(String::from)
+                    .collect();
+                a.push(format!("--num={n}"));
+                a.push(format!("--reads={}", (n / 5).max(100)));
+                if *plus {
+                    a.push("--fs_policy=zenfsplus".into());
+                    a.push("--zenfsplus_izgs=16".into());
+                } else {
+                    a.push("--max_active_io_zones=12".into());
+                }
+                return a;
+            }
+            Run::Ycsb(_) => return Vec::new(),
         }
         a.push(format!("--num={}", keys(s)));
         // Fig. 2 and 9: per-second series; Fig. 10: put() percentiles per 100 ms.
@@ -147,13 +264,40 @@ impl Run {
         a
     }
 
+    fn work(&self, s: f64) -> Work {
+        match self {
+            Run::Ycsb(c) => {
+                let records = ycsb_records(s);
+                Work::Ycsb(YcsbRun {
+                    // db_bench's (and B.4-6's) store: RocksDB's defaults, snappy; 8 cores.
+                    host: HostOptions {
+                        cores: 8,
+                        store: StoreOptions::default(),
+                    },
+                    scheme: "snappy".into(),
+                    dataset: "random".into(),
+                    records,
+                    operations: records,
+                    threads: 1,
+                    workloads: YCSB_WORKLOADS.map(String::from).to_vec(),
+                    device_scale: None,
+                    image: None,
+                    resume: false,
+                    payload: Payload::Real,
+                    zonefs: c.zonefs(),
+                })
+            }
+            _ => Work::Dbbench(DbBenchRun { args: self.args(s) }),
+        }
+    }
+
     fn spec(&self, s: f64, seed: u64) -> RunSpec {
         RunSpec {
             name: self.file_name(),
             title: self.label(),
             seed,
             device: DeviceChoice::Named(DEVICE.into()),
-            work: Work::Dbbench(DbBenchRun { args: self.args(s) }),
+            work: self.work(s),
             tags: tags(&[
                 ("run", json!(self.file_name().trim_end_matches(".json"))),
                 ("scale", json!(s)),
@@ -169,6 +313,11 @@ pub(super) fn keys(s: f64) -> u64 {
     (PAPER_KEYS * s).round().max(1000.0) as u64
 }
 
+/// P9's records (and operations per workload) at scale `s`.
+pub(super) fn ycsb_records(s: f64) -> u64 {
+    (PAPER_YCSB_RECORDS * s * YCSB_FRACTION).round().max(1000.0) as u64
+}
+
 /// Every run, in report order.
 pub(super) fn plan() -> Vec<Run> {
     let mut runs = vec![Run::Probe("write"), Run::Probe("read")];
@@ -177,6 +326,8 @@ pub(super) fn plan() -> Vec<Run> {
         runs.extend(IZGS.map(|izgs| Run::Plus { izgs, isolation }));
     }
     runs.extend([false, true].map(|plus| Run::Workloads { plus }));
+    runs.extend(Ablation::ALL.map(Run::Ycsb));
+    runs.extend([false, true].map(|plus| Run::Mixgraph { plus }));
     runs
 }
 
@@ -302,7 +453,7 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), runs.len());
-        for r in &runs {
+        for r in runs.iter().filter(|r| !matches!(r, Run::Ycsb(_))) {
             let args = r.args(DEFAULT_SCALE);
             let f = workload::dbbench::flags::Flags::parse(&args).expect("parses");
             crate::dbbench_run::config(&f).expect("a configuration");

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+use super::verdict;
 use super::zenfsplus::{Run, IZGS, WORKLOADS, ZENFS_ACTIVE};
 
 pub(super) struct Report<'a> {
@@ -17,16 +18,16 @@ pub(super) struct Report<'a> {
 }
 
 /// One headline figure's outcome.
-struct Row {
-    figure: &'static str,
-    what: String,
-    paper: String,
-    got: String,
-    ok: Option<bool>,
+pub(super) struct Row {
+    pub figure: &'static str,
+    pub what: String,
+    pub paper: String,
+    pub got: String,
+    pub ok: Option<bool>,
 }
 
 /// db_bench's MB (its report line divides by 1048576).
-const MB: f64 = 1048576.0;
+pub(super) const MB: f64 = 1048576.0;
 
 /// Bytes of one put (key 20 B + value 800 B).
 const PUT_BYTES: f64 = 820.0;
@@ -106,7 +107,7 @@ impl Fill {
     }
 }
 
-fn f(v: f64) -> String {
+pub(super) fn f(v: f64) -> String {
     // + 0.0 turns -0.0 into 0.0.
     let v = v + 0.0;
     if v.is_finite() {
@@ -120,35 +121,27 @@ fn f(v: f64) -> String {
     }
 }
 
-fn verdict(ok: Option<bool>) -> &'static str {
-    match ok {
-        Some(true) => "pass",
-        Some(false) => "MISS",
-        None => "n/a",
-    }
-}
-
 /// Within ±`tol` (a fraction) of `want`.
-fn near(got: f64, want: f64, tol: f64) -> Option<bool> {
+pub(super) fn near(got: f64, want: f64, tol: f64) -> Option<bool> {
     got.is_finite().then(|| (got / want - 1.0).abs() <= tol)
 }
 
 /// Fig. 11: each workload's MB/s as db_bench's line gives it (bytes written and read).
 fn mb_of(r: &Report<'_>, plus: bool) -> Vec<f64> {
     let v = r.result(&Run::Workloads { plus });
-    WORKLOADS
-        .iter()
-        .map(|w| {
-            v.and_then(|v| v["benchmarks"].as_array())
-                .and_then(|bs| bs.iter().find(|b| b["name"] == *w))
-                .and_then(|b| {
-                    let secs = b["seconds"].as_f64()?;
-                    let bytes = b["bytes"].as_f64()? + b["read_bytes"].as_f64()?;
-                    Some(bytes / MB / secs.max(1e-9))
-                })
-                .unwrap_or(f64::NAN)
+    WORKLOADS.iter().map(|w| bench_mb_s(v, w)).collect()
+}
+
+/// Benchmark `name`'s MB/s in db_bench run `v` (bytes written and read), NaN if absent.
+pub(super) fn bench_mb_s(v: Option<&Value>, name: &str) -> f64 {
+    v.and_then(|v| v["benchmarks"].as_array())
+        .and_then(|bs| bs.iter().find(|b| b["name"] == name))
+        .and_then(|b| {
+            let secs = b["seconds"].as_f64()?;
+            let bytes = b["bytes"].as_f64()? + b["read_bytes"].as_f64()?;
+            Some(bytes / MB / secs.max(1e-9))
         })
-        .collect()
+        .unwrap_or(f64::NAN)
 }
 
 fn std_dev(v: &[f64]) -> f64 {
@@ -169,7 +162,7 @@ fn median(v: &[f64]) -> f64 {
 }
 
 impl Report<'_> {
-    fn result(&self, run: &Run) -> Option<&Value> {
+    pub(super) fn result(&self, run: &Run) -> Option<&Value> {
         self.runs
             .iter()
             .zip(self.results)
@@ -377,6 +370,7 @@ impl Report<'_> {
                 ok: Some(p.p9999 < q.p9999),
             });
         }
+        rows.extend(self.app_rows());
         rows
     }
 
@@ -445,15 +439,12 @@ impl Report<'_> {
         )?;
         let mut fills: Vec<(Run, Fill)> = Vec::new();
         for r in self.runs {
-            if matches!(r, Run::Probe(_) | Run::Workloads { .. }) {
-                continue;
-            }
-            let Some(x) = self.fill(r) else { continue };
             let n = match r {
                 Run::Zenfs(a) => *a,
                 Run::Plus { izgs, .. } => *izgs,
-                Run::Probe(_) | Run::Workloads { .. } => 0,
+                _ => continue,
             };
+            let Some(x) = self.fill(r) else { continue };
             writeln!(
                 t,
                 "| {} | {} | {} | {} | {} | {} | {} |",
@@ -631,6 +622,7 @@ impl Report<'_> {
                 )?;
             }
         }
+        self.write_apps(&mut t, out)?;
         let missing: Vec<String> = self
             .runs
             .iter()
@@ -650,8 +642,7 @@ impl Report<'_> {
         writeln!(
             t,
             "\nNot built yet: Fig. 3's curves (P1; `host/tests/izg.rs` pins its figures), Fig. 11 \
-             aged and Fig. 12 (aging, the block SSD), Fig. 13 (full GC), Tab. 3 and Fig. 14 \
-             (YCSB), ZippyDB (mixgraph)."
+             aged and Fig. 12 (aging, the block SSD), Fig. 13 (the long run with full GC)."
         )?;
         Ok(t)
     }

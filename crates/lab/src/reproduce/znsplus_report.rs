@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+use super::verdict;
 use super::znsplus::Run;
 use super::znsplus_paper::{Check, Paper, Target};
 
@@ -37,14 +38,6 @@ fn f(v: f64) -> String {
         format!("{v:.2}")
     } else {
         "n/a".into()
-    }
-}
-
-fn verdict(ok: Option<bool>) -> &'static str {
-    match ok {
-        Some(true) => "pass",
-        Some(false) => "MISS",
-        None => "n/a",
     }
 }
 
