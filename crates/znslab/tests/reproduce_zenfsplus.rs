@@ -44,6 +44,11 @@ fn reproduce_zenfsplus_runs_its_list_and_writes_the_report() {
         "tab1.csv",
         "fill-sir-g16.json",
         "probe-read.json",
+        "tab3.csv",
+        "fig14.png",
+        "fig14.svg",
+        "ycsb-sir.json",
+        "mixgraph-zenfsplus.json",
     ] {
         assert!(dir.0.join("r").join(f).exists(), "{f}");
     }
@@ -71,6 +76,20 @@ fn reproduce_zenfsplus_runs_its_list_and_writes_the_report() {
         report.contains("| Fig. 11 | readwhilewriting MB/s ZenFS+ / ZenFS |"),
         "{report}"
     );
+    // P9: the Load and six workloads under each of the four configurations; P10's row.
+    let tab3 = std::fs::read_to_string(dir.0.join("r/tab3.csv")).expect("tab3");
+    assert_eq!(tab3.lines().count(), 1 + 4 * 7, "{tab3}");
+    assert!(tab3.lines().skip(1).all(|l| l
+        .rsplit(',')
+        .next()
+        .and_then(|x| x.parse::<f64>().ok())
+        .is_some_and(|x| x > 0.0)));
+    assert!(report.contains("| Tab. 3 | YCSB E time gain"), "{report}");
+    let zippy = checks
+        .iter()
+        .find(|c| c["figure"] == "§V-E")
+        .expect("ZippyDB's row");
+    assert_ne!(zippy["verdict"], "n/a", "{zippy}");
     // The report again from the JSON alone.
     std::fs::remove_file(dir.0.join("r/report.md")).expect("rm");
     let o = znslab(&[

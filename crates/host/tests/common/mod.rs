@@ -41,3 +41,29 @@ pub fn value(rng: &mut Rng, i: u64) -> Vec<u8> {
     v.extend(tail);
     v
 }
+
+/// A `test_min` device in memory, as its preset gives it.
+pub fn test_min_device() -> (Sim, DeviceHandle) {
+    let sim = Sim::new(1);
+    let dev = DeviceHandle::new(
+        &sim,
+        Controller::in_memory(presets::test_min()).expect("valid"),
+    );
+    (sim, dev)
+}
+
+/// `len` seeded random bytes.
+pub fn bytes(seed: u64, len: usize) -> Vec<u8> {
+    let mut v = vec![0u8; len];
+    Rng::new(seed).fill(&mut v);
+    v
+}
+
+/// File `name` of `fs` read whole.
+pub async fn read_all(fs: &host::zonefs::ZoneFs, name: &str) -> Vec<u8> {
+    let size = fs.size(name).expect("exists") as usize;
+    let mut buf = vec![0u8; size];
+    let n = fs.read(name, 0, &mut buf).await.expect("reads");
+    assert_eq!(n, size);
+    buf
+}

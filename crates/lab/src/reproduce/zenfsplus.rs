@@ -67,7 +67,8 @@ pub(super) enum Ablation {
 }
 
 impl Ablation {
-    pub(super) const ALL: [Ablation; 4] = [Ablation::Zenfs, Ablation::S, Ablation::SI, Ablation::SIR];
+    pub(super) const ALL: [Ablation; 4] =
+        [Ablation::Zenfs, Ablation::S, Ablation::SI, Ablation::SIR];
 
     pub(super) fn label(self) -> &'static str {
         match self {

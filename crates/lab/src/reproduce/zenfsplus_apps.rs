@@ -85,9 +85,8 @@ impl Report<'_> {
             });
         }
         // Fig. 14: striping alone is no slower than ZenFS anywhere; isolation helps A, E, F.
-        let total = |c: Ablation, ws: &[&str]| -> f64 {
-            ws.iter().map(|w| self.ycsb_seconds(c, w)).sum()
-        };
+        let total =
+            |c: Ablation, ws: &[&str]| -> f64 { ws.iter().map(|w| self.ycsb_seconds(c, w)).sum() };
         let all: Vec<&str> = TAB3.iter().map(|t| t.0).collect();
         let (z, s) = (total(Ablation::Zenfs, &all), total(Ablation::S, &all));
         rows.push(Row {
@@ -119,10 +118,7 @@ impl Report<'_> {
         rows.push(Row {
             figure: "§V-E",
             what: "ZippyDB (mixgraph) MB/s gain, ZenFS+ / ZenFS − 1".into(),
-            paper: format!(
-                "{} → {} MB/s = +18% (+5…+35%)",
-                ZIPPYDB.0, ZIPPYDB.1
-            ),
+            paper: format!("{} → {} MB/s = +18% (+5…+35%)", ZIPPYDB.0, ZIPPYDB.1),
             got: format!("{} → {} MB/s = {}%", f(mz), f(mp), f(100.0 * g)),
             ok: g.is_finite().then(|| (0.05..=0.35).contains(&g)),
         });

@@ -43,3 +43,29 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// `znslab dbbench ARGS`, which must succeed: its stdout and stderr.
+pub fn dbbench_ok(args: &[&str]) -> (String, String) {
+    let mut a = vec!["dbbench"];
+    a.extend_from_slice(args);
+    let o = znslab(&a);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}\n{}",
+        text(&o.stderr),
+        text(&o.stdout)
+    );
+    (text(&o.stdout), text(&o.stderr))
+}
+
+/// `znslab dbbench ARGS`, which must be refused (status 2) naming `--FLAG`: its stderr.
+pub fn dbbench_refused(args: &[&str], flag: &str) -> String {
+    let mut a = vec!["dbbench"];
+    a.extend_from_slice(args);
+    let o = znslab(&a);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(&format!("--{flag}")), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().last().map(|_| ()), Some(()), "{err}");
+    err
+}
