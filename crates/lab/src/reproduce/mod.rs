@@ -250,6 +250,15 @@ fn size_name(b: u64) -> String {
     }
 }
 
+/// A report row's verdict: pass, MISS (outside the tolerance) or n/a (not measured).
+pub(super) fn verdict(ok: Option<bool>) -> &'static str {
+    match ok {
+        Some(true) => "pass",
+        Some(false) => "MISS",
+        None => "n/a",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::mean_of_seeds;
@@ -274,14 +283,5 @@ mod tests {
             serde_json::Value::Null
         );
         assert_eq!(mean_of_seeds(std::slice::from_ref(&a)), a);
-    }
-}
-
-/// A report row's verdict: pass, MISS (outside the tolerance) or n/a (not measured).
-pub(super) fn verdict(ok: Option<bool>) -> &'static str {
-    match ok {
-        Some(true) => "pass",
-        Some(false) => "MISS",
-        None => "n/a",
     }
 }

@@ -21,7 +21,7 @@ use crate::spec::{tags, DeviceChoice, HostOptions, Payload, RunSpec, StoreOption
 use crate::zonefs_spec::ZonefsSpec;
 
 /// Bumped when a change moves the figures (an earlier run is not reused across it).
-pub(super) const MODEL_VERSION: u64 = 1;
+pub(super) const MODEL_VERSION: u64 = 2;
 
 /// The scale when none is given: 1/8 of the paper's 25 M fillrandom keys (B.4-6), ~3.1 M.
 pub(super) const DEFAULT_SCALE: f64 = 0.125;
@@ -61,30 +61,37 @@ pub(super) enum Run {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Ablation {
     Zenfs,
-    S,
-    SI,
-    SIR,
+    /// S: striping.
+    Striped,
+    /// S,I: striping and isolation.
+    Isolated,
+    /// S,I,R: all three, ZenFS+.
+    Reclaiming,
 }
 
 impl Ablation {
-    pub(super) const ALL: [Ablation; 4] =
-        [Ablation::Zenfs, Ablation::S, Ablation::SI, Ablation::SIR];
+    pub(super) const ALL: [Ablation; 4] = [
+        Ablation::Zenfs,
+        Ablation::Striped,
+        Ablation::Isolated,
+        Ablation::Reclaiming,
+    ];
 
     pub(super) fn label(self) -> &'static str {
         match self {
             Ablation::Zenfs => "ZenFS",
-            Ablation::S => "S",
-            Ablation::SI => "S,I",
-            Ablation::SIR => "S,I,R",
+            Ablation::Striped => "S",
+            Ablation::Isolated => "S,I",
+            Ablation::Reclaiming => "S,I,R",
         }
     }
 
     fn file_part(self) -> &'static str {
         match self {
             Ablation::Zenfs => "zenfs",
-            Ablation::S => "s",
-            Ablation::SI => "si",
-            Ablation::SIR => "sir",
+            Ablation::Striped => "s",
+            Ablation::Isolated => "si",
+            Ablation::Reclaiming => "sir",
         }
     }
 
@@ -95,9 +102,9 @@ impl Ablation {
                 max_active_io_zones: 12,
                 ..ZonefsSpec::default()
             },
-            Ablation::S => ZonefsSpec::zenfsplus(false, false),
-            Ablation::SI => ZonefsSpec::zenfsplus(true, false),
-            Ablation::SIR => ZonefsSpec::zenfsplus(true, true),
+            Ablation::Striped => ZonefsSpec::zenfsplus(false, false),
+            Ablation::Isolated => ZonefsSpec::zenfsplus(true, false),
+            Ablation::Reclaiming => ZonefsSpec::zenfsplus(true, true),
         }
     }
 }

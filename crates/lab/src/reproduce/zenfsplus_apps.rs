@@ -36,7 +36,7 @@ impl Report<'_> {
     /// ZenFS+'s (S,I,R) gain over ZenFS on YCSB workload `w`: ZenFS's time over ZenFS+'s,
     /// less 1.
     fn ycsb_gain(&self, w: &str) -> f64 {
-        self.ycsb_seconds(Ablation::Zenfs, w) / self.ycsb_seconds(Ablation::SIR, w) - 1.0
+        self.ycsb_seconds(Ablation::Zenfs, w) / self.ycsb_seconds(Ablation::Reclaiming, w) - 1.0
     }
 
     fn mixgraph_mb_s(&self, plus: bool) -> f64 {
@@ -56,7 +56,7 @@ impl Report<'_> {
                 got: format!(
                     "{} / {} s = {}%",
                     f(self.ycsb_seconds(Ablation::Zenfs, w)),
-                    f(self.ycsb_seconds(Ablation::SIR, w)),
+                    f(self.ycsb_seconds(Ablation::Reclaiming, w)),
                     f(100.0 * g)
                 ),
                 ok: near(g, want, 0.4),
@@ -88,7 +88,7 @@ impl Report<'_> {
         let total =
             |c: Ablation, ws: &[&str]| -> f64 { ws.iter().map(|w| self.ycsb_seconds(c, w)).sum() };
         let all: Vec<&str> = TAB3.iter().map(|t| t.0).collect();
-        let (z, s) = (total(Ablation::Zenfs, &all), total(Ablation::S, &all));
+        let (z, s) = (total(Ablation::Zenfs, &all), total(Ablation::Striped, &all));
         rows.push(Row {
             figure: "Fig. 14",
             what: "S's time ≤ ZenFS's on every workload".into(),
@@ -96,12 +96,15 @@ impl Report<'_> {
             got: format!("{} vs {} s in all", f(s), f(z)),
             ok: (z.is_finite() && s.is_finite()).then(|| {
                 all.iter().all(|w| {
-                    self.ycsb_seconds(Ablation::S, w) <= self.ycsb_seconds(Ablation::Zenfs, w)
+                    self.ycsb_seconds(Ablation::Striped, w) <= self.ycsb_seconds(Ablation::Zenfs, w)
                 })
             }),
         });
         let aef = ["a", "e", "f"];
-        let (s3, si3) = (total(Ablation::S, &aef), total(Ablation::SI, &aef));
+        let (s3, si3) = (
+            total(Ablation::Striped, &aef),
+            total(Ablation::Isolated, &aef),
+        );
         rows.push(Row {
             figure: "Fig. 14",
             what: "S,I's time ≤ S's on A, E and F".into(),
@@ -109,7 +112,8 @@ impl Report<'_> {
             got: format!("{} vs {} s", f(si3), f(s3)),
             ok: (s3.is_finite() && si3.is_finite()).then(|| {
                 aef.iter().all(|w| {
-                    self.ycsb_seconds(Ablation::SI, w) <= self.ycsb_seconds(Ablation::S, w)
+                    self.ycsb_seconds(Ablation::Isolated, w)
+                        <= self.ycsb_seconds(Ablation::Striped, w)
                 })
             }),
         });
