@@ -340,25 +340,32 @@ fn the_full_gc_reserve_lets_a_writer_that_meets_no_space_make_room() {
 
 /// Four times the compaction partition of tables through the full GC, run every 10 tables
 /// (`timer`) or only when a writer meets NoSpace.
-fn full_gc_run(timer: bool) {
+/// The small-zone device with zones of 0.75 MiB (12 multi-plane pages), whose partitions a
+/// few hundred MiB fill, and ZenFS+ over all its groups with groups of four zones (a group is
+/// as small a share of this small partition as the paper's 16-zone groups are of its 29,172
+/// zones' partitions).
+fn gc_device(seed: u64) -> (Sim, DeviceHandle, MkfsOptions) {
     let mut cfg = presets::zenfsplus_hynix_zones("zenfsplus-short", 16 * 32);
-    cfg.nand.pages_per_block = 12; // 0.75 MiB zones
-    let sim = Sim::new(1);
+    cfg.nand.pages_per_block = 12;
+    let sim = Sim::new(seed);
     let dev = DeviceHandle::new(&sim, Controller::in_memory(cfg).expect("valid"));
-    let io = host(&sim, &dev);
     let opts = MkfsOptions {
         izg_probe: Some(ProbeConfig {
             write_bytes: Some(256 << 10),
             ..ProbeConfig::write_periodic()
         }),
-        // Groups of four zones: a group is as small a share of this small partition as the
-        // paper's 16-zone groups are of its 29,172 zones' partitions.
         ..plus(PlusConfig {
             izgs: 0,
             max_width: 4,
             ..PlusConfig::default()
         })
     };
+    (sim, dev, opts)
+}
+
+fn full_gc_run(timer: bool) {
+    let (sim, dev, opts) = gc_device(1);
+    let io = host(&sim, &dev);
     let fs = sim.block_on(async move { Rc::new(ZoneFs::mkfs_with(io, opts).await.expect("mkfs")) });
     let fs2 = fs.clone();
     let kept: Vec<(String, Vec<u8>)> = sim.block_on(async move {
@@ -433,21 +440,7 @@ fn full_gc_run(timer: bool) {
 fn power_cuts_during_the_full_gc_keep_every_closed_table() {
     let mut cut_in_gc = 0;
     for seed in 1..=4u64 {
-        let mut cfg = presets::zenfsplus_hynix_zones("zenfsplus-short", 16 * 32);
-        cfg.nand.pages_per_block = 12; // 0.75 MiB zones, as above
-        let sim = Sim::new(seed);
-        let dev = DeviceHandle::new(&sim, Controller::in_memory(cfg).expect("valid"));
-        let opts = MkfsOptions {
-            izg_probe: Some(ProbeConfig {
-                write_bytes: Some(256 << 10),
-                ..ProbeConfig::write_periodic()
-            }),
-            ..plus(PlusConfig {
-                izgs: 0,
-                max_width: 4,
-                ..PlusConfig::default()
-            })
-        };
+        let (sim, dev, opts) = gc_device(seed);
         let io = host(&sim, &dev);
         let fs =
             sim.block_on(async move { Rc::new(ZoneFs::mkfs_with(io, opts).await.expect("mkfs")) });

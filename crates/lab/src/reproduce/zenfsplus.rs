@@ -235,12 +235,7 @@ impl Run {
                 a[0] = format!("--benchmarks={}", WORKLOADS.join(","));
                 a.push(format!("--num={n}"));
                 a.push(format!("--reads={}", (n / 100).max(100)));
-                if *plus {
-                    a.push("--fs_policy=zenfsplus".into());
-                    a.push("--zenfsplus_izgs=16".into());
-                } else {
-                    a.push("--max_active_io_zones=12".into());
-                }
+                a.extend(zonefs_flags(*plus));
                 return a;
             }
             Run::Mixgraph { plus } => {
@@ -255,12 +250,7 @@ impl Run {
                     .collect();
                 a.push(format!("--num={n}"));
                 a.push(format!("--reads={}", (n / 5).max(100)));
-                if *plus {
-                    a.push("--fs_policy=zenfsplus".into());
-                    a.push("--zenfsplus_izgs=16".into());
-                } else {
-                    a.push("--max_active_io_zones=12".into());
-                }
+                a.extend(zonefs_flags(*plus));
                 return a;
             }
             Run::Ycsb(_) => return Vec::new(),
@@ -314,6 +304,17 @@ impl Run {
             ]),
         }
     }
+}
+
+/// The file system flags of a ZenFS-against-ZenFS+ pair: ZenFS with 12 active zones, or
+/// ZenFS+ (S,I,R) over 16 IZGs.
+fn zonefs_flags(plus: bool) -> Vec<String> {
+    let flags: &[&str] = if plus {
+        &["--fs_policy=zenfsplus", "--zenfsplus_izgs=16"]
+    } else {
+        &["--max_active_io_zones=12"]
+    };
+    flags.iter().map(|f| f.to_string()).collect()
 }
 
 /// fillrandom's keys at scale `s`.
