@@ -730,6 +730,37 @@ fn torture_seed_768_a_failed_manifest_sync_left_a_ghost_edit() {
     );
 }
 
+/// Killed-process torture on ZenFS+ found two zonefs bugs, each failing the child before its
+/// kill (so whenever the kill comes, these seeds run into them first): a stripe group's empty
+/// members and the full GC's zone were not counted against the active limit (seeds 182, 192:
+/// ZONE_TOO_MANY_ACTIVE), and a retired group's second partly written zone could be taken by
+/// a WAL while the first one's Finish was in flight, then finished under it (197: ZONE_FULL).
+#[test]
+fn torture_kill_zenfsplus_seeds_182_192_197_active_limit_and_retirement() {
+    let dir = TempDir::new("torture-kill-zenfsplus");
+    for (seed, workload) in [("182", "threads"), ("192", "fillbatch"), ("197", "threads")] {
+        let o = znslab(&[
+            "torture",
+            "--kill",
+            "--seed",
+            seed,
+            "--seeds",
+            "1",
+            "--workload",
+            workload,
+            "--scheme",
+            "no",
+            "--design",
+            "zenfsplus",
+            "--dir",
+            &dir.path(""),
+        ]);
+        let s = text(&o.stdout);
+        assert!(o.status.success(), "seed {seed}: {s}{}", text(&o.stderr));
+        assert!(s.contains("0 failed"), "seed {seed}: {s}");
+    }
+}
+
 #[test]
 fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
     let dir = TempDir::new("cczns");

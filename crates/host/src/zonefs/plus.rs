@@ -179,11 +179,7 @@ pub fn choose_group(cfg: &PlusConfig, view: &GroupView<'_>, class: WriteClass) -
         return GroupDecision::Take(g);
     }
     let width = cfg.width(view.map, class);
-    let active = view
-        .zones
-        .iter()
-        .filter(|z| z.is_active() || (z.busy && !z.finished))
-        .count() as u32;
+    let active = view.zones.iter().filter(|z| z.counts_active()).count() as u32;
     let idle_group = view.groups.iter().position(|g| !g.busy);
     if active + width as u32 > view.active_limit {
         return match idle_group {
@@ -406,6 +402,31 @@ mod tests {
             choose_group(&cfg, &view(&z, &groups), c),
             GroupDecision::New(_)
         ));
+    }
+
+    #[test]
+    fn an_idle_groups_empty_members_count_against_the_active_limit() {
+        // An idle open group of four zones, one written: all four will be written, so a
+        // new group must not open beside it once the limit leaves no room for both.
+        let cfg = PlusConfig::default();
+        let mut z = zones(64);
+        let members = vec![5, 6, 7, 8];
+        for &m in &members {
+            z[m].grouped = true;
+        }
+        z[5].wp = STRIPE_UNIT;
+        let groups = [StripeGroup {
+            zones: members,
+            class: class(JobKind::Compaction, 1),
+            busy: false,
+            next: 1,
+        }];
+        let mut v = view(&z, &groups);
+        v.active_limit = 4 + 3;
+        assert_eq!(
+            choose_group(&cfg, &v, class(JobKind::Flush, 0)),
+            GroupDecision::Retire(0)
+        );
     }
 
     #[test]

@@ -105,6 +105,13 @@ impl IoZone {
     pub fn is_active(&self) -> bool {
         self.wp > 0 && self.remaining() > 0
     }
+
+    /// Counts against the active limit in zonefs's decisions: active on the device, or about
+    /// to be (owned by a writer, or held by an open stripe group or the full GC, which write
+    /// it next even while it is still empty).
+    pub fn counts_active(&self) -> bool {
+        self.is_active() || ((self.busy || self.grouped) && !self.finished)
+    }
 }
 
 /// What a policy decides on: the IO zones (index = IO zone number) and the limits zonefs
@@ -338,10 +345,7 @@ impl ZoneAllocator for ZenFsPolicy {
         }
         // A zone a writer holds counts as active even before its first write lands, or
         // concurrent allocations overrun the device's active limit.
-        let active = zones
-            .iter()
-            .filter(|z| z.is_active() || (z.busy && !z.finished))
-            .count() as u32;
+        let active = zones.iter().filter(|z| z.counts_active()).count() as u32;
         let empty = zones
             .iter()
             .position(|z| z.wp == 0 && !z.busy && !z.finished && !z.in_action);

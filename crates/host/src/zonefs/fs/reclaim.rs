@@ -267,11 +267,7 @@ impl<B: ZonedBackend> ZoneFs<B> {
                 }
                 // An empty zone of the partition, within the active limit.
                 let mut st = self.st.borrow_mut();
-                let active = st
-                    .zones
-                    .iter()
-                    .filter(|z| z.is_active() || (z.busy && !z.finished))
-                    .count() as u32;
+                let active = st.zones.iter().filter(|z| z.counts_active()).count() as u32;
                 if active >= st.active_limit {
                     return Ok(());
                 }

@@ -219,12 +219,16 @@ impl<B: ZonedBackend> ZoneFs<B> {
                     f.group = None;
                 }
             }
+            // The zones to finish are marked at once: while the first Finish is in flight,
+            // a WAL's allocation must not take the next one, nor write it before its Finish
+            // (found by killed-process torture: ZONE_FULL).
             let mut partial = Vec::new();
             for &z in &g.zones {
                 let zone = &mut st.zones[z];
                 zone.grouped = false;
                 zone.busy = false;
                 if zone.is_active() {
+                    zone.in_action = true;
                     partial.push(z);
                 }
             }
@@ -234,6 +238,8 @@ impl<B: ZonedBackend> ZoneFs<B> {
         for z in partial {
             if result.is_ok() {
                 result = self.finish_zone(z).await;
+            } else {
+                self.st.borrow_mut().zones[z].in_action = false;
             }
         }
         self.zone_freed.notify_waiters();
