@@ -186,6 +186,92 @@ fn execute_all(
     (results, wall)
 }
 
+/// A run's JSON kept in `path` from an earlier invocation, if it is good to reuse: same scale,
+/// seed and model version, no error (`--resume`, `--report-only`).
+pub(super) fn earlier_result(
+    path: &std::path::Path,
+    scale: f64,
+    seed: u64,
+    model_version: u64,
+) -> Option<Value> {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    (v["scale"].as_f64() == Some(scale)
+        && v["seed"] == seed
+        && v["model_version"] == model_version
+        && v["error"].is_null())
+    .then_some(v)
+}
+
+/// What a reproduction's run list came to.
+pub(super) enum Ran {
+    /// `--write-runs`: the list went to a file (with `--resume`, only the runs not already
+    /// good); this is what to print.
+    Written(Printed),
+    /// Each run's JSON (`null` for one `--report-only` found no JSON of), and the wall time
+    /// (NaN when nothing ran).
+    Results(Vec<Value>, f64),
+}
+
+/// The run list `specs` handled as `--write-runs`, `--report-only` and `--resume` say, the
+/// rest run (on `device`, for the progress lines); `earlier[i]` is run i's reusable JSON.
+pub(super) fn run_or_reuse(
+    args: &Options,
+    hooks: &Hooks<'_>,
+    device: &str,
+    specs: &[RunSpec],
+    earlier: Vec<Option<Value>>,
+    scale: f64,
+) -> anyhow::Result<Ran> {
+    use anyhow::Context;
+    let out = &args.output;
+    if let Some(file) = &args.write_runs {
+        let todo: Vec<RunSpec> = specs
+            .iter()
+            .zip(&earlier)
+            .filter(|(_, e)| !args.resume || e.is_none())
+            .map(|(s, _)| s.clone())
+            .collect();
+        let n = todo.len();
+        std::fs::write(file, crate::spec::RunList { run: todo }.to_toml()?)
+            .with_context(|| format!("writing {}", file.display()))?;
+        return Ok(Ran::Written(Printed {
+            stdout: format!(
+                "wrote {n} runs to {} (run them with: znslab run {})\n",
+                file.display(),
+                file.display()
+            ),
+            stderr: None,
+        }));
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    if args.report_only {
+        if earlier.iter().all(Option::is_none) {
+            bail!(
+                "--report-only: no run's JSON at scale {scale} in {} (run without it first)",
+                out.display()
+            );
+        }
+        let r = earlier
+            .into_iter()
+            .map(|e| e.unwrap_or(Value::Null))
+            .collect();
+        return Ok(Ran::Results(r, f64::NAN));
+    }
+    let mut results: Vec<Value> = earlier
+        .into_iter()
+        .map(|e| e.filter(|_| args.resume).unwrap_or(Value::Null))
+        .collect();
+    let todo: Vec<usize> = (0..results.len())
+        .filter(|&i| results[i].is_null())
+        .collect();
+    let todo_specs: Vec<RunSpec> = todo.iter().map(|&i| specs[i].clone()).collect();
+    let (done, wall) = execute_all(args, hooks, device, &todo_specs);
+    for (i, v) in todo.into_iter().zip(done) {
+        results[i] = v;
+    }
+    Ok(Ran::Results(results, wall.elapsed().as_secs_f64()))
+}
+
 /// One run's results under several seeds as one: every number the mean of the seeds', arrays
 /// of numbers of one length averaged element by element, anything else the first seed's. A
 /// seed that failed or is missing makes the whole run that (the report names it).

@@ -11,11 +11,10 @@
 //! yet: P1 (Fig. 3's curves; `host/tests/izg.rs` pins its figures), P6 aged, P7 (the block SSD),
 //! P8 (the long run with full GC).
 
-use anyhow::Context;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::zenfsplus_report::Report;
-use super::{execute_all, Hooks, Options, Printed};
+use super::{earlier_result, run_or_reuse, Hooks, Options, Printed, Ran};
 use crate::dbbench_run::DbBenchRun;
 use crate::spec::{tags, DeviceChoice, HostOptions, Payload, RunSpec, StoreOptions, Work, YcsbRun};
 use crate::zonefs_spec::ZonefsSpec;
@@ -360,66 +359,14 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
             );
         }
     }
-    let earlier = |r: &Run| -> Option<Value> {
-        let v: Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join(r.file_name())).ok()?).ok()?;
-        (v["scale"].as_f64() == Some(s)
-            && v["seed"] == args.seed
-            && v["model_version"] == MODEL_VERSION
-            && v["error"].is_null())
-        .then_some(v)
-    };
     let specs: Vec<RunSpec> = runs.iter().map(|r| r.spec(s, args.seed)).collect();
-    if let Some(file) = &args.write_runs {
-        let specs: Vec<RunSpec> = runs
-            .iter()
-            .zip(&specs)
-            .filter(|(r, _)| !args.resume || earlier(r).is_none())
-            .map(|(_, s)| s.clone())
-            .collect();
-        let n = specs.len();
-        std::fs::write(file, crate::spec::RunList { run: specs }.to_toml()?)
-            .with_context(|| format!("writing {}", file.display()))?;
-        return Ok(Printed {
-            stdout: format!(
-                "wrote {n} runs to {} (run them with: znslab run {})\n",
-                file.display(),
-                file.display()
-            ),
-            stderr: None,
-        });
-    }
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let (results, wall_s) = if args.report_only {
-        let r: Vec<Value> = runs
-            .iter()
-            .map(|r| earlier(r).unwrap_or(Value::Null))
-            .collect();
-        if r.iter().all(Value::is_null) {
-            anyhow::bail!(
-                "--report-only: no run's JSON at scale {s} in {} (run without it first)",
-                out.display()
-            );
-        }
-        (r, f64::NAN)
-    } else {
-        let mut results: Vec<Value> = runs
-            .iter()
-            .map(|r| {
-                if args.resume {
-                    earlier(r).unwrap_or(Value::Null)
-                } else {
-                    Value::Null
-                }
-            })
-            .collect();
-        let todo: Vec<usize> = (0..runs.len()).filter(|&i| results[i].is_null()).collect();
-        let todo_specs: Vec<RunSpec> = todo.iter().map(|&i| specs[i].clone()).collect();
-        let (done, wall) = execute_all(args, hooks, DEVICE, &todo_specs);
-        for (i, v) in todo.into_iter().zip(done) {
-            results[i] = v;
-        }
-        (results, wall.elapsed().as_secs_f64())
+    let earlier = runs
+        .iter()
+        .map(|r| earlier_result(&out.join(r.file_name()), s, args.seed, MODEL_VERSION))
+        .collect();
+    let (results, wall_s) = match run_or_reuse(args, hooks, DEVICE, &specs, earlier, s)? {
+        Ran::Written(p) => return Ok(p),
+        Ran::Results(r, w) => (r, w),
     };
     let report = Report {
         scale: s,

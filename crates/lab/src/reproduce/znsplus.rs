@@ -8,12 +8,11 @@
 //! MLC), `media` (Z2: Tab. 4 on TLC and Z-NAND), `util` (Z4: Fig. 8), `chips` (Z6: Fig. 11,
 //! CAB and CUB), `lanes` (Z7: Fig. 12).
 
-use anyhow::Context;
 use serde_json::{json, Value};
 
 use super::znsplus_paper::{paper, Plan};
 use super::znsplus_report::Report;
-use super::{execute_all, Hooks, Options, Printed};
+use super::{earlier_result, run_or_reuse, Hooks, Options, Printed, Ran};
 use crate::files_run::FilesRun;
 use crate::spec::{tags, DeviceChoice, RunSpec, Work};
 
@@ -251,69 +250,21 @@ pub(super) fn reproduce(args: &Options, hooks: &Hooks<'_>) -> anyhow::Result<Pri
     let items: Vec<(usize, u64)> = (0..runs.len())
         .flat_map(|i| seeds.iter().map(move |&seed| (i, seed)))
         .collect();
-    let earlier = |&(i, seed): &(usize, u64)| -> Option<Value> {
-        let name = runs[i].seed_file_name(seed, several);
-        let v: Value = serde_json::from_str(&std::fs::read_to_string(out.join(name)).ok()?).ok()?;
-        (v["scale"].as_f64() == Some(s)
-            && v["seed"] == seed
-            && v["model_version"] == MODEL_VERSION
-            && v["error"].is_null())
-        .then_some(v)
-    };
-    if let Some(file) = &args.write_runs {
-        // With --resume, only the runs whose JSON in the output folder is not already good.
-        let specs = items
-            .iter()
-            .filter(|it| !args.resume || earlier(it).is_none())
-            .map(|&(i, seed)| runs[i].spec(s, seed, several))
-            .collect::<anyhow::Result<Vec<RunSpec>>>()?;
-        let n = specs.len();
-        std::fs::write(file, crate::spec::RunList { run: specs }.to_toml()?)
-            .with_context(|| format!("writing {}", file.display()))?;
-        return Ok(Printed {
-            stdout: format!(
-                "wrote {n} runs to {} (run them with: znslab run {})\n",
-                file.display(),
-                file.display()
-            ),
-            stderr: None,
-        });
-    }
     let specs = items
         .iter()
         .map(|&(i, seed)| runs[i].spec(s, seed, several))
         .collect::<anyhow::Result<Vec<RunSpec>>>()?;
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let (results, wall_s) = if args.report_only {
-        let r: Vec<Value> = items
-            .iter()
-            .map(|it| earlier(it).unwrap_or(Value::Null))
-            .collect();
-        if r.iter().all(Value::is_null) {
-            anyhow::bail!(
-                "--report-only: no run's JSON at scale {s} in {} (run without it first)",
-                out.display()
-            );
-        }
-        (r, f64::NAN)
-    } else {
-        let mut results: Vec<Value> = items
-            .iter()
-            .map(|it| {
-                if args.resume {
-                    earlier(it).unwrap_or(Value::Null)
-                } else {
-                    Value::Null
-                }
-            })
-            .collect();
-        let todo: Vec<usize> = (0..items.len()).filter(|&i| results[i].is_null()).collect();
-        let todo_specs: Vec<RunSpec> = todo.iter().map(|&i| specs[i].clone()).collect();
-        let (done, wall) = execute_all(args, hooks, "znsplus-mlc and its variants", &todo_specs);
-        for (i, v) in todo.into_iter().zip(done) {
-            results[i] = v;
-        }
-        (results, wall.elapsed().as_secs_f64())
+    let earlier = items
+        .iter()
+        .map(|&(i, seed)| {
+            let name = runs[i].seed_file_name(seed, several);
+            earlier_result(&out.join(name), s, seed, MODEL_VERSION)
+        })
+        .collect();
+    let device = "znsplus-mlc and its variants";
+    let (results, wall_s) = match run_or_reuse(args, hooks, device, &specs, earlier, s)? {
+        Ran::Written(p) => return Ok(p),
+        Ran::Results(r, w) => (r, w),
     };
     let results: Vec<Value> = results
         .chunks(seeds.len())
