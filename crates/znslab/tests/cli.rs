@@ -655,29 +655,37 @@ fn torture_cuts_power_and_checks_what_came_back() {
 /// or an SST's tail lost at the next mount). They were found with the kv workload only; the
 /// workload and the scheme they drew then are given, and no fault, so the seed replays that
 /// day.
-fn torture_seed(seed: &str, scheme: &str) {
-    let dir = TempDir::new(&format!("torture-{seed}"));
-    let o = znslab(&[
+/// `znslab torture` replaying one seed with its draws fixed (and `extra` flags), which must
+/// succeed: its stdout.
+fn replay_seed(seed: &str, workload: &str, scheme: &str, design: &str, extra: &[&str]) -> String {
+    let dir = TempDir::new(&format!("torture-{design}-{seed}"));
+    let mut args = vec![
         "torture",
         "--seed",
         seed,
         "--seeds",
         "1",
         "--workload",
-        "kv",
+        workload,
         "--scheme",
         scheme,
         "--design",
-        "cczns",
-        "--no-faults",
-        "--dir",
-        &dir.path(""),
-    ]);
-    assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+        design,
+    ];
+    args.extend_from_slice(extra);
+    let path = dir.path("");
+    args.extend(["--dir", &path]);
+    let o = znslab(&args);
+    let s = text(&o.stdout);
+    assert!(o.status.success(), "seed {seed}: {s}{}", text(&o.stderr));
+    s
+}
+
+fn torture_seed(seed: &str, scheme: &str) {
+    let s = replay_seed(seed, "kv", scheme, "cczns", &["--no-faults"]);
     assert!(
-        text(&o.stdout).contains(&format!("schemes: {scheme} 1; devices: cczns 1")),
-        "{}",
-        text(&o.stdout)
+        s.contains(&format!("schemes: {scheme} 1; devices: cczns 1")),
+        "{s}"
     );
 }
 
@@ -706,24 +714,7 @@ fn torture_seed_623_synced_write_lost_in_a_metadata_snapshot() {
 /// failed MANIFEST write stops the store's edits.
 #[test]
 fn torture_seed_768_a_failed_manifest_sync_left_a_ghost_edit() {
-    let dir = TempDir::new("torture-768");
-    let o = znslab(&[
-        "torture",
-        "--seed",
-        "768",
-        "--seeds",
-        "1",
-        "--workload",
-        "fillbatch",
-        "--scheme",
-        "zstdpc",
-        "--design",
-        "cczns",
-        "--dir",
-        &dir.path(""),
-    ]);
-    let s = text(&o.stdout);
-    assert!(o.status.success(), "{s}{}", text(&o.stderr));
+    let s = replay_seed("768", "fillbatch", "zstdpc", "cczns", &[]);
     assert!(
         s.contains("1 faults injected (1 met a command, 1 stopped"),
         "{s}"
@@ -737,26 +728,8 @@ fn torture_seed_768_a_failed_manifest_sync_left_a_ghost_edit() {
 /// a WAL while the first one's Finish was in flight, then finished under it (197: ZONE_FULL).
 #[test]
 fn torture_kill_zenfsplus_seeds_182_192_197_active_limit_and_retirement() {
-    let dir = TempDir::new("torture-kill-zenfsplus");
     for (seed, workload) in [("182", "threads"), ("192", "fillbatch"), ("197", "threads")] {
-        let o = znslab(&[
-            "torture",
-            "--kill",
-            "--seed",
-            seed,
-            "--seeds",
-            "1",
-            "--workload",
-            workload,
-            "--scheme",
-            "no",
-            "--design",
-            "zenfsplus",
-            "--dir",
-            &dir.path(""),
-        ]);
-        let s = text(&o.stdout);
-        assert!(o.status.success(), "seed {seed}: {s}{}", text(&o.stderr));
+        let s = replay_seed(seed, workload, "no", "zenfsplus", &["--kill"]);
         assert!(s.contains("0 failed"), "seed {seed}: {s}");
     }
 }
@@ -959,24 +932,7 @@ fn reproduce_cczns_runs_one_cell_and_remakes_its_report() {
 #[test]
 fn torture_seeds_2_and_62_two_deletions_reset_one_zone() {
     for (seed, workload) in [("2", "ycsb-a"), ("62", "ycsb-e")] {
-        let dir = TempDir::new(&format!("torture-{seed}"));
-        let o = znslab(&[
-            "torture",
-            "--seed",
-            seed,
-            "--seeds",
-            "1",
-            "--workload",
-            workload,
-            "--scheme",
-            "no",
-            "--design",
-            "balloon",
-            "--dir",
-            &dir.path(""),
-        ]);
-        let s = text(&o.stdout);
-        assert!(o.status.success(), "{s}{}", text(&o.stderr));
+        let s = replay_seed(seed, workload, "no", "balloon", &[]);
         assert!(s.contains(", 0 failed;"), "{s}");
     }
 }
